@@ -31,9 +31,14 @@ type Watcher interface {
 	Stop()
 }
 
+// PageLister reads one page of a list.
+type PageLister interface {
+	ListPage(ctx context.Context, opts ListOptions) (*Page, error)
+}
+
 // ListerWatcher is the reflector's only view of a source: one page of a list,
 // or a watch stream. *ResourceClient satisfies it for one resource.
 type ListerWatcher interface {
-	List(ctx context.Context, opts ListOptions) (*Page, error)
+	PageLister
 	Watch(ctx context.Context, opts ListOptions) (Watcher, error)
 }
