@@ -27,8 +27,9 @@
 //   - A panicking handler is recovered and reported, not fatal, unless
 //     Processor.RePanic is set; no pause follows the panic.
 //   - Distribute before Run buffers instead of blocking.
-//   - A handler's buffer shrinks again once drained, so a burst does not
-//     pin its memory for the life of the program.
+//   - A handler's buffer is a chain of blocks rather than a growing ring:
+//     it never copies to grow, and gives memory back block by block as the
+//     handler catches up, so a burst does not pin its memory.
 //   - On stop, notifications not yet handled are dropped, as upstream does,
 //     and Run returns only after every handler goroutine has exited.
 package processor

@@ -21,7 +21,7 @@ type listener[T any] struct {
 
 	mu      sync.Mutex
 	cond    sync.Cond // signalled when buf gains an item or stopped is set
-	buf     ring[Notification[T]]
+	buf     buffer[Notification[T]]
 	waiting bool // the goroutine is parked on cond
 	started bool
 	stopped bool

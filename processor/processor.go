@@ -16,9 +16,9 @@ import (
 // non-zero periods are raised to it.
 const MinResyncPeriod = time.Second
 
-// DefaultInitialBufferSize is the number of notifications a handler's buffer
-// holds before it first grows.
-const DefaultInitialBufferSize = 1024
+// DefaultBufferBlockSize is the number of notifications a handler's buffer
+// holds before it first grows, and the step by which it grows and shrinks.
+const DefaultBufferBlockSize = 1024
 
 // ErrStopped is returned by AddHandler once Run has returned.
 var ErrStopped = errors.New("processor stopped")
@@ -67,9 +67,9 @@ type Processor[T any] struct {
 	// panic itself.
 	OnPanic func(recovered any, stack []byte)
 
-	// InitialBufferSize is the starting capacity of each handler's buffer,
-	// and the size it shrinks back to once drained.
-	InitialBufferSize int
+	// BufferBlockSize is the number of notifications by which a handler's
+	// buffer grows and gives memory back; an empty buffer holds one block.
+	BufferBlockSize int
 
 	// Synced reports whether the informer has synced; a Registration is
 	// synced only once this is true too. Nil counts as true.
@@ -83,12 +83,12 @@ type Processor[T any] struct {
 }
 
 // New returns a Processor with the default settings: the real clock, a
-// silent logger, panics recovered, buffers of DefaultInitialBufferSize.
+// silent logger, panics recovered, buffer blocks of DefaultBufferBlockSize.
 func New[T any]() *Processor[T] {
 	return &Processor[T]{
-		Clock:             clock.Real,
-		Logger:            slog.New(slog.DiscardHandler),
-		InitialBufferSize: DefaultInitialBufferSize,
+		Clock:           clock.Real,
+		Logger:          slog.New(slog.DiscardHandler),
+		BufferBlockSize: DefaultBufferBlockSize,
 	}
 }
 
@@ -122,15 +122,15 @@ func (p *Processor[T]) AddHandler(h Handler[T], resyncPeriod time.Duration, init
 	if p.stopped {
 		return nil, fmt.Errorf("add handler: %w", ErrStopped)
 	}
-	size := p.InitialBufferSize
+	size := p.BufferBlockSize
 	if size <= 0 {
-		size = DefaultInitialBufferSize
+		size = DefaultBufferBlockSize
 	}
 	l := &listener[T]{
 		p:       p,
 		handler: h,
 		period:  resyncPeriod,
-		buf:     newRing[Notification[T]](size),
+		buf:     newBuffer[Notification[T]](size),
 		doneCh:  make(chan struct{}),
 	}
 	l.cond.L = &l.mu

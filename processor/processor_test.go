@@ -150,7 +150,7 @@ func TestShouldResyncSchedulesFromTheCheck(t *testing.T) {
 // which grows past the initial size.
 func TestSlowHandlerBlocksNobody(t *testing.T) {
 	p := processor.New[int]()
-	p.InitialBufferSize = 16
+	p.BufferBlockSize = 16
 	g := newGate()
 	defer g.release()
 	stuck, err := p.AddHandler(processor.HandlerFuncs[int]{AddFunc: func(int, bool) { g.pass() }}, 0, nil)
@@ -525,7 +525,7 @@ func TestRunWaitsForHandlersAndDropsTheRest(t *testing.T) {
 // behind (TestMain checks with goleak) and never block the distributor.
 func TestAddRemoveWhileDistributing(t *testing.T) {
 	p := processor.New[int]()
-	p.InitialBufferSize = 4
+	p.BufferBlockSize = 4
 	stop := run(t, p)
 	flowing := make(chan struct{})
 	done := make(chan struct{})
