@@ -130,7 +130,8 @@ func (r *Registration) Remove() {
 
 // Shutdown removes the handler like Remove, then waits until its goroutine
 // has exited, that is until a handler call in progress has returned. It
-// returns ctx's error, wrapped, if ctx is done first.
+// returns ctx's error, wrapped, if ctx is done first, as it is bound to be
+// when a handler shuts itself down.
 func (r *Registration) Shutdown(ctx context.Context) error {
 	if r == nil || r.l == nil {
 		return nil

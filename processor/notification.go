@@ -69,7 +69,7 @@ func (n *Notification[T]) deliver(h Handler[T]) {
 		h.OnAdd(n.New, n.IsInInitialList)
 	case KindUpdate:
 		h.OnUpdate(n.Old, n.New)
-	case KindDelete:
+	default: // Distribute lets no other kind through
 		h.OnDelete(n.Old, n.FinalStateUnknown)
 	}
 }

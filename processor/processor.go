@@ -149,8 +149,12 @@ func (p *Processor[T]) AddHandler(h Handler[T], resyncPeriod time.Duration, init
 
 // Distribute hands n to every handler, or, if n.Resync is set, to the
 // handlers whose resync is due (see ShouldResync). It returns without
-// waiting for any handler. After Run has returned it does nothing.
+// waiting for any handler. After Run has returned it does nothing, and a
+// notification of no known Kind is dropped.
 func (p *Processor[T]) Distribute(n Notification[T]) {
+	if n.Kind < KindAdd || n.Kind > KindDelete {
+		return
+	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.stopped {

@@ -278,6 +278,16 @@ func TestDistributeBeforeRunIsBuffered(t *testing.T) {
 	require.Equal(t, []string{"add 1 false", "update 1 2", "delete 2 true"}, r.next(t, 3))
 }
 
+func TestNotificationOfUnknownKindIsDropped(t *testing.T) {
+	p := processor.New[int]()
+	r := newRecorder()
+	reg, err := p.AddHandler(r, 0, nil)
+	require.NoError(t, err)
+	p.Distribute(processor.Notification[int]{New: 1})
+	p.Distribute(processor.Notification[int]{Kind: 9, New: 1})
+	require.Zero(t, reg.Pending())
+}
+
 // conformance 66: a handler added while the processor runs gets the initial
 // objects first, as initial-list adds, then what is distributed after; no
 // other handler sees them.
