@@ -1,0 +1,280 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/listwatch/listwatch/clock"
+)
+
+// MinResyncPeriod is the shortest resync period a handler can have; shorter
+// non-zero periods are raised to it.
+const MinResyncPeriod = time.Second
+
+// DefaultBufferBlockSize is the number of notifications a handler's buffer
+// holds before it first grows, and the step by which it grows and shrinks.
+const DefaultBufferBlockSize = 1024
+
+// ErrStopped is returned by AddHandler once Run has returned.
+var ErrStopped = errors.New("processor stopped")
+
+// Processor fans an informer's notifications out to its handlers. Each
+// handler has a listener: a goroutine of its own behind an unbounded buffer.
+//
+// Distribute never blocks on a handler: it appends the notification to every
+// listener's buffer and returns, so one slow or stuck handler delays neither
+// the informer nor the other handlers; it only grows its own buffer. Each
+// handler sees its notifications one at a time and in the order they were
+// distributed.
+//
+// Notifications distributed before Run are kept and delivered once Run
+// starts the listeners. (client-go's Distribute blocks until then instead.)
+// When Run's context is done, notifications still buffered are dropped: a
+// stopping informer owes its handlers nothing more.
+//
+// Resync: each handler may ask for a resync period. ShouldResync, called on
+// the informer's resync timer, marks the handlers whose period elapsed, and
+// a notification with Resync set goes to those handlers only. A handler
+// with no resync period never receives one; client-go sends them to every
+// handler until its first resync check, which floods handlers that asked
+// for no resync after every relist.
+//
+// A handler that panics does not take the informer down: the panic is
+// recovered, reported through OnPanic and Logger, and the handler goes on
+// with its next notification. Set RePanic to crash instead, as client-go
+// does by default.
+//
+// Set the exported fields before the first AddHandler or Run and leave them
+// alone afterwards. All methods are safe for concurrent use.
+type Processor[T any] struct {
+	// Clock tells the time for resync periods.
+	Clock clock.Clock
+
+	// Logger reports recovered handler panics. The default discards.
+	Logger *slog.Logger
+
+	// RePanic makes a handler panic crash the program after it has been
+	// reported, instead of being recovered.
+	RePanic bool
+
+	// OnPanic, if set, is called from the handler's goroutine with what
+	// the handler panicked with and the goroutine's stack. It must not
+	// panic itself.
+	OnPanic func(recovered any, stack []byte)
+
+	// BufferBlockSize is the number of notifications by which a handler's
+	// buffer grows and gives memory back; an empty buffer holds one block.
+	BufferBlockSize int
+
+	// Synced reports whether the informer has synced; a Registration is
+	// synced only once this is true too. Nil counts as true.
+	Synced func() bool
+
+	mu        sync.RWMutex
+	listeners []*listener[T]
+	running   bool
+	stopped   bool
+	wg        sync.WaitGroup // listener goroutines
+}
+
+// New returns a Processor with the default settings: the real clock, a
+// silent logger, panics recovered, buffer blocks of DefaultBufferBlockSize.
+func New[T any]() *Processor[T] {
+	return &Processor[T]{
+		Clock:           clock.Real,
+		Logger:          slog.New(slog.DiscardHandler),
+		BufferBlockSize: DefaultBufferBlockSize,
+	}
+}
+
+// AddHandler registers h and returns its Registration.
+//
+// The initial objects are delivered to h first, as OnAdd(obj, true), and to
+// no other handler: an informer passes its cache here when a handler joins
+// after the initial list, and must not call Distribute until AddHandler
+// returns so that h sees neither a gap nor a duplicate.
+//
+// resyncPeriod is how often h wants resync notifications; 0 means never,
+// and a period below MinResyncPeriod is raised to it. The first resync is
+// due one period after h is added. If the processor is running, h's
+// listener starts at once; otherwise it starts with Run.
+//
+// AddHandler fails if h is nil, the period is negative, or the processor
+// has stopped (ErrStopped).
+func (p *Processor[T]) AddHandler(h Handler[T], resyncPeriod time.Duration, initial []T) (*Registration, error) {
+	if h == nil {
+		return nil, errors.New("add handler: nil handler")
+	}
+	if resyncPeriod < 0 {
+		return nil, fmt.Errorf("add handler: negative resync period %v", resyncPeriod)
+	}
+	if resyncPeriod > 0 && resyncPeriod < MinResyncPeriod {
+		resyncPeriod = MinResyncPeriod
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return nil, fmt.Errorf("add handler: %w", ErrStopped)
+	}
+	size := p.BufferBlockSize
+	if size <= 0 {
+		size = DefaultBufferBlockSize
+	}
+	l := &listener[T]{
+		p:       p,
+		handler: h,
+		period:  resyncPeriod,
+		buf:     newBuffer[Notification[T]](size),
+		doneCh:  make(chan struct{}),
+	}
+	l.cond.L = &l.mu
+	if resyncPeriod > 0 {
+		l.nextResync = p.now().Add(resyncPeriod)
+	}
+	for _, obj := range initial {
+		l.push(Added(obj, true))
+	}
+	p.listeners = append(p.listeners, l)
+	if p.running {
+		p.start(l)
+	}
+	return &Registration{l: l}, nil
+}
+
+// Distribute hands n to every handler, or, if n.Resync is set, to the
+// handlers whose resync is due (see ShouldResync). It returns without
+// waiting for any handler. After Run has returned it does nothing, and a
+// notification of no known Kind is dropped.
+func (p *Processor[T]) Distribute(n Notification[T]) {
+	if n.Kind < KindAdd || n.Kind > KindDelete {
+		return
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.stopped {
+		return
+	}
+	for _, l := range p.listeners {
+		if n.Resync && !l.syncing {
+			continue
+		}
+		l.push(n)
+	}
+}
+
+// ShouldResync reports whether any handler's resync is due, and makes the
+// handlers that are due, and only those, the receivers of Resync
+// notifications until the next call. Each due handler's next resync is
+// scheduled one period from now. An informer calls it on its resync timer
+// and, when it returns true, distributes a resync of its cache.
+func (p *Processor[T]) ShouldResync() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	due := false
+	for _, l := range p.listeners {
+		l.syncing = l.period > 0 && !now.Before(l.nextResync)
+		if l.syncing {
+			l.nextResync = now.Add(l.period)
+			due = true
+		}
+	}
+	return due
+}
+
+// ShortestResyncPeriod returns the shortest resync period among the
+// registered handlers, or 0 if none wants resyncs: an informer checks
+// ShouldResync at least this often.
+func (p *Processor[T]) ShortestResyncPeriod() time.Duration {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var shortest time.Duration
+	for _, l := range p.listeners {
+		if l.period > 0 && (shortest == 0 || l.period < shortest) {
+			shortest = l.period
+		}
+	}
+	return shortest
+}
+
+// Run starts the listeners, and those added later as they are added, then
+// waits for ctx to be done. It then stops accepting handlers and
+// notifications, drops what handlers have not received yet, and returns
+// once every handler has returned from the call it was in and every
+// listener goroutine has exited: a handler that never returns keeps Run
+// from returning.
+//
+// A processor runs once; calling Run again returns at once.
+func (p *Processor[T]) Run(ctx context.Context) {
+	p.mu.Lock()
+	if p.running || p.stopped {
+		p.mu.Unlock()
+		p.logger().Warn("processor: Run called more than once; ignoring")
+		return
+	}
+	p.running = true
+	for _, l := range p.listeners {
+		p.start(l)
+	}
+	p.mu.Unlock()
+
+	<-ctx.Done()
+
+	p.mu.Lock()
+	p.stopped = true
+	listeners := p.listeners
+	p.listeners = nil
+	p.mu.Unlock()
+	for _, l := range listeners {
+		l.stop()
+	}
+	p.wg.Wait()
+}
+
+// start launches l's goroutine; p.mu must be held, so that Run's final
+// wg.Wait cannot begin before the wg.Add.
+func (p *Processor[T]) start(l *listener[T]) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		return
+	}
+	l.started = true
+	p.wg.Go(l.run)
+}
+
+func (p *Processor[T]) remove(l *listener[T]) {
+	p.mu.Lock()
+	p.listeners = slices.DeleteFunc(p.listeners, func(x *listener[T]) bool { return x == l })
+	p.mu.Unlock()
+	l.stop()
+}
+
+func (p *Processor[T]) synced() bool { return p.Synced == nil || p.Synced() }
+
+func (p *Processor[T]) now() time.Time {
+	if p.Clock == nil {
+		return time.Now()
+	}
+	return p.Clock.Now()
+}
+
+func (p *Processor[T]) logger() *slog.Logger {
+	if p.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return p.Logger
+}
+
+func (p *Processor[T]) reportPanic(recovered any, stack []byte) {
+	p.logger().Error("processor: handler panicked", "panic", recovered, "stack", string(stack))
+	if p.OnPanic != nil {
+		p.OnPanic(recovered, stack)
+	}
+}
