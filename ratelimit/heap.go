@@ -46,6 +46,9 @@ func (h *heap[T]) pop() T {
 	h.swap(0, last)
 	h.s[last] = nil
 	h.s = h.s[:last]
+	if cap(h.s) > 1024 && len(h.s) < cap(h.s)/4 {
+		h.s = append(make([]*delayed[T], 0, cap(h.s)/2), h.s...) // give back a burst's memory
+	}
 	h.down(0)
 	delete(h.index, d.item)
 	return d.item

@@ -44,7 +44,8 @@ func DefaultItemBasedRateLimiter[T comparable]() Limiter[T] {
 
 // MaxOf combines limiters: When asks every one of them (so each records the
 // failure) and returns the longest delay; NumRequeues is the largest count;
-// Forget forgets in all of them. An empty MaxOf never delays.
+// Forget forgets in all of them. An empty MaxOf never delays; a nil element
+// is a programming error.
 type MaxOf[T comparable] []Limiter[T]
 
 func (m MaxOf[T]) When(item T) time.Duration {
@@ -69,8 +70,8 @@ func (m MaxOf[T]) NumRequeues(item T) int {
 	return n
 }
 
-// MaxWait caps the delays of Limiter at Max. Forget and NumRequeues go to
-// Limiter unchanged.
+// MaxWait caps the delays of Limiter, which must be set, at Max. Forget and
+// NumRequeues go to Limiter unchanged.
 type MaxWait[T comparable] struct {
 	Limiter Limiter[T]
 	Max     time.Duration

@@ -147,7 +147,6 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 		now := q.clock.Now()
 		q.busy[item] = now
 		q.metrics.Started(q.name, now.Sub(e.added))
-		e.added = time.Time{}
 	}
 	q.items[item] = e
 	q.nBusy++
