@@ -24,6 +24,16 @@ func BenchmarkAddGetDone(b *testing.B) {
 			q.Done(x)
 		}
 	})
+	b.Run("sequential+metrics", func(b *testing.B) {
+		q := ratelimit.NewQueue(ratelimit.Config[int]{Metrics: struct{ ratelimit.NopMetrics }{}})
+		defer q.ShutDown()
+		b.ReportAllocs()
+		for i := range b.N {
+			q.Add(i)
+			x, _ := q.Get()
+			q.Done(x)
+		}
+	})
 	for _, workers := range []int{1, 8} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			q := ratelimit.NewQueue(ratelimit.Config[int]{})
