@@ -1,0 +1,156 @@
+package ratelimit_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/ratelimit"
+)
+
+// conformance 80
+func TestAddDeduplicatesWaitingItems(t *testing.T) {
+	q, _ := fakeQueue(t, ratelimit.Config[string]{})
+	for _, k := range []string{"a", "b", "a", "a", "c", "b"} {
+		q.Add(k)
+	}
+	require.Equal(t, 3, q.Len())
+	var got []string
+	for q.Len() > 0 {
+		k := getNow(t, q)
+		got = append(got, k)
+		q.Done(k)
+	}
+	require.Equal(t, []string{"a", "b", "c"}, got, "first-add order, each once")
+
+	// Len counts waiting items only: not the one being processed.
+	q.Add("a")
+	q.Add("b")
+	require.Equal(t, "a", getNow(t, q))
+	require.Equal(t, 1, q.Len())
+}
+
+// conformance 81
+func TestAddWhileProcessingRequeuesOnDone(t *testing.T) {
+	q, _ := fakeQueue(t, ratelimit.Config[string]{})
+	q.Add("a")
+	require.Equal(t, "a", getNow(t, q))
+
+	q.Add("a")
+	q.Add("a")
+	require.Equal(t, 0, q.Len(), "an item being processed is marked dirty, not queued")
+
+	second := make(chan string)
+	go func() {
+		k, _ := q.Get()
+		second <- k
+	}()
+	select {
+	case k := <-second:
+		t.Fatalf("a second worker got %q while a was being processed", k)
+	default:
+	}
+
+	q.Done("a")
+	require.Equal(t, "a", <-second, "dirty item queued again, once, on Done")
+	require.Equal(t, 0, q.Len())
+	q.Done("a")
+
+	// Done without a preceding Get, or twice, changes nothing.
+	q.Done("a")
+	q.Done("never-added")
+	require.Equal(t, 0, q.Len())
+}
+
+// conformance 82
+func TestGetBlocksThenDrainsAfterShutDown(t *testing.T) {
+	q, _ := fakeQueue(t, ratelimit.Config[string]{})
+
+	got := make(chan string)
+	go func() {
+		k, _ := q.Get()
+		got <- k
+	}()
+	q.Add("x")
+	require.Equal(t, "x", <-got, "a blocked Get wakes on Add")
+	q.Done("x")
+
+	q.Add("a")
+	q.Add("b")
+	q.ShutDown()
+	require.True(t, q.ShuttingDown())
+	q.Add("c")
+	q.AddAfter("d", 0)
+	q.AddRateLimited("e")
+	require.Equal(t, 2, q.Len(), "adds after ShutDown are dropped")
+
+	for _, want := range []string{"a", "b"} {
+		k, shutdown := q.Get()
+		require.False(t, shutdown, "queued items are still handed out after ShutDown")
+		require.Equal(t, want, k)
+		q.Done(k)
+	}
+	k, shutdown := q.Get()
+	require.True(t, shutdown)
+	require.Zero(t, k)
+}
+
+// conformance 82
+func TestShutDownWakesBlockedGets(t *testing.T) {
+	q, _ := fakeQueue(t, ratelimit.Config[string]{})
+	const workers = 4
+	done := make(chan bool, workers)
+	for range workers {
+		go func() {
+			_, shutdown := q.Get()
+			done <- shutdown
+		}()
+	}
+	q.ShutDown()
+	for range workers {
+		require.True(t, <-done)
+	}
+}
+
+// conformance 83
+func TestShutDownWithDrainWaitsForDone(t *testing.T) {
+	q, _ := fakeQueue(t, ratelimit.Config[string]{})
+	q.Add("a")
+	q.Add("b")
+	a, b := getNow(t, q), getNow(t, q)
+
+	drained := make(chan struct{})
+	go func() {
+		q.ShutDownWithDrain()
+		close(drained)
+	}()
+	require.Eventually(t, q.ShuttingDown, 10*time.Second, time.Millisecond)
+	q.Done(a)
+	select {
+	case <-drained:
+		t.Fatal("drain returned with b still being processed")
+	default:
+	}
+	q.Done(b)
+	<-drained
+}
+
+// conformance 83
+func TestShutDownDoesNotWaitAndCancelsDrain(t *testing.T) {
+	q, _ := fakeQueue(t, ratelimit.Config[string]{})
+	q.Add("a")
+	a := getNow(t, q)
+
+	drained := make(chan struct{})
+	go func() {
+		q.ShutDownWithDrain()
+		close(drained)
+	}()
+	// ShuttingDown reads true only once the drain has let go of the lock,
+	// i.e. is waiting.
+	require.Eventually(t, q.ShuttingDown, 10*time.Second, time.Millisecond)
+	q.ShutDown() // returns at once though a is still processing
+	<-drained    // and ends the drain's wait
+	q.Done(a)
+}
