@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/stretchr/testify v1.12.1
 	github.com/tidwall/gjson v1.20.1
+	go.uber.org/goleak v1.3.0
 )
 
 require (
