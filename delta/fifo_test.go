@@ -190,10 +190,10 @@ func TestReplace(t *testing.T) {
 		objs: map[string]*obj{"ns/k1": o("k1", "old"), "ns/k2": o("k2", "old"), "ns/q": o("q", "old"), "ns/b": o("b", "old")},
 		err:  map[string]error{"ns/k3": boom},
 	}
-	require.NoError(t, f.Update(o("q", "new")))                             // queued, missing from list
-	require.NoError(t, f.Add(o("b", "1")))                                  // queued and listed
-	require.NoError(t, f.Add(o("gone", "1")))                               // queued only, then deleted
-	require.NoError(t, f.Delete(o("gone", "2")))                            // newest is a real delete
+	require.NoError(t, f.Update(o("q", "new")))                            // queued, missing from list
+	require.NoError(t, f.Add(o("b", "1")))                                 // queued and listed
+	require.NoError(t, f.Add(o("gone", "1")))                              // queued only, then deleted
+	require.NoError(t, f.Delete(o("gone", "2")))                           // newest is a real delete
 	require.NoError(t, f.Replace([]*obj{o("a", "r"), o("b", "r")}, "100")) // k1, k2, k3 known only
 
 	assert.Equal(t, map[string][]step{
