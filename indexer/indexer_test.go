@@ -9,10 +9,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/store"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // obj is a small Named, Labeled, Owned, Versioned test object.
 type obj struct {

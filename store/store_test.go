@@ -9,9 +9,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/store"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // obj is a minimal Named, Versioned test object.
 type obj struct{ ns, name, rv, data string }
