@@ -238,11 +238,13 @@ func (a *execAuth) run(f *execFlight) {
 		a.cur, a.last = c, c
 	}
 	a.mu.Unlock()
-	f.creds, f.err = c, err
-	close(f.done)
+	// Before the waiters go on, or one of them could pick up a kept-alive
+	// connection that presented the old certificate.
 	if certChanged && a.onCertChange != nil {
 		a.onCertChange()
 	}
+	f.creds, f.err = c, err
+	close(f.done)
 }
 
 // exec runs the plugin once and parses its ExecCredential.
