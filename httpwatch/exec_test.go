@@ -93,7 +93,11 @@ func fakePluginConfig(t *testing.T, apiVersion string, env ...string) *ExecConfi
 	t.Helper()
 	self, err := os.Executable()
 	require.NoError(t, err)
-	e := &ExecConfig{Command: self, APIVersion: apiVersion, Env: []ExecEnvVar{{"LISTWATCH_FAKE_PLUGIN", "1"}}}
+	e := &ExecConfig{Command: self, APIVersion: apiVersion, Env: []ExecEnvVar{
+		{"LISTWATCH_FAKE_PLUGIN", "1"},
+		// A -race binary otherwise lingers a second after a clean exit.
+		{"GORACE", "atexit_sleep_ms=0"},
+	}}
 	for i := 0; i+1 < len(env); i += 2 {
 		e.Env = append(e.Env, ExecEnvVar{env[i], env[i+1]})
 	}
