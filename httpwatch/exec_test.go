@@ -2,8 +2,8 @@ package httpwatch
 
 import (
 	"bytes"
-	"encoding/base64"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
