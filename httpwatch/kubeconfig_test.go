@@ -200,6 +200,21 @@ preferences: {colors: true}
 			},
 		},
 		{
+			name: "YAML anchors and aliases",
+			files: map[string]string{"config": `
+clusters:
+- name: a
+  cluster: &prod {server: "https://prod:6443", tls-server-name: prod.internal}
+- name: b
+  cluster: *prod
+contexts: [{name: x, context: {cluster: b, namespace: &ns team-b}}, {name: y, context: {cluster: a, namespace: *ns}}]
+current-context: x
+`},
+			want: func(string) *Config {
+				return &Config{Host: "https://prod:6443", ServerName: "prod.internal", Namespace: "team-b"}
+			},
+		},
+		{
 			name:    "missing context",
 			files:   map[string]string{"config": kindConfig},
 			context: "prod",

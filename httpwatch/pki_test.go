@@ -167,3 +167,9 @@ func closeIdle(t *testing.T, rt http.RoundTripper) {
 }
 
 func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
+
+func writeFileB(b *testing.B, path, content string) {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		b.Fatal(err)
+	}
+}
