@@ -46,7 +46,7 @@ type authenticator interface {
 
 // Format hides the credentials the transport holds.
 func (t *roundTripper) Format(f fmt.State, verb rune) {
-	fmt.Fprintf(f, "httpwatch.RoundTripper{Host CA: %s}", t.caSource)
+	fmt.Fprintf(f, "httpwatch round tripper (server CA: %s; credentials hidden)", t.caSource)
 }
 
 // CloseIdleConnections closes the idle connections of the underlying
