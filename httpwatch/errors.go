@@ -284,6 +284,7 @@ func IsProbableEOF(err error) bool {
 	if errors.As(err, &ne) && ne.Timeout() {
 		return true
 	}
+
 	msg := err.Error()
 	for _, s := range []string{
 		"connection reset by peer",

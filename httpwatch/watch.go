@@ -52,8 +52,9 @@ func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher,
 	req.Header.Set("Accept", accept)
 	resp, err := rc.c.watch.Do(req)
 	if err != nil {
+		ended := ctx.Err() != nil
 		cancel()
-		if ctx.Err() == nil && IsProbableEOF(err) {
+		if !ended && IsProbableEOF(err) {
 			return emptyWatcher{}, nil
 		}
 		return nil, fmt.Errorf("WATCH %s: %w", path, err)
