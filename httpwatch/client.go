@@ -50,15 +50,17 @@ type Client struct {
 	limiter *rate.Limiter
 }
 
-// Client-side rate defaults, as client-go's when a config leaves them zero.
+// The client-side rate used when Config.QPS or Config.Burst is zero. These
+// match Config's documented defaults (config.go owns them; once it offers
+// Config.Rate, NewClient should use that).
 const (
-	DefaultQPS   = 5
-	DefaultBurst = 10
+	defaultQPS   = 50
+	defaultBurst = 100
 )
 
 // NewClient returns a client for the server cfg describes. It uses only
-// cfg.Host, cfg.QPS and cfg.Burst (QPS 0 means DefaultQPS, below 0
-// unlimited; Burst 0 means DefaultBurst), cfg.Timeout (per attempt of a
+// cfg.Host, cfg.QPS and cfg.Burst (QPS 0 means 50, below 0 unlimited;
+// Burst 0 means 100), cfg.Timeout (per attempt of a
 // non-streaming request, 0 for none; never applied to watches) and
 // cfg.RoundTripper (TLS, credentials).
 func NewClient(cfg *Config) (*Client, error) {
@@ -80,10 +82,10 @@ func NewClient(cfg *Config) (*Client, error) {
 	if cfg.QPS >= 0 {
 		qps, burst := cfg.QPS, cfg.Burst
 		if qps == 0 {
-			qps = DefaultQPS
+			qps = defaultQPS
 		}
 		if burst <= 0 {
-			burst = DefaultBurst
+			burst = defaultBurst
 		}
 		lim = rate.NewLimiter(rate.Limit(qps), burst)
 		rt = &limited{next: rt, limiter: lim}
@@ -114,6 +116,16 @@ func (l *limited) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("client rate limiter: %w", err)
 	}
 	return l.next.RoundTrip(r)
+}
+
+// CloseIdleConnections closes the transport's idle keep-alive connections
+// (and with them their reader goroutines), for a clean shutdown.
+func (c *Client) CloseIdleConnections() { c.list.CloseIdleConnections() }
+
+func (l *limited) CloseIdleConnections() {
+	if ci, ok := l.next.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
 }
 
 // request is one non-streaming call.
