@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -63,13 +62,6 @@ func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher,
 		defer cancel()
 		defer resp.Body.Close()
 		return nil, statusFromResponse("WATCH", path, resp)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			resp.Body.Close()
-			cancel()
-			return nil, &DecodeError{Verb: "WATCH", Path: path, Err: fmt.Errorf("content type %q is not JSON", ct)}
-		}
 	}
 	return newStreamWatcher(resp.Body, cancel, "WATCH", path, rc.scanOptions()), nil
 }
