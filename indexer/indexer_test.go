@@ -1,0 +1,387 @@
+package indexer_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/store"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// obj is a small Named, Labeled, Owned, Versioned test object.
+type obj struct {
+	ns, name, rv string
+	labels       map[string]string
+	owners       []string
+}
+
+func (o *obj) Namespace() string       { return o.ns }
+func (o *obj) Name() string            { return o.name }
+func (o *obj) ResourceVersion() string { return o.rv }
+func (o *obj) OwnerUIDs() []string     { return o.owners }
+func (o *obj) Label(k string) (string, bool) {
+	v, ok := o.labels[k]
+	return v, ok
+}
+
+var key = store.MetaNamespaceKey[*obj]
+
+const byApp = "app"
+
+func newCache() *indexer.Cache[*obj] {
+	return indexer.New(key, indexer.Indexers[*obj]{
+		indexer.Namespace: indexer.NamespaceIndex[*obj],
+		byApp:             indexer.LabelIndex[*obj]("app"),
+		indexer.Owner:     indexer.OwnerIndex[*obj],
+	})
+}
+
+func pod(ns, name, app string, owners ...string) *obj {
+	o := &obj{ns: ns, name: name, owners: owners}
+	if app != "" {
+		o.labels = map[string]string{"app": app}
+	}
+	return o
+}
+
+func keys(t *testing.T, c indexer.Indexer[*obj], name, value string) []string {
+	t.Helper()
+	ks, err := c.IndexKeys(name, value)
+	require.NoError(t, err)
+	slices.Sort(ks)
+	return ks
+}
+
+func values(t *testing.T, c indexer.Indexer[*obj], name string) []string {
+	t.Helper()
+	vs, err := c.ListIndexFuncValues(name)
+	require.NoError(t, err)
+	slices.Sort(vs)
+	return vs
+}
+
+func names(objs []*obj) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// conformance 50
+func TestUpsertMovesIndexEntries(t *testing.T) {
+	c := newCache()
+	require.NoError(t, c.Add(pod("a", "p", "web", "rs1")))
+	require.NoError(t, c.Add(pod("a", "p", "db", "rs1", "rs2")), "Add of an existing key is an update")
+	assert.Empty(t, keys(t, c, byApp, "web"), "old value's entry is gone")
+	assert.Equal(t, []string{"a/p"}, keys(t, c, byApp, "db"))
+	assert.Equal(t, []string{"a/p"}, keys(t, c, indexer.Owner, "rs2"))
+
+	require.NoError(t, c.Update(pod("a", "p", "", "rs2")))
+	assert.Equal(t, []string{"rs2"}, values(t, c, indexer.Owner))
+	assert.Empty(t, values(t, c, byApp), "no label, no entry")
+	require.NoError(t, c.Update(pod("a", "q", "web")), "Update of a new key is an add")
+	assert.Equal(t, []string{"a/p", "a/q"}, keys(t, c, indexer.Namespace, "a"))
+
+	require.NoError(t, c.Delete(pod("a", "p", "")))
+	require.NoError(t, c.Delete(pod("a", "p", "")), "deleting a missing key is a no-op")
+	require.NoError(t, c.Delete(pod("zz", "never", "")))
+	assert.Equal(t, []string{"a/q"}, c.ListKeys())
+	assert.Equal(t, []string{"a/q"}, keys(t, c, indexer.Namespace, "a"))
+	assertIndicesFresh(t, c)
+}
+
+// conformance 51
+func TestReplaceRebuildsIndices(t *testing.T) {
+	c := newCache()
+	require.NoError(t, c.Add(pod("a", "old", "web", "rs0")))
+	require.NoError(t, c.Replace([]*obj{pod("b", "x", "db", "rs1"), pod("b", "y", "db")}, "7"))
+	assert.Equal(t, []string{"b"}, values(t, c, indexer.Namespace))
+	assert.Equal(t, []string{"db"}, values(t, c, byApp))
+	assert.Equal(t, []string{"rs1"}, values(t, c, indexer.Owner))
+	assert.Equal(t, []string{"b/x", "b/y"}, keys(t, c, byApp, "db"))
+	assert.Equal(t, "7", c.LastResourceVersion())
+	assertIndicesFresh(t, c)
+}
+
+// conformance 52
+func TestEmptySetsAreDeleted(t *testing.T) {
+	c := newCache()
+	for i := range 3 {
+		require.NoError(t, c.Add(pod("ns", fmt.Sprint(i), "web", "rs")))
+	}
+	for i := range 3 {
+		require.NoError(t, c.Update(pod("ns", fmt.Sprint(i), "api", "rs2")))
+	}
+	assert.Equal(t, []string{"api"}, values(t, c, byApp), "value web left with its last object")
+	assert.Equal(t, []string{"rs2"}, values(t, c, indexer.Owner))
+	for i := range 3 {
+		require.NoError(t, c.Delete(pod("ns", fmt.Sprint(i), "")))
+	}
+	for _, name := range []string{indexer.Namespace, byApp, indexer.Owner} {
+		assert.Empty(t, values(t, c, name), name)
+	}
+	got, err := c.ByIndex(byApp, "api")
+	require.NoError(t, err)
+	assert.NotNil(t, got)
+	assert.Empty(t, got)
+}
+
+// conformance 53
+func TestUnknownIndex(t *testing.T) {
+	c := newCache()
+	require.NoError(t, c.Add(pod("a", "p", "web")))
+	_, err1 := c.ByIndex("nope", "x")
+	_, err2 := c.IndexKeys("nope", "x")
+	_, err3 := c.Index("nope", pod("a", "p", ""))
+	_, err4 := c.ListIndexFuncValues("nope")
+	for i, err := range []error{err1, err2, err3, err4} {
+		require.ErrorIs(t, err, indexer.ErrUnknownIndex, i)
+		assert.Contains(t, err.Error(), `"nope"`, i)
+	}
+}
+
+// conformance 54: upstream panics on an IndexFunc error; we return it from
+// the write and leave items and indices as they were.
+func TestIndexFuncErrorChangesNothing(t *testing.T) {
+	boom := errors.New("boom")
+	fail := func(o *obj) ([]string, error) {
+		if o.labels["fail"] != "" {
+			return nil, boom
+		}
+		return []string{o.name}, nil
+	}
+	c := indexer.New(key, indexer.Indexers[*obj]{"byName": fail, indexer.Namespace: indexer.NamespaceIndex[*obj]})
+	good := pod("a", "p", "web")
+	bad := &obj{ns: "b", name: "p", labels: map[string]string{"fail": "y"}}
+	badSameKey := &obj{ns: "a", name: "p", labels: map[string]string{"fail": "y"}}
+	require.NoError(t, c.Add(good))
+
+	for name, err := range map[string]error{
+		"add":     c.Add(bad),
+		"update":  c.Update(badSameKey),
+		"replace": c.Replace([]*obj{pod("c", "q", ""), bad}, "9"),
+	} {
+		require.ErrorIs(t, err, boom, name)
+		assert.Contains(t, err.Error(), `"byName"`, name)
+	}
+	got, ok, _ := c.GetByKey("a/p")
+	require.True(t, ok)
+	assert.Same(t, good, got)
+	assert.Equal(t, []string{"a/p"}, c.ListKeys())
+	assert.Equal(t, []string{"a"}, values(t, c, indexer.Namespace))
+	assert.Equal(t, []string{"p"}, values(t, c, "byName"))
+	assert.Equal(t, "", c.LastResourceVersion())
+
+	// An index function failing on a stored object blocks AddIndexers.
+	err := c.AddIndexers(indexer.Indexers[*obj]{"x": indexer.NamespaceIndex[*obj], "y": func(*obj) ([]string, error) { return nil, boom }})
+	require.ErrorIs(t, err, boom)
+	assert.Len(t, c.GetIndexers(), 2, "neither index was added")
+}
+
+// conformance 55
+func TestAddIndexers(t *testing.T) {
+	c := indexer.New(key, nil)
+	require.NoError(t, c.Add(pod("a", "p", "web", "u1")))
+	require.NoError(t, c.Add(pod("b", "q", "web", "u1", "u2")))
+	require.NoError(t, c.AddIndexers(indexer.Indexers[*obj]{
+		byApp:         indexer.LabelIndex[*obj]("app"),
+		indexer.Owner: indexer.OwnerIndex[*obj],
+	}))
+	assert.Equal(t, []string{"a/p", "b/q"}, keys(t, c, byApp, "web"), "existing items are indexed")
+	assert.Equal(t, []string{"b/q"}, keys(t, c, indexer.Owner, "u2"))
+
+	err := c.AddIndexers(indexer.Indexers[*obj]{"fresh": indexer.NamespaceIndex[*obj], byApp: indexer.LabelIndex[*obj]("x")})
+	require.ErrorIs(t, err, indexer.ErrIndexConflict)
+	assert.Contains(t, err.Error(), `"app"`)
+	assert.Len(t, c.GetIndexers(), 2, "a conflict adds nothing")
+	_, err = c.ByIndex("fresh", "a")
+	require.ErrorIs(t, err, indexer.ErrUnknownIndex)
+
+	require.NoError(t, c.Add(pod("a", "r", "web")))
+	assert.Equal(t, []string{"a/p", "a/r", "b/q"}, keys(t, c, byApp, "web"), "later adds reach the new index")
+	assertIndicesFresh(t, c)
+}
+
+// conformance 56
+func TestIndexReturnsUnion(t *testing.T) {
+	c := newCache()
+	require.NoError(t, c.Add(pod("a", "p1", "", "u1")))
+	require.NoError(t, c.Add(pod("a", "p2", "", "u2")))
+	require.NoError(t, c.Add(pod("a", "p3", "", "u1", "u2")))
+	require.NoError(t, c.Add(pod("a", "p4", "", "u3")))
+	got, err := c.Index(indexer.Owner, pod("", "probe", "", "u1", "u2"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"p1", "p2", "p3"}, names(got), "each object once")
+	got, err = c.Index(indexer.Owner, pod("", "probe", "", "u3"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"p4"}, names(got))
+	got, err = c.Index(indexer.Owner, pod("", "probe", ""))
+	require.NoError(t, err)
+	assert.Empty(t, got)
+}
+
+// conformance 57
+func TestTransform(t *testing.T) {
+	c := newCache()
+	c.Transform = func(o *obj) (*obj, error) {
+		return pod(o.ns, o.name, "t-"+o.labels["app"], o.owners...), nil
+	}
+	require.NoError(t, c.Add(pod("a", "p", "web")))
+	require.NoError(t, c.Replace([]*obj{pod("a", "q", "db")}, "1"))
+	require.NoError(t, c.Update(pod("a", "r", "api")))
+	assert.Equal(t, []string{"t-api", "t-db"}, values(t, c, byApp), "indices see the transformed object")
+
+	c.Transform = func(*obj) (*obj, error) { return nil, errors.New("no") }
+	require.ErrorContains(t, c.Add(pod("a", "s", "")), "transform")
+	assert.Len(t, c.ListKeys(), 2)
+}
+
+// conformance 58
+func TestLastResourceVersion(t *testing.T) {
+	c := newCache()
+	require.NoError(t, c.Replace(nil, "3"))
+	assert.Equal(t, "3", c.LastResourceVersion())
+	require.NoError(t, c.Add(&obj{name: "a", rv: "4"}))
+	assert.Equal(t, "4", c.LastResourceVersion())
+	require.NoError(t, c.Delete(&obj{name: "a", rv: "5"}))
+	assert.Equal(t, "5", c.LastResourceVersion())
+}
+
+func TestGetAndErrors(t *testing.T) {
+	c := newCache()
+	p := pod("a", "p", "web")
+	require.NoError(t, c.Add(p))
+	got, ok, err := c.Get(pod("a", "p", ""))
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Same(t, p, got)
+	assert.Equal(t, 1, c.Len())
+	assert.Equal(t, []*obj{p}, c.List())
+	require.NoError(t, c.Resync())
+
+	nameless := &obj{ns: "a"}
+	require.ErrorIs(t, c.Add(nameless), store.ErrNoName)
+	require.ErrorIs(t, c.Update(nameless), store.ErrNoName)
+	require.ErrorIs(t, c.Delete(nameless), store.ErrNoName)
+	require.ErrorIs(t, c.Replace([]*obj{nameless}, "1"), store.ErrNoName)
+	_, _, err = c.Get(nameless)
+	require.ErrorIs(t, err, store.ErrNoName)
+	var nilKey store.KeyFunc[*obj]
+	require.ErrorIs(t, indexer.New(nilKey, nil).Add(p), store.ErrNoKeyFunc)
+}
+
+func TestGetIndexersIsACopy(t *testing.T) {
+	c := newCache()
+	got := c.GetIndexers()
+	assert.Len(t, got, 3)
+	delete(got, indexer.Namespace)
+	assert.Len(t, c.GetIndexers(), 3)
+}
+
+func TestStockIndexFuncs(t *testing.T) {
+	v, err := indexer.NamespaceIndex(pod("", "node", ""))
+	require.NoError(t, err)
+	assert.Equal(t, []string{""}, v, "cluster-scoped objects share the empty namespace")
+	v, err = indexer.LabelIndex[*obj]("app")(pod("a", "p", ""))
+	require.NoError(t, err)
+	assert.Empty(t, v)
+	v, err = indexer.OwnerIndex(pod("a", "p", "", "u1", "u2"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"u1", "u2"}, v)
+}
+
+// A set shrinking back to one key, then growing again, keeps the right
+// members (the set switches between its inline and map forms).
+func TestSetFormsRoundTrip(t *testing.T) {
+	c := newCache()
+	for _, step := range []struct {
+		op   string
+		name string
+		want []string
+	}{
+		{"add", "1", []string{"ns/1"}},
+		{"add", "2", []string{"ns/1", "ns/2"}},
+		{"add", "3", []string{"ns/1", "ns/2", "ns/3"}},
+		{"del", "1", []string{"ns/2", "ns/3"}},
+		{"del", "3", []string{"ns/2"}},
+		{"add", "2", []string{"ns/2"}},
+		{"add", "4", []string{"ns/2", "ns/4"}},
+		{"del", "2", []string{"ns/4"}},
+		{"del", "4", []string{}},
+	} {
+		o := pod("ns", step.name, "web")
+		if step.op == "add" {
+			require.NoError(t, c.Add(o))
+		} else {
+			require.NoError(t, c.Delete(o))
+		}
+		assert.Equal(t, step.want, keys(t, c, byApp, "web"), "%s %s", step.op, step.name)
+	}
+	assert.Empty(t, values(t, c, byApp))
+}
+
+func TestConcurrentReadersAndWriters(t *testing.T) {
+	c := newCache()
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() {
+			for i := range 300 {
+				o := pod(fmt.Sprint("ns", i%3), fmt.Sprint(w, "-", i%17), fmt.Sprint("app", i%5), fmt.Sprint("u", i%7))
+				switch i % 5 {
+				case 0, 1, 2:
+					assert.NoError(t, c.Add(o))
+				case 3:
+					assert.NoError(t, c.Delete(o))
+				case 4:
+					if i%50 == 4 {
+						assert.NoError(t, c.Replace([]*obj{o}, fmt.Sprint(i)))
+					}
+				}
+			}
+		})
+		wg.Go(func() {
+			for i := range 300 {
+				objs, err := c.ByIndex(byApp, fmt.Sprint("app", i%5))
+				assert.NoError(t, err)
+				for _, o := range objs {
+					assert.NotNil(t, o, "every indexed key has an item")
+				}
+				_, err = c.Index(indexer.Owner, pod("", "x", "", "u1", "u2"))
+				assert.NoError(t, err)
+				_, _ = c.ListIndexFuncValues(indexer.Namespace)
+			}
+		})
+	}
+	wg.Go(func() {
+		assert.NoError(t, c.AddIndexers(indexer.Indexers[*obj]{"late": indexer.NamespaceIndex[*obj]}))
+	})
+	wg.Wait()
+	assertIndicesFresh(t, c)
+}
+
+// assertIndicesFresh checks every index of c against one rebuilt from
+// scratch over c's items, and that no value has an empty set.
+func assertIndicesFresh(t *testing.T, c indexer.Indexer[*obj]) {
+	t.Helper()
+	fresh := indexer.New(key, c.GetIndexers())
+	require.NoError(t, fresh.Replace(c.List(), ""))
+	for name := range c.GetIndexers() {
+		assert.Equal(t, values(t, fresh, name), values(t, c, name), "values of %s", name)
+		for _, v := range values(t, c, name) {
+			got := keys(t, c, name, v)
+			assert.NotEmpty(t, got, "%s=%s has an empty set", name, v)
+			assert.Equal(t, keys(t, fresh, name, v), got, "%s=%s", name, v)
+		}
+	}
+}
