@@ -274,7 +274,8 @@ func (f *FIFO[T]) Resync() error {
 // starve the others. A process that panics loses its deltas.
 //
 // Pops run one at a time; a second Pop waits for the first to return.
-// process may be nil.
+// process may be nil. It must not modify the deltas: the FIFO reads them
+// until process returns, to answer racing producers.
 func (f *FIFO[T]) Pop(process func(d Deltas[T], isInInitialList bool) error) (Deltas[T], error) {
 	f.popMu.Lock()
 	defer f.popMu.Unlock()
