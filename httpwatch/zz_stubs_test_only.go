@@ -32,3 +32,23 @@ func ListAll(ctx context.Context, l PageLister, opts ListOptions, onPage func(*P
 		opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
 	}
 }
+
+func DropManagedFields(o *Object) (*Object, error) { return o, nil }
+
+func IsNotFound(err error) bool { return reasonOrCode(err, "NotFound", 404) }
+
+func (o *Object) Label(key string) (string, bool) {
+	r := o.Get("metadata.labels." + key)
+	return r.String(), r.Exists()
+}
+
+type Client struct{}
+type Resource struct{ Group, Version, Resource, Namespace string }
+type Transform func(*Object) (*Object, error)
+type ResourceClient struct {
+	DropManagedFields bool
+	Transform         Transform
+	ListerWatcher
+}
+
+func (c *Client) Resource(r Resource) *ResourceClient { return &ResourceClient{} }
