@@ -40,7 +40,7 @@ func objs(t *testing.T, names ...string) []*Object {
 	return out
 }
 
-func names(p *Page) []string {
+func itemNames(p *Page) []string {
 	var out []string
 	for _, o := range p.Items {
 		out = append(out, o.Name())
@@ -59,7 +59,7 @@ func TestConformance14ListAllFollowsContinue(t *testing.T) {
 	var seen []int
 	all, err := ListAll(context.Background(), p, ListOptions{ResourceVersion: "0", ResourceVersionMatch: "NotOlderThan", LabelSelector: "x=y"}, func(pg *Page) { seen = append(seen, len(pg.Items)) })
 	require.NoError(t, err)
-	require.Equal(t, []string{"a", "b", "c", "d", "e"}, names(all))
+	require.Equal(t, []string{"a", "b", "c", "d", "e"}, itemNames(all))
 	require.Equal(t, "10", all.ResourceVersion)
 	require.Empty(t, all.Continue)
 	require.Equal(t, []int{2, 2, 1}, seen)
@@ -80,7 +80,7 @@ func TestConformance14ExpiredContinueFallsBackToFullList(t *testing.T) {
 	}
 	all, err := ListAll(context.Background(), p, ListOptions{ResourceVersion: "5", ResourceVersionMatch: "NotOlderThan", Limit: 1}, nil)
 	require.NoError(t, err)
-	require.Equal(t, []string{"a", "b", "c"}, names(all), "the partial result is dropped")
+	require.Equal(t, []string{"a", "b", "c"}, itemNames(all), "the partial result is dropped")
 	require.Equal(t, "12", all.ResourceVersion)
 	require.Equal(t, ListOptions{ResourceVersion: "5", ResourceVersionMatch: "NotOlderThan"}, p.calls[2])
 }
@@ -136,7 +136,7 @@ func TestListAllOverHTTP(t *testing.T) {
 			})
 			all, err := newTestClient(t, srv.URL).Resource(pods).List(context.Background(), ListOptions{ResourceVersion: "0"})
 			require.NoError(t, err)
-			require.Equal(t, []string{"web-1", "web-2", "web-3"}, names(all))
+			require.Equal(t, []string{"web-1", "web-2", "web-3"}, itemNames(all))
 			require.Equal(t, "75", all.ResourceVersion)
 			seen := srv.seen()
 			require.Len(t, seen, tc.wantReq)
