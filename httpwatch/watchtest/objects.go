@@ -39,6 +39,9 @@ func (s *Server) Update(r Resource, obj any) ([]byte, error) {
 // (DELETED) once an update removes the last finalizer. namespace is
 // ignored for cluster-scoped resources.
 func (s *Server) Delete(r Resource, namespace, name string) ([]byte, error) {
+	if !r.Namespaced {
+		namespace = ""
+	}
 	o, err := s.delete(r, namespace, name)
 	if err != nil {
 		return nil, fmt.Errorf("watchtest: delete %s %s: %w", r.qualified(), objectKey(namespace, name), err)
