@@ -17,8 +17,9 @@ const demoPods = 30
 // startDemo starts an embedded API server holding demo pods and config maps
 // and a goroutine that keeps changing them until ctx is done.
 func startDemo(ctx context.Context) (*watchtest.Server, func(), error) {
-	s := watchtest.NewServer()
+	s := watchtest.NewUnstartedServer()
 	s.BookmarkInterval = 10 * time.Second
+	s.Start()
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for i := range demoPods {
 		ns := demoNamespaces[i%len(demoNamespaces)]

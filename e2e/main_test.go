@@ -1,0 +1,141 @@
+// Package e2e tests listwatch against a real kube-apiserver through the
+// public API only. Every test is skipped unless REALAPI_URL is set:
+//
+//	eval "$(scripts/realapi.sh start)"
+//	go test -race -v ./e2e/
+//	scripts/realapi.sh stop "$REALAPI_DIR"
+//
+// The last tests restart the kube-apiserver (with other flags) through the
+// files scripts/realapi.sh leaves in REALAPI_DIR.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(m.Run())
+}
+
+const wait = 60 * time.Second
+
+func config(t *testing.T) *httpwatch.Config {
+	t.Helper()
+	host := os.Getenv("REALAPI_URL")
+	if host == "" {
+		t.Skip("REALAPI_URL not set: start a server with scripts/realapi.sh")
+	}
+	return &httpwatch.Config{Host: host, BearerToken: os.Getenv("REALAPI_TOKEN"), CAFile: os.Getenv("REALAPI_CA"), QPS: -1, Timeout: 30 * time.Second}
+}
+
+func client(t *testing.T) *httpwatch.Client {
+	t.Helper()
+	c, err := httpwatch.NewClient(config(t))
+	require.NoError(t, err)
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
+var (
+	namespaces = httpwatch.Resource{Version: "v1", Resource: "namespaces"}
+	configMaps = httpwatch.Resource{Version: "v1", Resource: "configmaps"}
+)
+
+// namespace creates a fresh namespace deleted at the end of the test.
+func namespace(t *testing.T, c *httpwatch.Client) string {
+	t.Helper()
+	ns := fmt.Sprintf("e2e-%s-%d", strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")), rand.Uint32()%100000)
+	if len(ns) > 60 {
+		ns = ns[len(ns)-60:]
+		ns = "e" + strings.TrimLeft(ns, "-0123456789")
+	}
+	_, err := c.Resource(namespaces).Create(context.Background(), fmt.Appendf(nil, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":%q}}`, ns))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Resource(namespaces).Delete(context.Background(), ns) })
+	return ns
+}
+
+func configMap(ns, name, value string) []byte {
+	return fmt.Appendf(nil, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":%q},"data":{"v":%q}}`, name, ns, value)
+}
+
+// run starts inf and stops it when the test ends.
+func run(t *testing.T, inf *listwatch.Informer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inf.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-inf.Synced():
+	case <-time.After(wait):
+		t.Fatalf("informer did not sync within %s (last RV %q, stats %+v)", wait, inf.LastSyncResourceVersion(), inf.Reflector.Stats())
+	}
+}
+
+// serverState lists rc on the server: key → resourceVersion.
+func serverState(t *testing.T, rc *httpwatch.ResourceClient) map[string]string {
+	t.Helper()
+	p, err := rc.List(context.Background(), httpwatch.ListOptions{})
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, o := range p.Items {
+		out[listwatch.Key(o)] = o.ResourceVersion()
+	}
+	return out
+}
+
+func cacheState(inf *listwatch.Informer) map[string]string {
+	out := map[string]string{}
+	for _, o := range inf.Indexer().List() {
+		out[listwatch.Key(o)] = o.ResourceVersion()
+	}
+	return out
+}
+
+// converges waits until the informer's cache equals the server's list.
+func converges(t *testing.T, inf *listwatch.Informer, rc *httpwatch.ResourceClient) {
+	t.Helper()
+	var last string
+	require.Eventually(t, func() bool {
+		want, got := serverState(t, rc), cacheState(inf)
+		last = fmt.Sprintf("server %d objects, cache %d", len(want), len(got))
+		if len(want) != len(got) {
+			return false
+		}
+		for k, v := range want {
+			if got[k] != v {
+				last = fmt.Sprintf("%s: server %s, cache %s", k, v, got[k])
+				return false
+			}
+		}
+		return true
+	}, wait, 50*time.Millisecond, "cache never equalled the server: %s", func() string { return last }())
+}
+
+// ready waits for the server's /readyz.
+func ready(t *testing.T, cfg *httpwatch.Config) {
+	t.Helper()
+	rt, err := cfg.RoundTripper()
+	require.NoError(t, err)
+	hc := &http.Client{Transport: rt, Timeout: 2 * time.Second}
+	require.Eventually(t, func() bool {
+		resp, err := hc.Get(cfg.Host + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 2*wait, 200*time.Millisecond, "kube-apiserver did not become ready")
+}

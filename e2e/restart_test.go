@@ -1,0 +1,202 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// restartAPIServer kills the kube-apiserver scripts/realapi.sh started and
+// starts it again with some flags changed, then waits until it is ready.
+// The changed flags stay for later restarts.
+func restartAPIServer(t *testing.T, flags map[string]string) {
+	t.Helper()
+	dir := os.Getenv("REALAPI_DIR")
+	if dir == "" {
+		t.Skip("REALAPI_DIR not set: the server was not started by scripts/realapi.sh")
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		return strings.TrimSpace(string(b))
+	}
+	bin := read("apiserver.bin")
+	var args []string
+	seen := map[string]bool{}
+	for _, a := range strings.Split(read("apiserver.args"), "\n") {
+		name, _, _ := strings.Cut(a, "=")
+		if v, ok := flags[name]; ok {
+			a = name + "=" + v
+			seen[name] = true
+		}
+		args = append(args, a)
+	}
+	for name, v := range flags {
+		if !seen[name] {
+			args = append(args, name+"="+v)
+		}
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "apiserver.args"), []byte(strings.Join(args, "\n")+"\n"), 0o644))
+
+	pid, err := strconv.Atoi(read("kube-apiserver.pid"))
+	require.NoError(t, err)
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Signal(syscall.SIGKILL) // killed, not drained: the way a crash looks to clients
+	}
+	require.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, wait, 100*time.Millisecond, "old kube-apiserver did not exit")
+
+	logf, err := os.OpenFile(filepath.Join(dir, "kube-apiserver.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	require.NoError(t, err)
+	defer logf.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	require.NoError(t, cmd.Start())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kube-apiserver.pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644))
+	go func() { _ = cmd.Wait() }() // reap it if it exits while the tests run
+	ready(t, config(t))
+}
+
+// The kube-apiserver is killed and restarted mid-watch (with the watch cache
+// off and etcd compacting every few seconds). The cache converges, and no
+// notification is lost or doubled: objects untouched across the restart get
+// none. An informer resuming from a version compacted away gets 410, relists
+// and converges.
+func TestZRestartMidWatchAndCompaction(t *testing.T) {
+	c := client(t)
+	ns := namespace(t, c)
+	rc := c.Resource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: ns})
+	ctx := context.Background()
+	for i := range 20 {
+		_, err := rc.Create(ctx, configMap(ns, fmt.Sprintf("cm-%02d", i), "0"))
+		require.NoError(t, err)
+	}
+	inf := listwatch.NewInformer(rc, 0)
+	var errMu sync.Mutex
+	var watchErrs []error
+	require.NoError(t, inf.SetWatchErrorHandler(func(err error) { errMu.Lock(); watchErrs = append(watchErrs, err); errMu.Unlock() }))
+	ev := newEvents()
+	reg, err := inf.AddEventHandler(ev)
+	require.NoError(t, err)
+	run(t, inf)
+	require.Eventually(t, reg.HasSynced, wait, 10*time.Millisecond)
+	oldRV := inf.LastSyncResourceVersion()
+
+	restartAPIServer(t, map[string]string{"--watch-cache": "false", "--etcd-compaction-interval": "5s"})
+
+	for i := range 5 {
+		name := fmt.Sprintf("cm-%02d", i)
+		o, err := rc.Get(ctx, name)
+		require.NoError(t, err)
+		_, err = rc.Update(ctx, fmt.Appendf(nil, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":%q,"resourceVersion":%q},"data":{"v":"1"}}`,
+			name, ns, o.ResourceVersion()))
+		require.NoError(t, err)
+	}
+	require.NoError(t, rc.Delete(ctx, "cm-19"))
+	_, err = rc.Create(ctx, configMap(ns, "cm-new", "1"))
+	require.NoError(t, err)
+	converges(t, inf, rc)
+	require.Eventually(t, func() bool { return assert.ObjectsAreEqual(serverState(t, rc), ev.state()) }, wait, 10*time.Millisecond,
+		"the handler's view equals the server")
+	ev.mu.Lock()
+	assert.Empty(t, ev.back, "no resourceVersion went backwards")
+	ev.mu.Unlock()
+	for i := 5; i < 19; i++ {
+		key := fmt.Sprintf("%s/cm-%02d", ns, i)
+		assert.Equal(t, []string{"add " + key}, filter(ev.lines(), key), "an object untouched across the restart gets no second notification")
+	}
+	for i := range 5 {
+		key := fmt.Sprintf("%s/cm-%02d", ns, i)
+		assert.Equal(t, []string{"add " + key, "update " + key}, filter(ev.lines(), key))
+	}
+	errMu.Lock()
+	assert.NotEmpty(t, watchErrs, "the restart was reported to the watch error handler")
+	errMu.Unlock()
+
+	// Wait until etcd compacted past oldRV: an exact read of it is then
+	// refused.
+	require.Eventually(t, func() bool {
+		_, err := rc.ListPage(ctx, httpwatch.ListOptions{ResourceVersion: oldRV, ResourceVersionMatch: "Exact", Limit: 1})
+		return httpwatch.IsGone(err)
+	}, 2*wait, time.Second, "etcd never compacted")
+
+	resumed := listwatch.NewInformer(rc, 0)
+	resumed.Reflector.ResourceVersion = oldRV
+	var gone bool
+	var goneMu sync.Mutex
+	require.NoError(t, resumed.SetWatchErrorHandler(func(err error) {
+		goneMu.Lock()
+		gone = gone || httpwatch.IsGone(err)
+		goneMu.Unlock()
+	}))
+	ctx2, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { resumed.Run(ctx2); close(done) }()
+	defer func() { cancel(); <-done }()
+	converges(t, resumed, rc)
+	goneMu.Lock()
+	assert.True(t, gone, "the resumed watch was refused with 410")
+	goneMu.Unlock()
+	assert.EqualValues(t, 1, resumed.Reflector.Stats().Lists, "it relisted once")
+}
+
+// A token without rights under RBAC gets a clear Forbidden error, from a
+// list, a watch and an informer.
+func TestZZForbiddenUnderRBAC(t *testing.T) {
+	cfg := config(t)
+	nobody := os.Getenv("REALAPI_TOKEN_NOBODY")
+	if nobody == "" {
+		t.Skip("REALAPI_TOKEN_NOBODY not set")
+	}
+	restartAPIServer(t, map[string]string{"--authorization-mode": "RBAC"})
+	cfg.BearerToken = nobody
+	c, err := httpwatch.NewClient(cfg)
+	require.NoError(t, err)
+	rc := c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"})
+	ctx := ctxTimeout(t, wait)
+
+	_, err = rc.ListPage(ctx, httpwatch.ListOptions{})
+	require.True(t, httpwatch.IsForbidden(err), "list: %v", err)
+	var se *httpwatch.StatusError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, 403, se.Code)
+	assert.Contains(t, err.Error(), `cannot list resource "pods"`)
+
+	_, err = rc.Watch(ctx, httpwatch.ListOptions{})
+	assert.True(t, httpwatch.IsForbidden(err), "watch: %v", err)
+
+	inf := listwatch.NewInformer(rc, 0)
+	first := make(chan error, 1)
+	require.NoError(t, inf.SetWatchErrorHandler(func(err error) {
+		select {
+		case first <- err:
+		default:
+		}
+	}))
+	ictx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { inf.Run(ictx); close(done) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case err := <-first:
+		var sync *httpwatch.SyncError
+		require.True(t, errors.As(err, &sync), "%v", err)
+		assert.True(t, httpwatch.IsForbidden(err), "%v", err)
+	case <-ctx.Done():
+		t.Fatal("the informer reported no error")
+	}
+	assert.False(t, inf.HasSynced())
+}
