@@ -5,9 +5,9 @@
 // Its reconciler keeps a tally of pods per namespace and phase. A pod
 // labelled fail=true makes it fail on purpose, to show retries backing off
 // (AddRateLimited, NumRequeues) until the key is dropped after --retries
-// retries (Forget, which also resets the key's backoff). On SIGINT or SIGTERM the queue is shut down with drain:
-// the workers finish what they hold and what is queued, then it exits with a
-// summary.
+// retries (Forget, which also resets the key's backoff). On SIGINT or
+// SIGTERM the queue is shut down with drain: the workers finish what they
+// hold and what is queued, then it exits with a summary.
 //
 // With no server given it runs against an embedded fake API server holding
 // demo pods that keep changing, some of them labelled fail=true:
