@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/ratelimit"
+)
+
+// controller moves keys from the informer's handler through a rate-limited
+// queue to its workers, and decides after each attempt whether the key is
+// done, retried later, or given up on.
+type controller struct {
+	queue   *ratelimit.Queue[string]
+	rec     *tally
+	retries int
+
+	outMu sync.Mutex
+	out   io.Writer
+
+	reconciled, retried, dropped atomic.Int64
+}
+
+// handler queues the key of every pod that changed. Only keys are queued:
+// by the time a worker gets to one, the cache holds the latest state.
+func (c *controller) handler() listwatch.HandlerFuncs {
+	return listwatch.HandlerFuncs{
+		AddFunc:    func(o *listwatch.Object, _ bool) { c.queue.Add(listwatch.Key(o)) },
+		UpdateFunc: func(_, o *listwatch.Object) { c.queue.Add(listwatch.Key(o)) },
+		DeleteFunc: func(o *listwatch.Object, _ bool) { c.queue.Add(listwatch.Key(o)) },
+	}
+}
+
+// runWorker processes keys until the queue shuts down and is empty.
+func (c *controller) runWorker() {
+	for c.processNextItem() {
+	}
+}
+
+func (c *controller) processNextItem() bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	// Done lets the queue hand the key out again, to this worker or another,
+	// if it changed while we held it.
+	defer c.queue.Done(key)
+	result, err := c.rec.reconcile(key)
+	c.handleErr(key, result, err)
+	return true
+}
+
+func (c *controller) handleErr(key, result string, err error) {
+	if err == nil {
+		// Forget resets the key's backoff so its next failure retries fast.
+		c.queue.Forget(key)
+		c.reconciled.Add(1)
+		c.printf("reconciled %s: %s\n", key, result)
+		return
+	}
+	if n := c.queue.NumRequeues(key); n < c.retries {
+		c.queue.AddRateLimited(key)
+		c.retried.Add(1)
+		c.printf("retry      %s (%d/%d): %v\n", key, n+1, c.retries, err)
+		return
+	}
+	c.queue.Forget(key)
+	c.dropped.Add(1)
+	c.printf("dropped    %s after %d retries: %v\n", key, c.retries, err)
+}
+
+func (c *controller) printf(format string, args ...any) {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	fmt.Fprintf(c.out, format, args...)
+}

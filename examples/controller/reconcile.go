@@ -1,0 +1,105 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/store"
+)
+
+// errAskedToFail is what reconciling a pod labelled fail=true returns.
+var errAskedToFail = errors.New("pod is labelled fail=true")
+
+// tally is the controller's reconciler. Its "world" is a count of pods per
+// namespace and phase, which it brings in line with the informer's cache
+// one key at a time. Workers call it concurrently, for different keys.
+type tally struct {
+	pods *listwatch.Lister
+
+	mu     sync.Mutex
+	phase  map[string]string         // key → phase counted for it
+	counts map[string]map[string]int // namespace → phase → pods
+}
+
+func newTally(pods *listwatch.Lister) *tally {
+	return &tally{pods: pods, phase: map[string]string{}, counts: map[string]map[string]int{}}
+}
+
+// reconcile counts the pod of key as the cache now holds it (or no longer
+// counts it, once gone) and describes the result.
+func (t *tally) reconcile(key string) (string, error) {
+	ns, name, err := store.SplitKey(key)
+	if err != nil {
+		return "", fmt.Errorf("reconcile %q: %w", key, err)
+	}
+	pod, err := t.pods.Get(ns, name)
+	if httpwatch.IsNotFound(err) {
+		return "deleted " + t.set(key, ns, ""), nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reconcile %q: %w", key, err)
+	}
+	if v, _ := pod.Label("fail"); v == "true" {
+		return "", errAskedToFail
+	}
+	phase := pod.Get("status.phase").String()
+	if phase == "" {
+		phase = "Unknown"
+	}
+	return phase + " " + t.set(key, ns, phase), nil
+}
+
+// set records phase for key ("" forgets it) and returns the namespace's
+// counts afterwards, e.g. "(shop: Pending=1 Running=4)".
+func (t *tally) set(key, ns, phase string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if old, ok := t.phase[key]; ok {
+		t.counts[ns][old]--
+		if t.counts[ns][old] == 0 {
+			delete(t.counts[ns], old)
+		}
+		delete(t.phase, key)
+	}
+	if phase != "" {
+		if t.counts[ns] == nil {
+			t.counts[ns] = map[string]int{}
+		}
+		t.counts[ns][phase]++
+		t.phase[key] = phase
+	}
+	return "(" + ns + ": " + format(t.counts[ns]) + ")"
+}
+
+// summary returns one line per namespace with pods counted, sorted.
+func (t *tally) summary() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var lines []string
+	for _, ns := range slices.Sorted(maps.Keys(t.counts)) {
+		if len(t.counts[ns]) > 0 {
+			lines = append(lines, ns+": "+format(t.counts[ns]))
+		}
+	}
+	return lines
+}
+
+func format(byPhase map[string]int) string {
+	if len(byPhase) == 0 {
+		return "no pods"
+	}
+	var b strings.Builder
+	for i, p := range slices.Sorted(maps.Keys(byPhase)) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%d", p, byPhase[p])
+	}
+	return b.String()
+}
