@@ -2,6 +2,7 @@ package httpwatch
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -10,8 +11,6 @@ import (
 
 // buildOptions say how buildObject turns a JSON object into an Object.
 type buildOptions struct {
-	// copy makes the Object own a fresh copy (src is a reused read buffer).
-	copy bool
 	// dropManagedFields leaves metadata.managedFields out of the copy.
 	dropManagedFields bool
 	// typeMeta, e.g. `"kind":"Pod","apiVersion":"v1"`, is inserted first in
@@ -28,12 +27,17 @@ const (
 	nFields
 )
 
+// tableSize is the span table after an Object's JSON: an offset and a
+// length, 32 bits each, per field.
+const tableSize = 8 * nFields
+
 var fieldNames = [nFields]string{"namespace", "name", "resourceVersion", "uid"}
 
 // buildObject parses src, one JSON object, and returns it as an Object. It
-// reads only the top level and metadata, in one pass over each, and makes at
-// most one allocation for the JSON: any insertion (typeMeta), removal
-// (managedFields) and decoded escapes are done while copying.
+// reads only the top level and metadata, in one pass over each, and copies
+// src into one new allocation: any insertion (typeMeta), removal
+// (managedFields) and decoded escapes are done while copying, and the span
+// table follows the JSON.
 func buildObject(src []byte, opt buildOptions) (*Object, error) {
 	it := newObjectIter(src, 0)
 	if it.err != nil {
@@ -104,7 +108,7 @@ func buildObject(src []byte, opt buildOptions) (*Object, error) {
 		comma = 1
 	}
 	jsonLen := len(src) + len(prefix) + comma - (cutEnd - cutStart)
-	if jsonLen+extra > math.MaxUint32 {
+	if jsonLen+tableSize+extra > math.MaxUint32 {
 		return nil, errors.New("object larger than 4 GiB")
 	}
 	// shift maps an offset in src to the same byte in out.
@@ -117,35 +121,36 @@ func buildObject(src []byte, opt buildOptions) (*Object, error) {
 		}
 		return p
 	}
-	out := src
-	if opt.copy || len(prefix) > 0 || cutEnd > 0 || extra > 0 {
-		out = make([]byte, jsonLen+extra)
-		n := copy(out, src[:insertAt])
-		n += copy(out[n:], prefix)
-		if comma == 1 {
-			out[n] = ','
-			n++
-		}
-		if cutEnd > 0 {
-			n += copy(out[n:], src[insertAt:cutStart])
-			copy(out[n:], src[cutEnd:])
-		} else {
-			copy(out[n:], src[insertAt:])
-		}
+	// One allocation: the JSON, then the table of metadata spans, then any
+	// decoded escapes.
+	out := make([]byte, jsonLen+tableSize+extra)
+	n := copy(out, src[:insertAt])
+	n += copy(out[n:], prefix)
+	if comma == 1 {
+		out[n] = ','
+		n++
 	}
-	o := &Object{raw: unsafe.String(unsafe.SliceData(out), jsonLen)}
-	spans := [nFields]*span{&o.namespace, &o.name, &o.rv, &o.uid}
-	next := jsonLen
+	if cutEnd > 0 {
+		n += copy(out[n:], src[insertAt:cutStart])
+		copy(out[n:], src[cutEnd:])
+	} else {
+		copy(out[n:], src[insertAt:])
+	}
+	table := out[jsonLen : jsonLen+tableSize]
+	next := jsonLen + tableSize
 	for f, r := range vals {
+		var off, size int
 		switch {
 		case decoded[f] != "":
-			copy(out[next:], decoded[f])
-			*spans[f] = span{uint32(next), uint32(len(decoded[f]))}
-			next += len(decoded[f])
+			off, size = next, len(decoded[f])
+			next += copy(out[next:], decoded[f])
 		case r.end-r.start > 2 && src[r.start] == '"':
-			*spans[f] = span{uint32(shift(r.start + 1)), uint32(r.end - r.start - 2)}
+			off, size = shift(r.start+1), r.end-r.start-2
 		}
+		binary.LittleEndian.PutUint32(table[8*f:], uint32(off))
+		binary.LittleEndian.PutUint32(table[8*f+4:], uint32(size))
 	}
+	o := &Object{raw: unsafe.String(unsafe.SliceData(out), jsonLen)}
 	return o, nil
 }
 

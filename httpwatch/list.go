@@ -26,7 +26,7 @@ func DropManagedFields(o *Object) (*Object, error) {
 	if !strings.Contains(o.raw, `"managedFields"`) {
 		return o, nil
 	}
-	n, err := buildObject(o.Raw(), buildOptions{copy: true, dropManagedFields: true})
+	n, err := buildObject(o.Raw(), buildOptions{dropManagedFields: true})
 	if err != nil {
 		return nil, fmt.Errorf("drop managedFields: %w", err)
 	}
@@ -36,14 +36,15 @@ func DropManagedFields(o *Object) (*Object, error) {
 // scanOptions say how a list body or watch stream becomes objects.
 type scanOptions struct {
 	maxFrame  int
+	sizeHint  int       // expected items in a page (the limit asked for)
 	drop      bool      // drop managedFields while copying
 	transform Transform // may be nil
 }
 
-// object builds an Object from src, copying it if src is a read buffer, and
+// object builds an Object from (a copy of) src and
 // applies the transform.
-func (so *scanOptions) object(src []byte, typeMeta []byte, copy bool) (*Object, error) {
-	o, err := buildObject(src, buildOptions{copy: copy, dropManagedFields: so.drop, typeMeta: typeMeta})
+func (so *scanOptions) object(src []byte, typeMeta []byte) (*Object, error) {
+	o, err := buildObject(src, buildOptions{dropManagedFields: so.drop, typeMeta: typeMeta})
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +188,9 @@ func scanItems(rd *reader, so *scanOptions, page *Page, typeMeta []byte) error {
 	if err := rd.expect('['); err != nil {
 		return err
 	}
+	if page.Items == nil && so.sizeHint > 0 {
+		page.Items = make([]*Object, 0, so.sizeHint)
+	}
 	for n := 0; ; n++ {
 		c, err := rd.peek()
 		if err != nil {
@@ -211,7 +215,7 @@ func scanItems(rd *reader, so *scanOptions, page *Page, typeMeta []byte) error {
 		if err != nil {
 			return fmt.Errorf("item %d: %w", n, err)
 		}
-		o, err := so.object(v, typeMeta, true)
+		o, err := so.object(v, typeMeta)
 		if err != nil {
 			return fmt.Errorf("item %d: %w", n, err)
 		}

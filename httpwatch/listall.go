@@ -46,8 +46,13 @@ func ListAll(ctx context.Context, l PageLister, opts ListOptions, onPage func(*P
 		if onPage != nil {
 			onPage(page)
 		}
-		if n == 1 && page.Continue == "" {
-			return page, nil // one page: no copy of the item slice
+		if n == 1 {
+			if page.Continue == "" {
+				return page, nil // one page: no copy of the item slice
+			}
+			if r := page.RemainingItemCount; r != nil && *r > 0 && *r < 1<<24 {
+				all.Items = make([]*Object, 0, len(page.Items)+int(*r))
+			}
 		}
 		all.Items = append(all.Items, page.Items...)
 		all.ResourceVersion = page.ResourceVersion

@@ -1,6 +1,7 @@
 package httpwatch
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,11 +16,12 @@ import (
 // found once when it was built. An Object is immutable; share it freely
 // between goroutines.
 //
-// Memory: the JSON bytes plus a 48-byte header. The metadata accessors return
-// strings that point into the JSON rather than copies, so they cost nothing
-// and pin nothing but the object itself. (A value the server escaped, say
-// "\u002d", is decoded once into a few bytes after the JSON, in the same
-// allocation.) The flip side: a map that keeps one of those strings as a key
+// Memory: one allocation holding the JSON and a 32-byte table locating the
+// four metadata fields (which usually fits in the allocator's rounding, so
+// costs nothing), plus the 16-byte Object itself. The metadata accessors
+// return strings that point into the JSON rather than copies, so they cost
+// nothing and pin nothing but the object itself. (A value the server
+// escaped, say "\u002d", is decoded once into a few bytes after the table.) The flip side: a map that keeps one of those strings as a key
 // keeps the whole object alive, even after the object is replaced (an
 // assignment to an existing key keeps the old key). Key maps by a string
 // built from them (namespace + "/" + name), or strings.Clone the value.
@@ -31,18 +33,15 @@ import (
 // reads the same whichever way it arrived and Decode fills TypeMeta. Objects
 // from NewObject are kept exactly as given.
 type Object struct {
-	raw                 string // the JSON; never modified
-	namespace, name, rv span
-	uid                 span
+	// raw is the JSON; never modified. The same allocation continues past
+	// len(raw) with a table locating each metadata field (see tableSize),
+	// then any escaped field value, decoded.
+	raw string
 }
 
-// span locates a string value in the object's allocation (possibly after
-// the JSON, for decoded escapes).
-type span struct{ off, n uint32 }
-
 // NewObject checks that raw is one valid JSON object whose metadata fields,
-// if present, have the right types, and returns it as an Object. raw is
-// retained: the caller must not modify it afterwards.
+// if present, have the right types, and returns it as an Object holding a
+// copy of raw.
 func NewObject(raw []byte) (*Object, error) {
 	if !gjson.ValidBytes(raw) {
 		return nil, errors.New("new object: invalid JSON")
@@ -54,25 +53,31 @@ func NewObject(raw []byte) (*Object, error) {
 	return o, nil
 }
 
-func (o *Object) str(s span) string {
-	if s.n == 0 {
+// field returns metadata field f (fNamespace...) from the span table.
+func (o *Object) field(f int) string {
+	if len(o.raw) == 0 {
+		return "" // the zero Object
+	}
+	base := unsafe.Pointer(unsafe.StringData(o.raw))
+	t := unsafe.Slice((*byte)(unsafe.Add(base, len(o.raw)+8*f)), 8)
+	n := binary.LittleEndian.Uint32(t[4:])
+	if n == 0 {
 		return ""
 	}
-	p := unsafe.Add(unsafe.Pointer(unsafe.StringData(o.raw)), s.off)
-	return unsafe.String((*byte)(p), s.n)
+	return unsafe.String((*byte)(unsafe.Add(base, binary.LittleEndian.Uint32(t))), n)
 }
 
 // Namespace is metadata.namespace ("" for cluster-scoped objects).
-func (o *Object) Namespace() string { return o.str(o.namespace) }
+func (o *Object) Namespace() string { return o.field(fNamespace) }
 
 // Name is metadata.name.
-func (o *Object) Name() string { return o.str(o.name) }
+func (o *Object) Name() string { return o.field(fName) }
 
 // ResourceVersion is metadata.resourceVersion.
-func (o *Object) ResourceVersion() string { return o.str(o.rv) }
+func (o *Object) ResourceVersion() string { return o.field(fResourceVersion) }
 
 // UID is metadata.uid.
-func (o *Object) UID() string { return o.str(o.uid) }
+func (o *Object) UID() string { return o.field(fUID) }
 
 // Raw returns the object's JSON. The bytes are shared, not copied: never
 // modify them.

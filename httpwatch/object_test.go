@@ -49,10 +49,15 @@ func TestObjectStringsShareTheJSON(t *testing.T) {
 	raw := []byte(`{"metadata":{"name":"web","namespace":"prod"}}`)
 	o, err := NewObject(raw)
 	require.NoError(t, err)
-	base := uintptr(unsafe.Pointer(&raw[0]))
+	base := uintptr(unsafe.Pointer(&o.Raw()[0]))
 	name := uintptr(unsafe.Pointer(unsafe.StringData(o.Name())))
 	require.True(t, name > base && name < base+uintptr(len(raw)))
-	require.Equal(t, 48, int(unsafe.Sizeof(Object{})))
+	require.Equal(t, 16, int(unsafe.Sizeof(Object{})))
+	raw[15] = 'X'
+	require.Equal(t, "web", o.Name(), "NewObject copied its input")
+	var zero Object
+	require.Equal(t, "", zero.Name())
+	require.Equal(t, "", zero.UID())
 }
 
 func TestNewObjectRejects(t *testing.T) {

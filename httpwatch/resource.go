@@ -123,12 +123,18 @@ func (rc *ResourceClient) ListPage(ctx context.Context, opts ListOptions) (*Page
 		return nil, err
 	}
 	defer resp.Body.Close()
-	page, err := scanList(resp.Body, rc.scanOptions())
+	so := rc.scanOptions()
+	so.sizeHint = int(min(max(opts.Limit, 0), maxSizeHint))
+	page, err := scanList(resp.Body, so)
 	if err != nil {
 		return nil, requestError(http.MethodGet, path, err)
 	}
 	return page, nil
 }
+
+// maxSizeHint bounds the item slice ListPage allocates up front from the
+// limit asked for (a page is usually full, so this saves regrowing it).
+const maxSizeHint = 10000
 
 // requestError names the request in a body error, as a *DecodeError when
 // the body was malformed.
@@ -243,7 +249,7 @@ func (rc *ResourceClient) objectRequest(ctx context.Context, rq request) (*Objec
 	if !gjson.ValidBytes(body) {
 		return nil, &DecodeError{Verb: rq.method, Path: rq.path, Err: errors.New("invalid JSON")}
 	}
-	o, err := rc.scanOptions().object(body, nil, false)
+	o, err := rc.scanOptions().object(body, nil)
 	if err != nil {
 		return nil, &DecodeError{Verb: rq.method, Path: rq.path, Err: err}
 	}

@@ -1,9 +1,11 @@
 package httpwatch
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // This file holds the JSON scanning the framer, the list scanner and Object
@@ -22,19 +24,28 @@ func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\
 // backslash) to resume at any byte, so a value split across reads is scanned
 // once, never from its start again.
 type containerScanner struct {
-	stack []byte // the open brackets, innermost last
+	// nest holds the open brackets as bits, innermost lowest (1 for '['),
+	// with a 1 bit above them as a sentinel; deeper nesting spills to deep.
+	nest  uint64
+	deep  []uint64
 	inStr bool
 	esc   bool
 }
 
 func (s *containerScanner) reset() {
-	s.stack = s.stack[:0]
+	s.nest, s.deep = 1, s.deep[:0]
 	s.inStr, s.esc = false, false
 }
 
 // feed scans b, which continues the value. It returns the index just past the
 // value's closing bracket and true, or len(b) and false if the value is still
 // open. The first byte ever fed must be '{' or '['.
+//
+// It reads eight bytes at a time (SWAR): word-wide tests find the quotes and
+// brackets in a word, a prefix XOR of the quote bits tells which bytes are
+// inside strings, and only the brackets outside strings are visited one by
+// one. The rare word with a backslash that could matter goes through the
+// byte-at-a-time path, which knows what it escapes.
 func (s *containerScanner) feed(b []byte) (int, bool, error) {
 	i := 0
 	if s.esc {
@@ -44,57 +55,128 @@ func (s *containerScanner) feed(b []byte) (int, bool, error) {
 		s.esc = false
 		i = 1
 	}
-	for i < len(b) {
+	const highs, fold = 0x8080808080808080, 0x2020202020202020
+	var carry uint64 // highs while inside a string
+	if s.inStr {
+		carry = highs
+	}
+	for i+8 <= len(b) {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q := eqMask(w, '"')
+		if bs := eqMask(w, '\\'); bs != 0 && (q != 0 || carry == 0 || b[i+7] == '\\') {
+			// A backslash next to a quote, outside a string, or escaping
+			// the next word: resolve it byte by byte.
+			s.inStr = carry != 0
+			n, done, err := s.bytewise(b, i, i+8)
+			if done || err != nil {
+				return n, done, err
+			}
+			i = n
+			carry = 0
+			if s.inStr {
+				carry = highs
+			}
+			continue
+		}
+		// inside has the high bit of every byte from an opening quote up to
+		// (not including) its closing quote. Setting bit 0x20 folds '[' onto
+		// '{' and ']' onto '}'.
+		inside := q ^ q<<8
+		inside ^= inside << 16
+		inside ^= inside << 32
+		inside ^= carry
+		carry = -(inside >> 63) & highs
+		f := w | fold
+		for m := (eqMask(f, '{') | eqMask(f, '}')) &^ inside; m != 0; m &= m - 1 {
+			j := i + bits.TrailingZeros64(m)>>3
+			c := b[j]
+			isArr := uint64(c>>5)&1 ^ 1 // '[' and ']' have bit 0x20 clear
+			// The common cases inline: an opening bracket with room in
+			// nest, a closing one that matches and leaves more open.
+			if c&2 != 0 { // '{' or '['
+				if s.nest>>63 == 0 {
+					s.nest = s.nest<<1 | isArr
+					continue
+				}
+			} else if s.nest > 3 && s.nest&1 == isArr {
+				s.nest >>= 1
+				continue
+			}
+			if done, err := s.bracket(c); err != nil || done {
+				return j + 1, done, err
+			}
+		}
+		i += 8
+	}
+	s.inStr = carry != 0
+	return s.bytewise(b, i, len(b))
+}
+
+// bytewise scans b[i:end] one byte at a time (it may finish an escape just
+// past end). It returns where it stopped.
+func (s *containerScanner) bytewise(b []byte, i, end int) (int, bool, error) {
+	for i < end {
+		c := b[i]
 		if s.inStr {
-			// Inside a string only a quote or a backslash matters.
-			for i < len(b) && b[i] != '"' && b[i] != '\\' {
-				i++
-			}
-			if i == len(b) {
-				return i, false, nil
-			}
-			if b[i] == '\\' {
+			switch c {
+			case '"':
+				s.inStr = false
+			case '\\':
 				if i+1 == len(b) {
 					s.esc = true
 					return len(b), false, nil
 				}
-				i += 2
-				continue
+				i++
 			}
-			s.inStr = false
 			i++
 			continue
 		}
-		for i < len(b) && class[b[i]] == 0 {
-			i++
-		}
-		if i == len(b) {
-			return i, false, nil
-		}
-		c := b[i]
 		i++
 		switch class[c] {
 		case 1:
 			s.inStr = true
 		case 2:
 			return i, false, fmt.Errorf("backslash outside a string")
-		case 3:
-			s.stack = append(s.stack, c)
-		case 4:
-			n := len(s.stack)
-			if n == 0 {
-				return i, false, fmt.Errorf("unbalanced %q", c)
-			}
-			if open := s.stack[n-1]; open+2 != c { // '{'+2 == '}', '['+2 == ']'
-				return i, false, fmt.Errorf("%q closes %q", c, open)
-			}
-			s.stack = s.stack[:n-1]
-			if n == 1 {
-				return i, true, nil
+		case 3, 4:
+			if done, err := s.bracket(c); err != nil || done {
+				return i, done, err
 			}
 		}
 	}
 	return i, false, nil
+}
+
+// bracket applies a bracket outside a string and reports whether it closed
+// the value.
+func (s *containerScanner) bracket(c byte) (bool, error) {
+	isArr := uint64(c>>5)&1 ^ 1 // '[' and ']' have bit 0x20 clear
+	if c == '{' || c == '[' {
+		if s.nest>>63 != 0 {
+			s.deep = append(s.deep, s.nest)
+			s.nest = 1
+		}
+		s.nest = s.nest<<1 | isArr
+		return false, nil
+	}
+	if s.nest == 1 {
+		if len(s.deep) == 0 {
+			return false, fmt.Errorf("unbalanced %q", c)
+		}
+		s.nest = s.deep[len(s.deep)-1]
+		s.deep = s.deep[:len(s.deep)-1]
+	}
+	if s.nest&1 != isArr {
+		return false, fmt.Errorf("%q closes %q", c, "{["[s.nest&1])
+	}
+	s.nest >>= 1
+	return s.nest == 1 && len(s.deep) == 0, nil
+}
+
+// eqMask sets the high bit of each byte of w that equals c, exactly.
+func eqMask(w uint64, c byte) uint64 {
+	const lows, highs = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	x := w ^ (0x0101010101010101 * uint64(c))
+	return ^((x&lows + lows) | x) & highs
 }
 
 var errTruncated = errors.New("value truncated")
@@ -111,7 +193,7 @@ func skipValue(b []byte, i int) (start, end int, err error) {
 	start = i
 	switch c := b[i]; {
 	case c == '{' || c == '[':
-		var s containerScanner
+		s := containerScanner{nest: 1}
 		n, done, err := s.feed(b[i:])
 		if err != nil {
 			return start, i + n, err

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 )
 
 // DefaultMaxFrameSize bounds one watch frame or one list item when the
@@ -20,10 +19,32 @@ var ErrFrameTooLarge = errors.New("JSON value exceeds the frame size limit")
 
 const initialBufSize = 32 << 10
 
-// bufPool recycles list read buffers. A buffer never outlives the page that
-// used it: objects are copied out of it before it returns here. Buffers that
-// grew past maxPooledBuf for one huge item are left to the collector.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, initialBufSize); return &b }}
+// freeBufs recycles list read buffers. A buffer never outlives the page that
+// used it: objects are copied out of it before it comes back here. Unlike a
+// sync.Pool this keeps its few buffers across garbage collections, which
+// during a big relist come often enough to empty a pool between pages.
+// Buffers that grew past maxPooledBuf for one huge item are left to the
+// collector.
+var freeBufs = make(chan []byte, 4)
+
+func getBuf() []byte {
+	select {
+	case b := <-freeBufs:
+		return b
+	default:
+		return make([]byte, initialBufSize)
+	}
+}
+
+func putBuf(b []byte) {
+	if cap(b) > maxPooledBuf {
+		return
+	}
+	select {
+	case freeBufs <- b[:cap(b)]:
+	default:
+	}
+}
 
 const maxPooledBuf = 1 << 20
 
@@ -31,14 +52,14 @@ const maxPooledBuf = 1 << 20
 // slice of its own buffer that stays valid until the next call. A value may
 // arrive split at any byte and several may share one read.
 type reader struct {
-	src  io.Reader
-	buf  []byte
-	r, w int   // unread bytes are buf[r:w]
-	off  int64 // stream offset of buf[0], for error messages
-	max  int
-	err  error // sticky error from src
-	sc   containerScanner
-	pool *[]byte // where buf came from, if pooled
+	src    io.Reader
+	buf    []byte
+	r, w   int   // unread bytes are buf[r:w]
+	off    int64 // stream offset of buf[0], for error messages
+	max    int
+	err    error // sticky error from src
+	sc     containerScanner
+	pooled bool // buf came from getBuf
 }
 
 func newReader(src io.Reader, max int, pooled bool) *reader {
@@ -47,8 +68,7 @@ func newReader(src io.Reader, max int, pooled bool) *reader {
 	}
 	rd := &reader{src: src, max: max}
 	if pooled {
-		rd.pool = bufPool.Get().(*[]byte)
-		rd.buf = *rd.pool
+		rd.buf, rd.pooled = getBuf(), true
 	} else {
 		rd.buf = make([]byte, min(initialBufSize, max))
 	}
@@ -57,11 +77,10 @@ func newReader(src io.Reader, max int, pooled bool) *reader {
 
 // release returns a pooled buffer. The reader must not be used afterwards.
 func (rd *reader) release() {
-	if rd.pool != nil && cap(rd.buf) <= maxPooledBuf {
-		*rd.pool = rd.buf[:cap(rd.buf)]
-		bufPool.Put(rd.pool)
+	if rd.pooled {
+		putBuf(rd.buf)
 	}
-	rd.pool, rd.buf = nil, nil
+	rd.pooled, rd.buf = false, nil
 }
 
 // fromSource reports an error that came from reading the source (a cut

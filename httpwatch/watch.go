@@ -206,9 +206,9 @@ func decodeEvent(frame []byte, so *scanOptions) (Event, error) {
 	switch ev.Type {
 	case Bookmark:
 		// Only metadata matters in a bookmark; the transform is for objects.
-		ev.Object, err = buildObject(src, buildOptions{copy: true})
+		ev.Object, err = buildObject(src, buildOptions{})
 	case Error:
-		ev.Object, err = buildObject(src, buildOptions{copy: true})
+		ev.Object, err = buildObject(src, buildOptions{})
 		if err == nil {
 			if isStatus(ev.Object.raw) {
 				ev.Err, ev.Object = statusFromJSON(ev.Object.raw), nil
@@ -217,7 +217,7 @@ func decodeEvent(frame []byte, so *scanOptions) (Event, error) {
 			}
 		}
 	default:
-		ev.Object, err = so.object(src, nil, true)
+		ev.Object, err = so.object(src, nil)
 	}
 	if err != nil {
 		return Event{}, fmt.Errorf("%s event: %w", t, err)
