@@ -34,7 +34,8 @@ type Server struct {
 	*httptest.Server
 
 	// Clock times bookmarks, watch timeouts and the wait for a future
-	// resourceVersion. Tests may use clock.NewFake.
+	// resourceVersion. Tests may use clock.NewFake; the periodic bookmarks
+	// then hold one of its timers while BookmarkInterval is not 0.
 	Clock clock.Clock
 
 	// BookmarkInterval is how often a BOOKMARK goes to every watch that
