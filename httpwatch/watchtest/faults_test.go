@@ -19,6 +19,8 @@ import (
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 )
 
+// Injected failures carry the Status and headers a client decides on
+// (conformance 1, 7, 22: 429 with Retry-After).
 func TestFailNext(t *testing.T) {
 	s := newServer(t)
 	s.FailNext(watchtest.Failure{Code: http.StatusTooManyRequests, RetryAfter: 1500 * time.Millisecond, Verbs: []string{"list"}, Times: 2})
@@ -60,6 +62,7 @@ func TestFailNext(t *testing.T) {
 	assert.Equal(t, "boom", gjson.GetBytes(body, "message").String())
 }
 
+// Errors inside a started stream (conformance 6, 13, 23).
 func TestFailNextWatchInStream(t *testing.T) {
 	s := newServer(t)
 	s.FailNext(watchtest.Failure{Code: http.StatusGone, Verbs: []string{"watch"}, InStream: true})
@@ -74,6 +77,7 @@ func TestFailNextWatchInStream(t *testing.T) {
 	assert.Equal(t, "TooManyRequests", gjson.GetBytes(body, "object.reason").String())
 }
 
+// A stream cut mid-frame: the client sees an unexpected EOF (conformance 4).
 func TestCutNextWatchAfterBytes(t *testing.T) {
 	s := newServer(t)
 	mustCreate(t, s, watchtest.Pods, podJSON("ns", "a", nil))
@@ -202,6 +206,8 @@ func TestSlowWatcherIsEnded(t *testing.T) {
 	assert.NoError(t, w.end(), "the stream ends cleanly after what was in flight")
 }
 
+// A restart: every watch ends at once, cleanly or abruptly (conformance 4,
+// 20; decision 8 needs it for relists after a restart).
 func TestCloseWatches(t *testing.T) {
 	s := newServer(t)
 	a := openWatch(t, s, watchPath("ns", nil))

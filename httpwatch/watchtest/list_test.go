@@ -84,7 +84,8 @@ func TestListOrderAndScope(t *testing.T) {
 }
 
 // Every page of a list comes from the first page's snapshot, whatever
-// happens between the pages.
+// happens between the pages: what a paginated reflector list relies on
+// (conformance 14).
 func TestPaginationIsConsistentUnderWrites(t *testing.T) {
 	s := newServer(t)
 	for i := range 10 {
@@ -121,6 +122,9 @@ func TestPaginationIsConsistentUnderWrites(t *testing.T) {
 	assert.Equal(t, []string{"p00", "p01", "p02", "p03", "p04", "p04a", "p06", "p07", "p08", "p09"}, names(fresh.Get("items").Array()))
 }
 
+// The list side of the relist policy: "0" and "" serve the latest state,
+// a not-older-than read never expires, an exact read does, and a version
+// the server never reaches is "too large" (conformance 7, 12, 15).
 func TestListResourceVersionSemantics(t *testing.T) {
 	s := newServer(t)
 	s.TooLargeWait = 0
@@ -213,6 +217,8 @@ func TestListOptionsValidation(t *testing.T) {
 	assert.Contains(t, gjson.GetBytes(body, "message").String(), "is invalid: [")
 }
 
+// An expired continue token is a 410 with a fresh token, the case a pager
+// answers with a full list (conformance 14).
 func TestExpiredContinue(t *testing.T) {
 	s := newServer(t)
 	for i := range 5 {

@@ -32,6 +32,8 @@ func cloneQuery(q url.Values) url.Values {
 	return out
 }
 
+// A watch from a list's resourceVersion misses nothing and repeats nothing
+// (conformance 11, 16, 17, 20; decision 7).
 func TestWatchFromResourceVersionReplaysExactly(t *testing.T) {
 	s := newServer(t)
 	start := mustCreate(t, s, watchtest.Pods, podJSON("ns", "a", nil))
@@ -62,6 +64,7 @@ func TestWatchFromResourceVersionReplaysExactly(t *testing.T) {
 	assert.Equal(t, "ADDED d "+rvOf(live), w.next().String())
 }
 
+// Synthetic ADDED events for a watch from "" or "0" (conformance 19).
 func TestWatchFromZeroStartsWithState(t *testing.T) {
 	s := newServer(t)
 	mustCreate(t, s, watchtest.Pods, podJSON("ns", "b", nil))
@@ -99,6 +102,7 @@ func TestWatchFromZeroStartsWithState(t *testing.T) {
 	assert.Equal(t, sortedKeys(t, []byte(gjson.GetBytes(realFirst, "metadata").Raw)), sortedKeys(t, []byte(gjson.Get(string(e.Object), "metadata").Raw)))
 }
 
+// The streaming list a WatchList reflector opens (conformance 27, 28).
 func TestWatchList(t *testing.T) {
 	s := newServer(t)
 	mustCreate(t, s, watchtest.Pods, podJSON("fixtures", "web-3", nil))
@@ -166,6 +170,8 @@ func bytesSplit(b []byte) [][]byte {
 	return append(out, b[start:])
 }
 
+// Rejected streaming lists, after which a reflector falls back to a paged
+// list (conformance 30).
 func TestWatchOptionsValidation(t *testing.T) {
 	s := newServer(t)
 	tests := []struct {
@@ -210,6 +216,8 @@ func TestWatchBoolParameter(t *testing.T) {
 	}
 }
 
+// Bookmarks move a client's resourceVersion without an object (conformance
+// 17).
 func TestBookmarks(t *testing.T) {
 	s := newServer(t)
 	mustCreate(t, s, watchtest.Pods, podJSON("ns", "a", nil))
@@ -235,6 +243,8 @@ func TestBookmarks(t *testing.T) {
 	assert.Equal(t, "ADDED b "+rvOf(o), without.next().String(), "no bookmark without allowWatchBookmarks")
 }
 
+// A watch ends cleanly at timeoutSeconds, and the client re-watches
+// (conformance 10, 20).
 func TestPeriodicBookmarksAndTimeout(t *testing.T) {
 	s := watchtest.NewUnstartedServer()
 	clk := clock.NewFake(time.Unix(0, 0))
@@ -300,6 +310,8 @@ func TestWatchOneObjectByName(t *testing.T) {
 	assert.Equal(t, "MODIFIED b "+rvOf(gjson.ParseBytes(up)), w.next().String(), "only the named object")
 }
 
+// Both forms of 410 a reflector must handle the same way (conformance 1,
+// 6, 7, 13).
 func TestWatchCompacted(t *testing.T) {
 	s := newServer(t)
 	old := mustCreate(t, s, watchtest.Pods, podJSON("ns", "a", nil))
