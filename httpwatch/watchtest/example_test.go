@@ -25,7 +25,9 @@ func Example() {
 	var list struct {
 		Kind     string
 		Metadata struct{ ResourceVersion string }
-		Items    []struct{ Metadata struct{ Name, ResourceVersion string } }
+		Items    []struct {
+			Metadata struct{ Name, ResourceVersion string }
+		}
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
 		fmt.Println(err)
