@@ -320,3 +320,58 @@ func TestListWaitsForResourceVersion(t *testing.T) {
 	assert.Equal(t, http.StatusGatewayTimeout, r.code)
 	assert.Equal(t, "ResourceVersionTooLarge", gjson.GetBytes(r.body, "details.causes.0.reason").String())
 }
+
+// Pages read while another goroutine keeps writing still add up to exactly
+// the snapshot of the first page (conformance 14).
+func TestPaginationWhileWriting(t *testing.T) {
+	s := newServer(t)
+	for i := range 40 {
+		mustCreate(t, s, watchtest.Pods, podJSON("ns", fmt.Sprintf("p%02d", i), nil))
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			name := fmt.Sprintf("p%02d", i%40)
+			if _, err := s.Update(watchtest.Pods, podJSON("ns", name, map[string]string{"i": strconv.Itoa(i)})); err != nil {
+				if _, err := s.Create(watchtest.Pods, podJSON("ns", name, nil)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			if i%5 == 0 {
+				_, _ = s.Delete(watchtest.Pods, "ns", fmt.Sprintf("p%02d", (i*7)%40))
+			}
+		}
+	}()
+
+	var got []string
+	page := list(t, s, listPath("ns", url.Values{"limit": {"7"}}))
+	snap := page.Get("metadata.resourceVersion").String()
+	for {
+		for _, it := range page.Get("items").Array() {
+			got = append(got, it.Get("metadata.name").String()+"@"+it.Get("metadata.resourceVersion").String())
+		}
+		cont := page.Get("metadata.continue").String()
+		if cont == "" {
+			break
+		}
+		page = list(t, s, listPath("ns", url.Values{"limit": {"7"}, "continue": {cont}}))
+		require.Equal(t, snap, page.Get("metadata.resourceVersion").String())
+	}
+	close(stop)
+	<-done
+
+	whole := list(t, s, listPath("ns", url.Values{"resourceVersion": {snap}, "resourceVersionMatch": {"Exact"}}))
+	var want []string
+	for _, it := range whole.Get("items").Array() {
+		want = append(want, it.Get("metadata.name").String()+"@"+it.Get("metadata.resourceVersion").String())
+	}
+	assert.Equal(t, want, got)
+}
