@@ -263,12 +263,6 @@ func objectKey(namespace, name string) string {
 	return namespace + "/" + name
 }
 
-// sameContent reports whether two bodies differ only in resourceVersion:
-// the real server skips such writes without a new version.
-func sameContent(a, b *object) bool {
-	return string(a.body) == string(withRV(b, a.rv).body)
-}
-
 // specOf returns the object's spec, to tell whether an update bumps
 // metadata.generation.
 func specOf(o *object) string { return gjson.GetBytes(o.body, "spec").Raw }

@@ -228,3 +228,13 @@ func TestUnstartedServer(t *testing.T) {
 	never := watchtest.NewUnstartedServer()
 	never.Close() // closing a server that never started is fine
 }
+
+func TestStartTLS(t *testing.T) {
+	s := watchtest.NewUnstartedServer()
+	s.StartTLS()
+	defer s.Close()
+	mustCreate(t, s, watchtest.Pods, podJSON("ns", "a", nil))
+	w := openWatch(t, s, "/api/v1/namespaces/ns/pods?watch=1")
+	assert.Equal(t, "ADDED", w.next().Type)
+	assert.Contains(t, s.URL, "https://")
+}
