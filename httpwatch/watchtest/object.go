@@ -1,7 +1,10 @@
 package watchtest
 
 import (
+	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -46,10 +49,11 @@ func (o *object) Get(path string) (string, bool) {
 }
 
 // draft is an object being built from a client's JSON: its top-level and
-// metadata fields, still raw.
+// metadata fields as raw JSON text. It is read with gjson, which is several
+// times faster than encoding/json at taking an object apart.
 type draft struct {
-	top  map[string]json.RawMessage
-	meta map[string]json.RawMessage
+	top  map[string]string
+	meta map[string]string
 }
 
 // newDraft reads an object given as JSON ([]byte, json.RawMessage or
@@ -70,16 +74,60 @@ func newDraft(in any) (*draft, error) {
 		}
 		raw = b
 	}
-	d := &draft{meta: map[string]json.RawMessage{}}
-	if err := json.Unmarshal(raw, &d.top); err != nil || d.top == nil {
+	if !gjson.ValidBytes(raw) {
+		return nil, badRequest("the object is not valid JSON: %s", truncate(raw))
+	}
+	if bytes.ContainsAny(raw, "\n\r\t") {
+		// One line per object, so that even clients that wrongly split a
+		// watch stream on newlines get whole frames.
+		var buf bytes.Buffer
+		_ = json.Compact(&buf, raw) // valid, checked above
+		raw = buf.Bytes()
+	}
+	r := gjson.ParseBytes(raw)
+	if !r.IsObject() {
 		return nil, badRequest("the object is not a JSON object: %s", truncate(raw))
 	}
-	if m, ok := d.top["metadata"]; ok && string(m) != "null" {
-		if err := json.Unmarshal(m, &d.meta); err != nil || d.meta == nil {
-			return nil, badRequest("metadata is not a JSON object: %s", truncate(m))
+	d := &draft{top: fieldsOf(r), meta: map[string]string{}}
+	if m, ok := d.top["metadata"]; ok && m != "null" {
+		mr := gjson.Parse(m)
+		if !mr.IsObject() {
+			return nil, badRequest("metadata is not a JSON object: %s", truncate([]byte(m)))
 		}
+		d.meta = fieldsOf(mr)
 	}
 	return d, nil
+}
+
+// fieldsOf maps the keys of a JSON object to their raw values.
+func fieldsOf(r gjson.Result) map[string]string {
+	m := map[string]string{}
+	r.ForEach(func(k, v gjson.Result) bool {
+		m[k.String()] = v.Raw
+		return true
+	})
+	return m
+}
+
+// encodeFields writes a JSON object with sorted keys from raw values.
+func encodeFields(m map[string]string) []byte {
+	keys := slices.Sorted(maps.Keys(m))
+	n := 2
+	for k, v := range m {
+		n += len(k) + len(v) + 4
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		q, _ := json.Marshal(k) // a string always encodes
+		b = append(b, q...)
+		b = append(b, ':')
+		b = append(b, m[k]...)
+	}
+	return append(b, '}')
 }
 
 func truncate(b []byte) string {
@@ -91,24 +139,22 @@ func truncate(b []byte) string {
 
 // str returns a string metadata field, "" when absent or not a string.
 func (d *draft) str(key string) string {
-	var s string
-	if raw, ok := d.meta[key]; ok {
-		_ = json.Unmarshal(raw, &s)
+	if r := gjson.Parse(d.meta[key]); r.Type == gjson.String {
+		return r.String()
 	}
-	return s
+	return ""
 }
 
 func (d *draft) topStr(key string) string {
-	var s string
-	if raw, ok := d.top[key]; ok {
-		_ = json.Unmarshal(raw, &s)
+	if r := gjson.Parse(d.top[key]); r.Type == gjson.String {
+		return r.String()
 	}
-	return s
+	return ""
 }
 
 func (d *draft) set(key string, v any) {
-	b, _ := json.Marshal(v) // strings, numbers and maps of them always encode
-	d.meta[key] = b
+	b, _ := json.Marshal(v) // strings and numbers always encode
+	d.meta[key] = string(b)
 }
 
 // checkType rejects an object whose kind or apiVersion names another type.
@@ -124,30 +170,48 @@ func (d *draft) checkType(r Resource) error {
 
 func (d *draft) labels() (selector.Set, error) {
 	raw, ok := d.meta["labels"]
-	if !ok || string(raw) == "null" {
+	if !ok || raw == "null" {
 		return nil, nil
 	}
-	var l selector.Set
-	if err := json.Unmarshal(raw, &l); err != nil {
-		return nil, badRequest("metadata.labels must map strings to strings: %v", err)
+	r := gjson.Parse(raw)
+	if !r.IsObject() {
+		return nil, badRequest("metadata.labels must map strings to strings, not %s", truncate([]byte(raw)))
+	}
+	l := selector.Set{}
+	var bad string
+	r.ForEach(func(k, v gjson.Result) bool {
+		if v.Type != gjson.String {
+			bad = k.String()
+			return false
+		}
+		l[k.String()] = v.String()
+		return true
+	})
+	if bad != "" {
+		return nil, badRequest("metadata.labels must map strings to strings: the value of %q is not a string", bad)
 	}
 	return l, nil
 }
 
 func (d *draft) hasFinalizers() (bool, error) {
 	raw, ok := d.meta["finalizers"]
-	if !ok || string(raw) == "null" {
+	if !ok || raw == "null" {
 		return false, nil
 	}
-	var f []string
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return false, badRequest("metadata.finalizers must be a list of strings: %v", err)
+	r := gjson.Parse(raw)
+	if !r.IsArray() {
+		return false, badRequest("metadata.finalizers must be a list of strings, not %s", truncate([]byte(raw)))
 	}
-	return len(f) > 0, nil
+	for _, f := range r.Array() {
+		if f.Type != gjson.String {
+			return false, badRequest("metadata.finalizers must be a list of strings, not %s", truncate([]byte(raw)))
+		}
+	}
+	return len(r.Array()) > 0, nil
 }
 
-// object encodes the draft into an object of resource r at resourceVersion
-// rv. The draft's metadata must already hold name, namespace and uid.
+// object encodes the draft into an object at resourceVersion rv. The
+// draft's metadata must already hold name, namespace and uid.
 func (d *draft) object(rv int64) (*object, error) {
 	d.set("resourceVersion", strconv.FormatInt(rv, 10))
 	labels, err := d.labels()
@@ -158,24 +222,16 @@ func (d *draft) object(rv int64) (*object, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta, err := json.Marshal(d.meta)
-	if err != nil {
-		return nil, badRequest("metadata cannot be encoded: %v", err)
-	}
-	top := make(map[string]json.RawMessage, len(d.top))
+	top := make(map[string]string, len(d.top))
 	for k, v := range d.top {
 		if k != "kind" && k != "apiVersion" {
 			top[k] = v
 		}
 	}
-	top["metadata"] = meta
-	body, err := json.Marshal(top)
-	if err != nil {
-		return nil, badRequest("the object cannot be encoded: %v", err)
-	}
+	top["metadata"] = string(encodeFields(d.meta))
 	o := &object{
 		namespace: d.str("namespace"), name: d.str("name"), uid: d.str("uid"),
-		rv: rv, body: body, labels: labels, finalizers: fin,
+		rv: rv, body: encodeFields(top), labels: labels, finalizers: fin,
 		deleting: d.str("deletionTimestamp") != "",
 	}
 	o.key = objectKey(o.namespace, o.name)
@@ -205,12 +261,6 @@ func objectKey(namespace, name string) string {
 		return name
 	}
 	return namespace + "/" + name
-}
-
-// sameContent reports whether two bodies differ only in resourceVersion:
-// the real server skips such writes without a new version.
-func sameContent(a, b *object) bool {
-	return string(a.body) == string(withRV(b, a.rv).body)
 }
 
 // specOf returns the object's spec, to tell whether an update bumps

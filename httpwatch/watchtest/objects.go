@@ -1,9 +1,10 @@
 package watchtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // Create stores a new object of resource r and returns it as the server
@@ -199,9 +200,7 @@ func (s *Server) update(r Resource, pathNS, pathName string, obj any) (*object, 
 		return nil, err
 	}
 	if specOf(o) != specOf(old) {
-		var gen int64
-		_ = json.Unmarshal(prev.meta["generation"], &gen)
-		d.set("generation", gen+1)
+		d.set("generation", gjson.Parse(prev.meta["generation"]).Int()+1)
 		if o, err = d.object(old.rv); err != nil {
 			return nil, err
 		}

@@ -217,3 +217,24 @@ func TestList(t *testing.T) {
 	assert.Equal(t, []string{"a/x", "a/y", "b/x"}, got)
 	assert.Len(t, s.List(watchtest.Pods, "a"), 2)
 }
+
+func TestUnstartedServer(t *testing.T) {
+	s := watchtest.NewUnstartedServer()
+	mustCreate(t, s, watchtest.Pods, podJSON("ns", "early", nil))
+	s.Start()
+	defer s.Close()
+	assert.Equal(t, []string{"early"}, names(list(t, s, "/api/v1/namespaces/ns/pods").Get("items").Array()))
+
+	never := watchtest.NewUnstartedServer()
+	never.Close() // closing a server that never started is fine
+}
+
+func TestStartTLS(t *testing.T) {
+	s := watchtest.NewUnstartedServer()
+	s.StartTLS()
+	defer s.Close()
+	mustCreate(t, s, watchtest.Pods, podJSON("ns", "a", nil))
+	w := openWatch(t, s, "/api/v1/namespaces/ns/pods?watch=1")
+	assert.Equal(t, "ADDED", w.next().Type)
+	assert.Contains(t, s.URL, "https://")
+}

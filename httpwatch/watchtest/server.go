@@ -34,7 +34,8 @@ type Server struct {
 	*httptest.Server
 
 	// Clock times bookmarks, watch timeouts and the wait for a future
-	// resourceVersion. Tests may use clock.NewFake.
+	// resourceVersion. Tests may use clock.NewFake; the periodic bookmarks
+	// then hold one of its timers while BookmarkInterval is not 0.
 	Clock clock.Clock
 
 	// BookmarkInterval is how often a BOOKMARK goes to every watch that
@@ -226,8 +227,9 @@ func (s *Server) Compact(rv string) error {
 // or exact list from.
 func (s *Server) floorOf(st *store) int64 { return max(s.floor, st.floor) }
 
-// commitLocked gives a change the next resourceVersion's object, records
-// it and tells the watches.
+// commitLocked records a change whose object already carries the new
+// resourceVersion, and hands it to every watch of the resource. A watch with
+// no room left is ended rather than waited for.
 func (s *Server) commitLocked(st *store, c *change) {
 	st.record(c)
 	st.limitHistory(s.HistoryLimit)

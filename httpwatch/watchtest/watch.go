@@ -238,6 +238,12 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, st *store,
 		timeout = t.C()
 	}
 	for {
+		// An ended watch stops at once, even with events still queued.
+		select {
+		case <-wt.done:
+			return
+		default:
+		}
 		select {
 		case f := <-wt.ch:
 			if !out.write(f) {

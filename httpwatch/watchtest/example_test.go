@@ -1,0 +1,118 @@
+package watchtest_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/listwatch/listwatch/httpwatch/watchtest"
+)
+
+func Example() {
+	s := watchtest.NewServer()
+	defer s.Close()
+
+	_, _ = s.Create(watchtest.Pods, `{"metadata":{"name":"web-1","namespace":"prod","labels":{"app":"web"}}}`)
+	_, _ = s.Create(watchtest.Pods, `{"metadata":{"name":"db-1","namespace":"prod","labels":{"app":"db"}}}`)
+
+	resp, err := s.Client().Get(s.URL + "/api/v1/namespaces/prod/pods?labelSelector=app%3Dweb")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Kind     string
+		Metadata struct{ ResourceVersion string }
+		Items    []struct {
+			Metadata struct{ Name, ResourceVersion string }
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(resp.StatusCode, list.Kind, "at resourceVersion", list.Metadata.ResourceVersion)
+	for _, it := range list.Items {
+		fmt.Println(it.Metadata.Name, it.Metadata.ResourceVersion)
+	}
+	// Output:
+	// 200 PodList at resourceVersion 3
+	// web-1 2
+}
+
+func ExampleServer_FailNext() {
+	s := watchtest.NewServer()
+	defer s.Close()
+
+	s.FailNext(watchtest.Failure{Code: http.StatusTooManyRequests, RetryAfter: time.Second, Verbs: []string{"list"}})
+	for range 2 {
+		resp, err := s.Client().Get(s.URL + "/api/v1/pods")
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		resp.Body.Close()
+		fmt.Println(resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	// Output:
+	// 429 1
+	// 200
+}
+
+func ExampleServer_CutNextWatchAfterEvents() {
+	s := watchtest.NewServer()
+	defer s.Close()
+	from := s.ResourceVersion()
+	_, _ = s.Create(watchtest.ConfigMaps, `{"metadata":{"name":"a","namespace":"prod"}}`)
+	_, _ = s.Create(watchtest.ConfigMaps, `{"metadata":{"name":"b","namespace":"prod"}}`)
+
+	s.CutNextWatchAfterEvents(1)
+	resp, err := s.Client().Get(s.URL + "/api/v1/namespaces/prod/configmaps?watch=1&resourceVersion=" + from)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var e struct {
+			Type   string
+			Object struct{ Metadata struct{ Name string } }
+		}
+		if err := dec.Decode(&e); err != nil {
+			fmt.Println("stream:", err)
+			break
+		}
+		fmt.Println(e.Type, e.Object.Metadata.Name)
+	}
+	// Output:
+	// ADDED a
+	// stream: unexpected EOF
+}
+
+func ExampleServer_Compact() {
+	s := watchtest.NewServer()
+	defer s.Close()
+	from := s.ResourceVersion()
+	_, _ = s.Create(watchtest.Pods, `{"metadata":{"name":"a","namespace":"prod"}}`)
+	_ = s.Compact(s.ResourceVersion())
+
+	resp, err := s.Client().Get(s.URL + "/api/v1/pods?watch=1&resourceVersion=" + from)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	var e struct {
+		Type   string
+		Object struct {
+			Reason string
+			Code   int
+		}
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&e)
+	fmt.Println(resp.StatusCode, e.Type, e.Object.Code, e.Object.Reason)
+	// Output: 200 ERROR 410 Expired
+}
