@@ -1,0 +1,116 @@
+package listwatch
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/tidwall/gjson"
+)
+
+// fixturePod is a real pod as a kube-apiserver lists it (managedFields
+// included), with a placeholder name.
+func fixturePod(b *testing.B) string {
+	raw, err := os.ReadFile("httpwatch/testdata/kube-apiserver-1.37/pod-list.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	item := gjson.GetBytes(raw, "items.0")
+	return strings.Replace(item.Raw, `"name":"`+item.Get("metadata.name").String()+`"`, `"name":"%s"`, 1)
+}
+
+func podSource(b *testing.B, n int) (*memSource, int) {
+	tmpl := fixturePod(b)
+	src := newMemSource()
+	size := 0
+	for i := range n {
+		src.rv++
+		raw := fmt.Sprintf(tmpl, fmt.Sprintf("pod-%06d", i))
+		raw = strings.Replace(raw, `"resourceVersion":"`, fmt.Sprintf(`"resourceVersion":"%d`, src.rv), 1)
+		o, err := httpwatch.NewObject([]byte(raw))
+		if err != nil {
+			b.Fatal(err)
+		}
+		size += len(raw)
+		src.objs[Key(o)] = o
+	}
+	return src, size / n
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// BenchmarkInformerSync syncs 10,000 pods through the whole informer and
+// reports the heap each cached object costs beside its JSON size. The
+// source's own copies are freed before measuring, so only the cache counts.
+func BenchmarkInformerSync(b *testing.B) {
+	for _, keep := range []bool{true, false} {
+		b.Run(fmt.Sprintf("keepManagedFields=%v", keep), func(b *testing.B) {
+			const n = 10000
+			var perObject, raw float64
+			for range b.N {
+				b.StopTimer()
+				base := heapInUse()
+				src, size := podSource(b, n)
+				raw = float64(size)
+				inf := NewInformer(src, 0)
+				if keep {
+					_ = inf.SetTransform(nil)
+				}
+				var seen atomic.Int64
+				_, _ = inf.AddEventHandler(HandlerFuncs{AddFunc: func(*Object, bool) { seen.Add(1) }})
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				b.StartTimer()
+				go func() { inf.Run(ctx); close(done) }()
+				<-inf.Synced()
+				b.StopTimer()
+				src.objs = nil // keep only what the informer holds
+				perObject = float64(heapInUse()-base) / n
+				cancel()
+				<-done
+			}
+			b.ReportMetric(perObject, "heapB/obj")
+			b.ReportMetric(raw, "jsonB/obj")
+			b.ReportMetric(perObject/raw, "heap/json")
+		})
+	}
+}
+
+// BenchmarkInformerEvents measures MODIFIED events through the informer to
+// 1 and 10 handlers.
+func BenchmarkInformerEvents(b *testing.B) {
+	for _, handlers := range []int{1, 10} {
+		b.Run(fmt.Sprintf("handlers=%d", handlers), func(b *testing.B) {
+			src, _ := podSource(b, 100)
+			inf := NewInformer(src, 0)
+			var seen atomic.Int64
+			for range handlers {
+				_, _ = inf.AddEventHandler(HandlerFuncs{UpdateFunc: func(_, _ *Object) { seen.Add(1) }})
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { inf.Run(ctx); close(done) }()
+			defer func() { cancel(); <-done }()
+			<-inf.Synced()
+			b.ResetTimer()
+			for i := range b.N {
+				src.put("ns", fmt.Sprint("p", i%100), "web")
+			}
+			for seen.Load() < int64(b.N*handlers) {
+				runtime.Gosched()
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
