@@ -30,11 +30,18 @@ type containerScanner struct {
 	deep  []uint64
 	inStr bool
 	esc   bool
+	// fed counts the bytes of the value scanned before this feed call;
+	// child is where the last container directly inside the value starts
+	// and ends (offsets in the value), so that a caller who wants that
+	// member (a watch event's "object") need not scan it again.
+	fed   int
+	child valueRange
 }
 
 func (s *containerScanner) reset() {
 	s.nest, s.deep = 1, s.deep[:0]
 	s.inStr, s.esc = false, false
+	s.fed, s.child = 0, valueRange{}
 }
 
 // feed scans b, which continues the value. It returns the index just past the
@@ -47,6 +54,12 @@ func (s *containerScanner) reset() {
 // one. The rare word with a backslash that could matter goes through the
 // byte-at-a-time path, which knows what it escapes.
 func (s *containerScanner) feed(b []byte) (int, bool, error) {
+	n, done, err := s.scan(b)
+	s.fed += n
+	return n, done, err
+}
+
+func (s *containerScanner) scan(b []byte) (int, bool, error) {
 	i := 0
 	if s.esc {
 		if len(b) == 0 {
@@ -96,13 +109,23 @@ func (s *containerScanner) feed(b []byte) (int, bool, error) {
 			if c&2 != 0 { // '{' or '['
 				if s.nest>>63 == 0 {
 					s.nest = s.nest<<1 | isArr
+					// Now two deep: a child of the value starts. (Past 64
+					// levels nest restarts and this may fire wrongly; a
+					// caller then sees a start that matches no member and
+					// scans instead.)
+					if s.nest>>2 == 1 {
+						s.child.start = s.fed + j
+					}
 					continue
 				}
 			} else if s.nest > 3 && s.nest&1 == isArr {
+				if s.nest>>2 == 1 {
+					s.child.end = s.fed + j + 1
+				}
 				s.nest >>= 1
 				continue
 			}
-			if done, err := s.bracket(c); err != nil || done {
+			if done, err := s.bracket(c, s.fed+j); err != nil || done {
 				return j + 1, done, err
 			}
 		}
@@ -138,7 +161,7 @@ func (s *containerScanner) bytewise(b []byte, i, end int) (int, bool, error) {
 		case 2:
 			return i, false, fmt.Errorf("backslash outside a string")
 		case 3, 4:
-			if done, err := s.bracket(c); err != nil || done {
+			if done, err := s.bracket(c, s.fed+i-1); err != nil || done {
 				return i, done, err
 			}
 		}
@@ -146,9 +169,9 @@ func (s *containerScanner) bytewise(b []byte, i, end int) (int, bool, error) {
 	return i, false, nil
 }
 
-// bracket applies a bracket outside a string and reports whether it closed
-// the value.
-func (s *containerScanner) bracket(c byte) (bool, error) {
+// bracket applies a bracket outside a string, at offset at in the value, and
+// reports whether it closed the value.
+func (s *containerScanner) bracket(c byte, at int) (bool, error) {
 	isArr := uint64(c>>5)&1 ^ 1 // '[' and ']' have bit 0x20 clear
 	if c == '{' || c == '[' {
 		if s.nest>>63 != 0 {
@@ -156,6 +179,9 @@ func (s *containerScanner) bracket(c byte) (bool, error) {
 			s.nest = 1
 		}
 		s.nest = s.nest<<1 | isArr
+		if s.nest>>2 == 1 && len(s.deep) == 0 {
+			s.child.start = at
+		}
 		return false, nil
 	}
 	if s.nest == 1 {
@@ -167,6 +193,9 @@ func (s *containerScanner) bracket(c byte) (bool, error) {
 	}
 	if s.nest&1 != isArr {
 		return false, fmt.Errorf("%q closes %q", c, "{["[s.nest&1])
+	}
+	if s.nest>>2 == 1 && len(s.deep) == 0 {
+		s.child.end = at + 1
 	}
 	s.nest >>= 1
 	return s.nest == 1 && len(s.deep) == 0, nil
@@ -294,6 +323,22 @@ func newObjectIter(b []byte, start int) objectIter {
 // next returns the next member, or false at the end of the object or on an
 // error (see err). end is the index just past the closing brace.
 func (it *objectIter) next() (m member, ok bool) {
+	if m, ok = it.nextKey(); !ok {
+		return m, false
+	}
+	var err error
+	if m.valueStart, m.valueEnd, err = skipValue(it.b, it.i); err != nil {
+		it.err = fmt.Errorf("value of %q: %w", m.key, err)
+		return m, false
+	}
+	it.i = m.valueEnd
+	return m, true
+}
+
+// nextKey is next without the value: it stops where the value starts
+// (it.i, after whitespace; also m.valueStart). The caller reads the value
+// and sets it.i just past it.
+func (it *objectIter) nextKey() (m member, ok bool) {
 	if it.err != nil || it.done {
 		return m, false
 	}
@@ -342,12 +387,8 @@ func (it *objectIter) next() (m member, ok bool) {
 		return m, false
 	}
 	it.i++
-	m.valueStart, m.valueEnd, err = skipValue(b, it.i)
-	if err != nil {
-		it.err = fmt.Errorf("value of %q: %w", m.key, err)
-		return m, false
-	}
-	it.i = m.valueEnd
+	it.skipSpace()
+	m.valueStart = it.i
 	it.n++
 	return m, true
 }
