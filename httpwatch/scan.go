@@ -20,14 +20,12 @@ var class = [256]uint8{
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
 
 // containerScanner finds the end of one JSON object or array fed to it in
-// pieces. It keeps just enough state (open brackets, inside a string, after a
+// pieces. It keeps just enough state (nesting depth, inside a string, after a
 // backslash) to resume at any byte, so a value split across reads is scanned
-// once, never from its start again.
+// once, never from its start again. It checks balance, not grammar: "{]"
+// closes like "{}"; the readers of a frame check the levels they read.
 type containerScanner struct {
-	// nest holds the open brackets as bits, innermost lowest (1 for '['),
-	// with a 1 bit above them as a sentinel; deeper nesting spills to deep.
-	nest  uint64
-	deep  []uint64
+	depth int
 	inStr bool
 	esc   bool
 	// fed counts the bytes of the value scanned before this feed call;
@@ -38,27 +36,24 @@ type containerScanner struct {
 	child valueRange
 }
 
-func (s *containerScanner) reset() {
-	s.nest, s.deep = 1, s.deep[:0]
-	s.inStr, s.esc = false, false
-	s.fed, s.child = 0, valueRange{}
-}
+func (s *containerScanner) reset() { *s = containerScanner{} }
 
 // feed scans b, which continues the value. It returns the index just past the
 // value's closing bracket and true, or len(b) and false if the value is still
 // open. The first byte ever fed must be '{' or '['.
-//
-// It reads eight bytes at a time (SWAR): word-wide tests find the quotes and
-// brackets in a word, a prefix XOR of the quote bits tells which bytes are
-// inside strings, and only the brackets outside strings are visited one by
-// one. The rare word with a backslash that could matter goes through the
-// byte-at-a-time path, which knows what it escapes.
 func (s *containerScanner) feed(b []byte) (int, bool, error) {
 	n, done, err := s.scan(b)
 	s.fed += n
 	return n, done, err
 }
 
+// scan reads eight bytes at a time (SWAR): word-wide tests find the quotes
+// and brackets in a word, and a prefix XOR of the quote bits tells which
+// bytes are inside strings. Brackets outside strings only change the depth,
+// by a population count, except near the top of the value, where they are
+// visited one by one to find its end and its last child. The rare word with
+// a backslash that could matter goes through the byte-at-a-time path, which
+// knows what it escapes.
 func (s *containerScanner) scan(b []byte) (int, bool, error) {
 	i := 0
 	if s.esc {
@@ -76,6 +71,10 @@ func (s *containerScanner) scan(b []byte) (int, bool, error) {
 	for i+8 <= len(b) {
 		w := binary.LittleEndian.Uint64(b[i:])
 		q := eqMask(w, '"')
+		if q == 0 && carry != 0 && b[i+7] != '\\' {
+			i += 8 // within a string, and not escaping the next word
+			continue
+		}
 		if bs := eqMask(w, '\\'); bs != 0 && (q != 0 || carry == 0 || b[i+7] == '\\') {
 			// A backslash next to a quote, outside a string, or escaping
 			// the next word: resolve it byte by byte.
@@ -100,33 +99,20 @@ func (s *containerScanner) scan(b []byte) (int, bool, error) {
 		inside ^= carry
 		carry = -(inside >> 63) & highs
 		f := w | fold
-		for m := (eqMask(f, '{') | eqMask(f, '}')) &^ inside; m != 0; m &= m - 1 {
-			j := i + bits.TrailingZeros64(m)>>3
-			c := b[j]
-			isArr := uint64(c>>5)&1 ^ 1 // '[' and ']' have bit 0x20 clear
-			// The common cases inline: an opening bracket with room in
-			// nest, a closing one that matches and leaves more open.
-			if c&2 != 0 { // '{' or '['
-				if s.nest>>63 == 0 {
-					s.nest = s.nest<<1 | isArr
-					// Now two deep: a child of the value starts. (Past 64
-					// levels nest restarts and this may fire wrongly; a
-					// caller then sees a start that matches no member and
-					// scans instead.)
-					if s.nest>>2 == 1 {
-						s.child.start = s.fed + j
+		open := eqMask(f, '{') &^ inside
+		closed := eqMask(f, '}') &^ inside
+		if open|closed != 0 {
+			nc := bits.OnesCount64(closed)
+			if s.depth-nc >= 3 {
+				// Deep inside: neither the end nor a child boundary.
+				s.depth += bits.OnesCount64(open) - nc
+			} else {
+				for m := open | closed; m != 0; m &= m - 1 {
+					j := i + bits.TrailingZeros64(m)>>3
+					if s.bracket(b[j], j) {
+						return j + 1, true, nil
 					}
-					continue
 				}
-			} else if s.nest > 3 && s.nest&1 == isArr {
-				if s.nest>>2 == 1 {
-					s.child.end = s.fed + j + 1
-				}
-				s.nest >>= 1
-				continue
-			}
-			if done, err := s.bracket(c, s.fed+j); err != nil || done {
-				return j + 1, done, err
 			}
 		}
 		i += 8
@@ -161,44 +147,29 @@ func (s *containerScanner) bytewise(b []byte, i, end int) (int, bool, error) {
 		case 2:
 			return i, false, fmt.Errorf("backslash outside a string")
 		case 3, 4:
-			if done, err := s.bracket(c, s.fed+i-1); err != nil || done {
-				return i, done, err
+			if s.bracket(c, i-1) {
+				return i, true, nil
 			}
 		}
 	}
 	return i, false, nil
 }
 
-// bracket applies a bracket outside a string, at offset at in the value, and
-// reports whether it closed the value.
-func (s *containerScanner) bracket(c byte, at int) (bool, error) {
-	isArr := uint64(c>>5)&1 ^ 1 // '[' and ']' have bit 0x20 clear
-	if c == '{' || c == '[' {
-		if s.nest>>63 != 0 {
-			s.deep = append(s.deep, s.nest)
-			s.nest = 1
+// bracket applies the bracket c found outside a string at b[j] and reports
+// whether it closed the value.
+func (s *containerScanner) bracket(c byte, j int) bool {
+	if c&2 != 0 { // '{' or '['
+		s.depth++
+		if s.depth == 2 {
+			s.child.start = s.fed + j
 		}
-		s.nest = s.nest<<1 | isArr
-		if s.nest>>2 == 1 && len(s.deep) == 0 {
-			s.child.start = at
-		}
-		return false, nil
+		return false
 	}
-	if s.nest == 1 {
-		if len(s.deep) == 0 {
-			return false, fmt.Errorf("unbalanced %q", c)
-		}
-		s.nest = s.deep[len(s.deep)-1]
-		s.deep = s.deep[:len(s.deep)-1]
+	if s.depth == 2 {
+		s.child.end = s.fed + j + 1
 	}
-	if s.nest&1 != isArr {
-		return false, fmt.Errorf("%q closes %q", c, "{["[s.nest&1])
-	}
-	if s.nest>>2 == 1 && len(s.deep) == 0 {
-		s.child.end = at + 1
-	}
-	s.nest >>= 1
-	return s.nest == 1 && len(s.deep) == 0, nil
+	s.depth--
+	return s.depth == 0
 }
 
 // eqMask sets the high bit of each byte of w that equals c, exactly.
@@ -222,7 +193,7 @@ func skipValue(b []byte, i int) (start, end int, err error) {
 	start = i
 	switch c := b[i]; {
 	case c == '{' || c == '[':
-		s := containerScanner{nest: 1}
+		var s containerScanner
 		n, done, err := s.feed(b[i:])
 		if err != nil {
 			return start, i + n, err
