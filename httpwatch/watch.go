@@ -14,7 +14,7 @@ import (
 // server has answered; events are then pulled with Next.
 //
 // How the outcomes map (CONFORMANCE items 1, 2 and 4):
-//   - HTTP 200 with a JSON body: a Watcher.
+//   - HTTP 200: a Watcher.
 //   - Any other status: a *StatusError from the body, no Watcher
 //     (conformance 1). A refused connection: an error satisfying
 //     IsConnectionRefused (conformance 22).
