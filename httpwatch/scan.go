@@ -11,11 +11,8 @@ import (
 // This file holds the JSON scanning the framer, the list scanner and Object
 // share. None of it builds a tree: it only finds where values start and end.
 
-// class tells the scanner which bytes can change its state. Everything else
-// is skipped in a tight loop, which is what makes framing fast.
-var class = [256]uint8{
-	'"': 1, '\\': 2, '{': 3, '[': 3, '}': 4, ']': 4,
-}
+// isBracket marks the bytes that open or close a container.
+var isBracket = [256]bool{'{': true, '[': true, '}': true, ']': true}
 
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
 
@@ -41,10 +38,10 @@ func (s *containerScanner) reset() { *s = containerScanner{} }
 // feed scans b, which continues the value. It returns the index just past the
 // value's closing bracket and true, or len(b) and false if the value is still
 // open. The first byte ever fed must be '{' or '['.
-func (s *containerScanner) feed(b []byte) (int, bool, error) {
-	n, done, err := s.scan(b)
+func (s *containerScanner) feed(b []byte) (int, bool) {
+	n, done := s.scan(b)
 	s.fed += n
-	return n, done, err
+	return n, done
 }
 
 // scan reads eight bytes at a time (SWAR): word-wide tests find the quotes
@@ -54,11 +51,11 @@ func (s *containerScanner) feed(b []byte) (int, bool, error) {
 // visited one by one to find its end and its last child. The rare word with
 // a backslash that could matter goes through the byte-at-a-time path, which
 // knows what it escapes.
-func (s *containerScanner) scan(b []byte) (int, bool, error) {
+func (s *containerScanner) scan(b []byte) (int, bool) {
 	i := 0
 	if s.esc {
 		if len(b) == 0 {
-			return 0, false, nil
+			return 0, false
 		}
 		s.esc = false
 		i = 1
@@ -68,27 +65,32 @@ func (s *containerScanner) scan(b []byte) (int, bool, error) {
 	if s.inStr {
 		carry = highs
 	}
+	var escIn uint64 // the high bit of byte 0 when the last word escapes it
 	for i+8 <= len(b) {
 		w := binary.LittleEndian.Uint64(b[i:])
 		q := eqMask(w, '"')
 		if q == 0 && carry != 0 && b[i+7] != '\\' {
+			escIn = 0
 			i += 8 // within a string, and not escaping the next word
 			continue
 		}
-		if bs := eqMask(w, '\\'); bs != 0 && (q != 0 || carry == 0 || b[i+7] == '\\') {
-			// A backslash next to a quote, outside a string, or escaping
-			// the next word: resolve it byte by byte.
-			s.inStr = carry != 0
-			n, done, err := s.bytewise(b, i, i+8)
-			if done || err != nil {
-				return n, done, err
+		var esc uint64 // bytes escaped by a backslash
+		if bs := eqMask(w, '\\'); bs != 0 || escIn != 0 {
+			// Backslashes are rare: walk them, skipping those that are
+			// themselves escaped.
+			esc, escIn = escIn, 0
+			for m := bs; m != 0; m &= m - 1 {
+				bit := m & -m
+				if bit&esc != 0 {
+					continue
+				}
+				if bit == 1<<63 {
+					escIn = 1 << 7
+				} else {
+					esc |= bit << 8
+				}
 			}
-			i = n
-			carry = 0
-			if s.inStr {
-				carry = highs
-			}
-			continue
+			q &^= esc
 		}
 		// inside has the high bit of every byte from an opening quote up to
 		// (not including) its closing quote. Setting bit 0x20 folds '[' onto
@@ -99,8 +101,8 @@ func (s *containerScanner) scan(b []byte) (int, bool, error) {
 		inside ^= carry
 		carry = -(inside >> 63) & highs
 		f := w | fold
-		open := eqMask(f, '{') &^ inside
-		closed := eqMask(f, '}') &^ inside
+		open := eqMask(f, '{') &^ (inside | esc)
+		closed := eqMask(f, '}') &^ (inside | esc)
 		if open|closed != 0 {
 			nc := bits.OnesCount64(closed)
 			if s.depth-nc >= 3 {
@@ -110,7 +112,7 @@ func (s *containerScanner) scan(b []byte) (int, bool, error) {
 				for m := open | closed; m != 0; m &= m - 1 {
 					j := i + bits.TrailingZeros64(m)>>3
 					if s.bracket(b[j], j) {
-						return j + 1, true, nil
+						return j + 1, true
 					}
 				}
 			}
@@ -118,41 +120,40 @@ func (s *containerScanner) scan(b []byte) (int, bool, error) {
 		i += 8
 	}
 	s.inStr = carry != 0
-	return s.bytewise(b, i, len(b))
-}
-
-// bytewise scans b[i:end] one byte at a time (it may finish an escape just
-// past end). It returns where it stopped.
-func (s *containerScanner) bytewise(b []byte, i, end int) (int, bool, error) {
-	for i < end {
-		c := b[i]
-		if s.inStr {
-			switch c {
-			case '"':
-				s.inStr = false
-			case '\\':
-				if i+1 == len(b) {
-					s.esc = true
-					return len(b), false, nil
-				}
-				i++
-			}
-			i++
-			continue
+	if escIn != 0 {
+		if i == len(b) {
+			s.esc = true
+			return i, false
 		}
 		i++
-		switch class[c] {
-		case 1:
-			s.inStr = true
-		case 2:
-			return i, false, fmt.Errorf("backslash outside a string")
-		case 3, 4:
+	}
+	return s.bytewise(b, i)
+}
+
+// bytewise scans b[i:] one byte at a time, as scan does word by word. A
+// backslash escapes the next byte wherever it is: outside a string it is
+// invalid JSON, left for the frame's reader to reject.
+func (s *containerScanner) bytewise(b []byte, i int) (int, bool) {
+	for i < len(b) {
+		c := b[i]
+		i++
+		switch {
+		case c == '\\':
+			if i == len(b) {
+				s.esc = true
+				return i, false
+			}
+			i++
+		case c == '"':
+			s.inStr = !s.inStr
+		case s.inStr:
+		case isBracket[c]:
 			if s.bracket(c, i-1) {
-				return i, true, nil
+				return i, true
 			}
 		}
 	}
-	return i, false, nil
+	return i, false
 }
 
 // bracket applies the bracket c found outside a string at b[j] and reports
@@ -194,10 +195,7 @@ func skipValue(b []byte, i int) (start, end int, err error) {
 	switch c := b[i]; {
 	case c == '{' || c == '[':
 		var s containerScanner
-		n, done, err := s.feed(b[i:])
-		if err != nil {
-			return start, i + n, err
-		}
+		n, done := s.feed(b[i:])
 		if !done {
 			return start, len(b), errTruncated
 		}
