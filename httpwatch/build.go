@@ -44,39 +44,47 @@ func buildObject(src []byte, opt buildOptions) (*Object, error) {
 		return nil, it.err
 	}
 	insertAt := it.i // just past the opening brace
-	var meta member
 	haveMeta, hasKind, hasAPIVersion := false, false, false
 	wantType := len(opt.typeMeta) > 0
+	var vals [nFields]valueRange
+	cutStart, cutEnd := 0, 0
+members:
 	for {
-		m, ok := it.next()
+		m, ok := it.nextKey()
 		if !ok {
 			break
 		}
 		switch string(m.key) {
 		case "metadata":
-			if !haveMeta {
-				meta, haveMeta = m, true
+			if !haveMeta && it.i < len(src) && src[it.i] == '{' {
+				// Read metadata once, in place of skipping it.
+				var end int
+				var err error
+				if cutStart, cutEnd, end, err = scanMetadata(src, it.i, opt.dropManagedFields, &vals); err != nil {
+					return nil, fmt.Errorf("metadata: %w", err)
+				}
+				it.i, haveMeta = end, true
+				if !wantType {
+					break members // the rest cannot change the result
+				}
+				continue
+			}
+			if it.i < len(src) && src[it.i] != 'n' {
+				return nil, errors.New("metadata is not an object")
 			}
 		case "kind":
 			hasKind = true
 		case "apiVersion":
 			hasAPIVersion = true
 		}
-		if haveMeta && !wantType {
-			break // the rest of the object cannot change the result
+		_, end, err := skipValue(src, it.i)
+		if err != nil {
+			return nil, fmt.Errorf("value of %q: %w", m.key, err)
 		}
+		it.i = end
 	}
 	if it.err != nil {
 		return nil, it.err
-	}
-
-	var vals [nFields]valueRange
-	cutStart, cutEnd := 0, 0
-	if haveMeta && src[meta.valueStart] != 'n' {
-		var err error
-		if cutStart, cutEnd, err = scanMetadata(src, meta.valueStart, opt.dropManagedFields, &vals); err != nil {
-			return nil, fmt.Errorf("metadata: %w", err)
-		}
 	}
 
 	var prefix []byte
@@ -159,8 +167,9 @@ type valueRange struct{ start, end int }
 
 // scanMetadata reads the metadata object at src[start]: it records where the
 // values of the fields an Object locates are and, if drop is set, returns the
-// byte range that removes managedFields with one adjacent comma.
-func scanMetadata(src []byte, start int, drop bool, vals *[nFields]valueRange) (cutStart, cutEnd int, err error) {
+// byte range that removes managedFields with one adjacent comma. end is just
+// past the metadata.
+func scanMetadata(src []byte, start int, drop bool, vals *[nFields]valueRange) (cutStart, cutEnd, end int, err error) {
 	it := newObjectIter(src, start)
 	prevEnd := it.i // end of the previous member, or just past '{'
 	pending := false
@@ -193,11 +202,11 @@ func scanMetadata(src []byte, start int, drop bool, vals *[nFields]valueRange) (
 		prevEnd = m.valueEnd
 	}
 	if it.err != nil {
-		return 0, 0, it.err
+		return 0, 0, 0, it.err
 	}
 	if pending && mfIndex > 0 {
 		// The last member: remove the comma before it instead.
 		cutStart = mfPrevEnd
 	}
-	return cutStart, cutEnd, nil
+	return cutStart, cutEnd, it.i, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -50,14 +51,6 @@ type Client struct {
 	limiter *rate.Limiter
 }
 
-// The client-side rate used when Config.QPS or Config.Burst is zero. These
-// match Config's documented defaults (config.go owns them; once it offers
-// Config.Rate, NewClient should use that).
-const (
-	defaultQPS   = 50
-	defaultBurst = 100
-)
-
 // NewClient returns a client for the server cfg describes. It uses only
 // cfg.Host, cfg.QPS and cfg.Burst (QPS 0 means 50, below 0 unlimited;
 // Burst 0 means 100), cfg.Timeout (per attempt of a
@@ -79,14 +72,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		return nil, fmt.Errorf("httpwatch: new client: %w", err)
 	}
 	var lim *rate.Limiter
-	if cfg.QPS >= 0 {
-		qps, burst := cfg.QPS, cfg.Burst
-		if qps == 0 {
-			qps = defaultQPS
-		}
-		if burst <= 0 {
-			burst = defaultBurst
-		}
+	if qps, burst := cfg.Rate(); !math.IsInf(qps, 1) {
 		lim = rate.NewLimiter(rate.Limit(qps), burst)
 		rt = &limited{next: rt, limiter: lim}
 	}

@@ -296,3 +296,53 @@ func TestConformance7Predicates(t *testing.T) {
 	require.True(t, IsResourceVersionTooLarge(se))
 	require.Equal(t, "GET /api/v1/pods: 504 Timeout: Timeout: Too large resource version: 1000212, current: 212", se.Error())
 }
+
+// Cancelling the watch's context ends a blocked Next with an error that
+// says so (the reflector is shutting down, nothing to resume).
+func TestWatchContextCancel(t *testing.T) {
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, podFrame)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := newTestClient(t, srv.URL).Resource(pods).Watch(ctx, ListOptions{})
+	require.NoError(t, err)
+	defer w.Stop()
+	_, err = w.Next()
+	require.NoError(t, err)
+	done := make(chan error)
+	go func() {
+		_, err := w.Next()
+		done <- err
+	}()
+	cancel()
+	err = <-done
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestIsProbableEOF(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{io.EOF, true},
+		{fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true},
+		{&net.OpError{Op: "read", Err: errors.New("connection reset by peer")}, true},
+		{errors.New("http2: server sent GOAWAY and closed the connection; LastStreamID=1"), true},
+		{errors.New("stream error: stream ID 3; INTERNAL_ERROR"), true},
+		{&StatusError{Code: 500}, false},
+		{&DecodeError{Err: ErrInvalidEventType}, false},
+		{nil, false},
+	} {
+		require.Equal(t, tc.want, IsProbableEOF(tc.err), "%v", tc.err)
+	}
+}
+
+func TestStatusErrorText(t *testing.T) {
+	require.Equal(t, "409 Conflict: busy", (&StatusError{Code: 409, Reason: "Conflict", Message: "busy"}).Error())
+	require.Equal(t, "PUT /api/v1/x: 500 error", (&StatusError{Code: 500, Verb: "PUT", Path: "/api/v1/x"}).Error())
+	se := statusFromBody("GET", "/p", 503, http.Header{"Retry-After": {"7"}}, []byte("  upstream down\n"))
+	require.Equal(t, "GET /p: 503 ServiceUnavailable: upstream down", se.Error())
+	require.Equal(t, "7s", se.RetryAfter.String())
+}

@@ -2,7 +2,63 @@
 // plain HTTP/JSON, without client-go.
 //
 // A Client speaks to one API server (see Config); Client.Resource addresses
-// one resource and satisfies ListerWatcher, the only view of a source the
-// Reflector needs. Objects are kept as immutable raw JSON (Object) with the
-// few metadata fields every layer needs parsed once.
+// one resource and returns a *ResourceClient, which satisfies ListerWatcher,
+// the only view of a source the reflector needs:
+//
+//	c, err := httpwatch.NewClient(&httpwatch.Config{Host: "https://127.0.0.1:6443", BearerToken: token})
+//	pods := c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods", Namespace: "default"})
+//	list, err := pods.List(ctx, httpwatch.ListOptions{})       // every page
+//	w, err := pods.Watch(ctx, httpwatch.ListOptions{ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true})
+//	defer w.Stop()
+//	for {
+//		ev, err := w.Next() // io.EOF when the server ends the stream
+//		...
+//	}
+//
+// # Objects
+//
+// An Object is the raw JSON of one API object, copied out of the read
+// buffer, with namespace, name, resourceVersion and uid located once; read
+// other fields with Get (gjson paths) or Decode into a struct. Objects are
+// immutable and cost their JSON plus a few dozen bytes. Items of built-in
+// lists carry no kind or apiVersion on the wire; the list scanner inserts
+// them (from the list's kind and apiVersion), so an object reads the same
+// whether it came from a list or a watch. ResourceClient.DropManagedFields
+// removes metadata.managedFields while copying, and ResourceClient.Transform
+// rewrites objects before they are returned; MetadataOnly asks the server for
+// PartialObjectMetadata, for caches that need only labels and owners.
+//
+// # Reading
+//
+// Neither lists nor watches are ever decoded into a tree. A list body is
+// scanned item by item and each item is copied out as soon as it is whole,
+// so memory is the items plus one read buffer. A watch body is split into
+// frames by a Framer, which finds each JSON value's end itself (brackets
+// outside strings, escapes inside them): it does not depend on newlines or
+// on how the body was chunked, and it bounds the frame size
+// (Client.MaxFrameSize).
+//
+// Non-streaming requests are retried with backoff and jitter on connection
+// errors, 429 (honouring Retry-After) and 5xx; other errors are a
+// *StatusError at once. ListAll follows continue tokens (500 items a page by
+// default) and falls back to one unpaginated list when a token expires.
+//
+// # Errors and the watch contract
+//
+// Server failures are *StatusError values that name the request; IsGone,
+// IsExpired, IsNotFound, IsConflict, IsTooManyRequests, IsForbidden,
+// IsUnauthorized, IsInternalError and IsResourceVersionTooLarge work through
+// %w wrapping. They follow the API server's own helpers, except that IsGone
+// also accepts reason Expired (upstream callers test both).
+//
+// A Watcher is pulled, not pushed: Next blocks on the caller's goroutine and
+// the package starts none. client-go's channel-based contract maps as
+// follows (CONFORMANCE items 1-6): a non-200 answer is a *StatusError from
+// Watch; a connection that ends before the answer gives an empty Watcher
+// (Next returns io.EOF); a clean end of the body is io.EOF; a connection
+// cut mid-stream is an error for which IsProbableEOF is true (client-go
+// ends such a stream silently); a malformed stream or unknown event type is
+// a *DecodeError (client-go sends a synthetic ERROR event); an ERROR event
+// arrives as Event{Type: Error, Err: *StatusError}. After Stop, Next
+// returns io.EOF and delivers nothing more.
 package httpwatch

@@ -2,103 +2,165 @@ package httpwatch
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
-// fuzzSeeds adds every recorded fixture whose name has the suffix.
-func fuzzSeeds(f *testing.F, suffix string) {
-	paths, err := filepath.Glob(filepath.Join("testdata", "kube-apiserver-1.37", "*"+suffix))
+const fuzzMaxFrame = 1 << 16
+
+// addFixtureSeeds seeds a fuzz target with every recorded response.
+func addFixtureSeeds(f *testing.F) {
+	ents, err := os.ReadDir(fixtureDir)
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(fixtureDir, e.Name()))
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(b)
+		f.Add(b, uint16(len(b)/2))
+	}
+	f.Add([]byte(`{"a":"\\\"}"}[1,{"b":[]}]`), uint16(5))
+	f.Add([]byte(`{"type":"ADDED","object":{"metadata":{"name":"a\u0062"}}}`), uint16(30))
+}
+
+// frames runs a Framer over chunks until it fails or ends.
+func frames(t *testing.T, chunks [][]byte) ([]string, error) {
+	fr := NewFramer(&chunkReader{chunks: chunks}, fuzzMaxFrame)
+	var out []string
+	for {
+		b, err := fr.Next()
+		if err != nil {
+			if c := cap(fr.rd.buf); c > max(initialBufSize, fuzzMaxFrame+1) {
+				t.Fatalf("buffer grew to %d bytes past the %d-byte frame limit", c, fuzzMaxFrame)
+			}
+			return out, err
+		}
+		if len(b) > fuzzMaxFrame {
+			t.Fatalf("frame of %d bytes over the limit", len(b))
+		}
+		out = append(out, string(b))
 	}
 }
 
-// fuzzFrameLimit keeps memory bounded whatever the input claims.
-const fuzzFrameLimit = 1 << 16
-
-// The watch decoder never panics, never hands out a frame over its limit,
-// and every event it returns is well formed.
-func FuzzWatchDecode(f *testing.F) {
-	fuzzSeeds(f, ".jsonl")
-	f.Add([]byte(`{"type":"ADDED","object":{"metadata":{"name":"a\"}"}}}{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		w := newStreamWatcher(io.NopCloser(bytes.NewReader(data)), func() {}, "WATCH", "/fuzz", &scanOptions{maxFrame: fuzzFrameLimit})
-		defer w.Stop()
-		for range 10000 {
-			ev, err := w.Next()
-			if err != nil {
-				return
-			}
-			switch ev.Type {
-			case Added, Modified, Deleted, Bookmark:
-				if ev.Object == nil {
-					t.Fatalf("%s event without an object", ev.Type)
-				}
-				if len(ev.Object.Raw()) > fuzzFrameLimit {
-					t.Fatalf("object of %d bytes over the %d limit", len(ev.Object.Raw()), fuzzFrameLimit)
-				}
-			case Error:
-				if ev.Err == nil {
-					t.Fatal("ERROR event without an error")
-				}
-			default:
-				t.Fatalf("unknown event type %q", ev.Type)
-			}
-		}
-	})
-}
-
-// The framer splits any input into frames no longer than its limit, and
-// the frames of a well-formed stream concatenate back to its values.
+// FuzzFramer: no panic, bounded memory, the same frames however the input
+// is chunked, and exactly encoding/json's values when the input is a valid
+// sequence of objects and arrays.
 func FuzzFramer(f *testing.F) {
-	fuzzSeeds(f, ".jsonl")
-	f.Add([]byte(`{"a":"\\"} [1,2] {"b":{}}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		fr := NewFramer(bytes.NewReader(data), fuzzFrameLimit)
-		var total int
-		for range 10000 {
-			b, err := fr.Next()
-			if err != nil {
-				return
-			}
-			if len(b) > fuzzFrameLimit {
-				t.Fatalf("frame of %d bytes over the %d limit", len(b), fuzzFrameLimit)
-			}
-			total += len(b)
-			if total > len(data) {
-				t.Fatalf("frames hold %d bytes, more than the %d read", total, len(data))
-			}
+	addFixtureSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
+		whole, err := frames(t, [][]byte{data})
+		at := int(cut) % (len(data) + 1)
+		split, serr := frames(t, splitAt(data, at))
+		if !equalLines(whole, split) || (err == io.EOF) != (serr == io.EOF) {
+			t.Fatalf("split at %d changed the result: %q %v vs %q %v", at, whole, err, split, serr)
 		}
-	})
-}
-
-// The list scanner never panics, and what it returns holds together: items
-// are valid objects within the size limit.
-func FuzzListScan(f *testing.F) {
-	fuzzSeeds(f, ".json")
-	f.Add([]byte(`{"kind":"PodList","metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":"x"}}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := scanList(bytes.NewReader(data), &scanOptions{maxFrame: fuzzFrameLimit})
-		if err != nil {
-			if strings.TrimSpace(err.Error()) == "" {
-				t.Fatal("an error without a message")
-			}
+		if err != io.EOF {
 			return
 		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		for i := 0; ; i++ {
+			var v json.RawMessage
+			if derr := dec.Decode(&v); derr == io.EOF {
+				if i != len(whole) {
+					t.Fatalf("framer found %d frames, encoding/json %d", len(whole), i)
+				}
+				return
+			} else if derr != nil {
+				return // the framer checks structure, not every token
+			}
+			if i >= len(whole) || whole[i] != string(v) {
+				t.Fatalf("frame %d: framer %q, encoding/json %q", i, whole, v)
+			}
+		}
+	})
+}
+
+func events(t *testing.T, chunks [][]byte) ([]string, error) {
+	w := newStreamWatcher(&chunkReader{chunks: chunks}, func() {}, "WATCH", "/fuzz", &scanOptions{maxFrame: fuzzMaxFrame})
+	defer w.Stop()
+	var out []string
+	for {
+		ev, err := w.Next()
+		if err != nil {
+			return out, err
+		}
+		s := string(ev.Type)
+		switch {
+		case ev.Type == Error:
+			if ev.Err == nil {
+				t.Fatal("ERROR event without Err")
+			}
+			s += " " + ev.Err.Error()
+		case ev.Object == nil:
+			t.Fatalf("%s event without an object", ev.Type)
+		}
+		if o := ev.Object; o != nil {
+			s += " " + o.Namespace() + "/" + o.Name() + " " + o.ResourceVersion() + " " + o.UID() + " " + o.String()
+			o.Labels()
+			o.OwnerUIDs()
+		}
+		out = append(out, s)
+	}
+}
+
+// FuzzWatchDecode: any byte stream decodes to events or a clear error,
+// never a panic, and the same events however it is chunked.
+func FuzzWatchDecode(f *testing.F) {
+	addFixtureSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
+		whole, err := events(t, [][]byte{data})
+		at := int(cut) % (len(data) + 1)
+		split, serr := events(t, splitAt(data, at))
+		if !equalLines(whole, split) || (err == io.EOF) != (serr == io.EOF) {
+			t.Fatalf("split at %d changed the result: %q %v vs %q %v", at, whole, err, split, serr)
+		}
+		var de *DecodeError
+		if err != io.EOF && !errors.As(err, &de) && !IsProbableEOF(err) {
+			t.Fatalf("error of an unexpected kind: %v", err)
+		}
+	})
+}
+
+func listItems(chunks [][]byte, drop bool) ([]string, error) {
+	p, err := scanList(&chunkReader{chunks: chunks}, &scanOptions{maxFrame: fuzzMaxFrame, drop: drop})
+	if err != nil {
+		return nil, err
+	}
+	out := []string{p.ResourceVersion + " " + p.Continue}
+	for _, o := range p.Items {
+		out = append(out, o.Namespace()+"/"+o.Name()+" "+o.ResourceVersion()+" "+o.UID()+" "+o.String())
+	}
+	return out, nil
+}
+
+// FuzzListScan: any body scans to a page or a clear error, never a panic,
+// the same however it is chunked; valid JSON stays valid JSON after
+// managedFields are dropped.
+func FuzzListScan(f *testing.F) {
+	addFixtureSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
+		whole, err := listItems([][]byte{data}, false)
+		at := int(cut) % (len(data) + 1)
+		split, serr := listItems(splitAt(data, at), false)
+		if !equalLines(whole, split) || (err == nil) != (serr == nil) {
+			t.Fatalf("split at %d changed the result: %q %v vs %q %v", at, whole, err, split, serr)
+		}
+		if err != nil || !json.Valid(data) {
+			return
+		}
+		p, err := scanList(bytes.NewReader(data), &scanOptions{maxFrame: fuzzMaxFrame, drop: true})
+		if err != nil {
+			t.Fatalf("dropping managedFields failed where keeping them did not: %v", err)
+		}
 		for _, o := range p.Items {
-			if o == nil || len(o.Raw()) > fuzzFrameLimit {
-				t.Fatalf("bad item %v", o)
+			if !json.Valid(o.Raw()) {
+				t.Fatalf("item became invalid JSON: %s", o.Raw())
 			}
 		}
 	})

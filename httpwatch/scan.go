@@ -11,46 +11,51 @@ import (
 // This file holds the JSON scanning the framer, the list scanner and Object
 // share. None of it builds a tree: it only finds where values start and end.
 
-// class tells the scanner which bytes can change its state. Everything else
-// is skipped in a tight loop, which is what makes framing fast.
-var class = [256]uint8{
-	'"': 1, '\\': 2, '{': 3, '[': 3, '}': 4, ']': 4,
-}
+// isBracket marks the bytes that open or close a container.
+var isBracket = [256]bool{'{': true, '[': true, '}': true, ']': true}
 
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
 
 // containerScanner finds the end of one JSON object or array fed to it in
-// pieces. It keeps just enough state (open brackets, inside a string, after a
+// pieces. It keeps just enough state (nesting depth, inside a string, after a
 // backslash) to resume at any byte, so a value split across reads is scanned
-// once, never from its start again.
+// once, never from its start again. It checks balance, not grammar: "{]"
+// closes like "{}"; the readers of a frame check the levels they read.
 type containerScanner struct {
-	// nest holds the open brackets as bits, innermost lowest (1 for '['),
-	// with a 1 bit above them as a sentinel; deeper nesting spills to deep.
-	nest  uint64
-	deep  []uint64
+	depth int
 	inStr bool
 	esc   bool
+	// fed counts the bytes of the value scanned before this feed call;
+	// child is where the last container directly inside the value starts
+	// and ends (offsets in the value), so that a caller who wants that
+	// member (a watch event's "object") need not scan it again.
+	fed   int
+	child valueRange
 }
 
-func (s *containerScanner) reset() {
-	s.nest, s.deep = 1, s.deep[:0]
-	s.inStr, s.esc = false, false
-}
+func (s *containerScanner) reset() { *s = containerScanner{} }
 
 // feed scans b, which continues the value. It returns the index just past the
 // value's closing bracket and true, or len(b) and false if the value is still
 // open. The first byte ever fed must be '{' or '['.
-//
-// It reads eight bytes at a time (SWAR): word-wide tests find the quotes and
-// brackets in a word, a prefix XOR of the quote bits tells which bytes are
-// inside strings, and only the brackets outside strings are visited one by
-// one. The rare word with a backslash that could matter goes through the
-// byte-at-a-time path, which knows what it escapes.
-func (s *containerScanner) feed(b []byte) (int, bool, error) {
+func (s *containerScanner) feed(b []byte) (int, bool) {
+	n, done := s.scan(b)
+	s.fed += n
+	return n, done
+}
+
+// scan reads eight bytes at a time (SWAR): word-wide tests find the quotes
+// and brackets in a word, and a prefix XOR of the quote bits tells which
+// bytes are inside strings. Brackets outside strings only change the depth,
+// by a population count, except near the top of the value, where they are
+// visited one by one to find its end and its last child. The rare word with
+// a backslash that could matter goes through the byte-at-a-time path, which
+// knows what it escapes.
+func (s *containerScanner) scan(b []byte) (int, bool) {
 	i := 0
 	if s.esc {
 		if len(b) == 0 {
-			return 0, false, nil
+			return 0, false
 		}
 		s.esc = false
 		i = 1
@@ -60,23 +65,32 @@ func (s *containerScanner) feed(b []byte) (int, bool, error) {
 	if s.inStr {
 		carry = highs
 	}
+	var escIn uint64 // the high bit of byte 0 when the last word escapes it
 	for i+8 <= len(b) {
 		w := binary.LittleEndian.Uint64(b[i:])
 		q := eqMask(w, '"')
-		if bs := eqMask(w, '\\'); bs != 0 && (q != 0 || carry == 0 || b[i+7] == '\\') {
-			// A backslash next to a quote, outside a string, or escaping
-			// the next word: resolve it byte by byte.
-			s.inStr = carry != 0
-			n, done, err := s.bytewise(b, i, i+8)
-			if done || err != nil {
-				return n, done, err
-			}
-			i = n
-			carry = 0
-			if s.inStr {
-				carry = highs
-			}
+		if q == 0 && carry != 0 && b[i+7] != '\\' {
+			escIn = 0
+			i += 8 // within a string, and not escaping the next word
 			continue
+		}
+		var esc uint64 // bytes escaped by a backslash
+		if bs := eqMask(w, '\\'); bs != 0 || escIn != 0 {
+			// Backslashes are rare: walk them, skipping those that are
+			// themselves escaped.
+			esc, escIn = escIn, 0
+			for m := bs; m != 0; m &= m - 1 {
+				bit := m & -m
+				if bit&esc != 0 {
+					continue
+				}
+				if bit == 1<<63 {
+					escIn = 1 << 7
+				} else {
+					esc |= bit << 8
+				}
+			}
+			q &^= esc
 		}
 		// inside has the high bit of every byte from an opening quote up to
 		// (not including) its closing quote. Setting bit 0x20 folds '[' onto
@@ -87,89 +101,76 @@ func (s *containerScanner) feed(b []byte) (int, bool, error) {
 		inside ^= carry
 		carry = -(inside >> 63) & highs
 		f := w | fold
-		for m := (eqMask(f, '{') | eqMask(f, '}')) &^ inside; m != 0; m &= m - 1 {
-			j := i + bits.TrailingZeros64(m)>>3
-			c := b[j]
-			isArr := uint64(c>>5)&1 ^ 1 // '[' and ']' have bit 0x20 clear
-			// The common cases inline: an opening bracket with room in
-			// nest, a closing one that matches and leaves more open.
-			if c&2 != 0 { // '{' or '['
-				if s.nest>>63 == 0 {
-					s.nest = s.nest<<1 | isArr
-					continue
+		open := eqMask(f, '{') &^ (inside | esc)
+		closed := eqMask(f, '}') &^ (inside | esc)
+		if open|closed != 0 {
+			nc := bits.OnesCount64(closed)
+			if s.depth-nc >= 3 {
+				// Deep inside: neither the end nor a child boundary.
+				s.depth += bits.OnesCount64(open) - nc
+			} else {
+				for m := open | closed; m != 0; m &= m - 1 {
+					j := i + bits.TrailingZeros64(m)>>3
+					if s.bracket(b[j], j) {
+						return j + 1, true
+					}
 				}
-			} else if s.nest > 3 && s.nest&1 == isArr {
-				s.nest >>= 1
-				continue
-			}
-			if done, err := s.bracket(c); err != nil || done {
-				return j + 1, done, err
 			}
 		}
 		i += 8
 	}
 	s.inStr = carry != 0
-	return s.bytewise(b, i, len(b))
-}
-
-// bytewise scans b[i:end] one byte at a time (it may finish an escape just
-// past end). It returns where it stopped.
-func (s *containerScanner) bytewise(b []byte, i, end int) (int, bool, error) {
-	for i < end {
-		c := b[i]
-		if s.inStr {
-			switch c {
-			case '"':
-				s.inStr = false
-			case '\\':
-				if i+1 == len(b) {
-					s.esc = true
-					return len(b), false, nil
-				}
-				i++
-			}
-			i++
-			continue
+	if escIn != 0 {
+		if i == len(b) {
+			s.esc = true
+			return i, false
 		}
 		i++
-		switch class[c] {
-		case 1:
-			s.inStr = true
-		case 2:
-			return i, false, fmt.Errorf("backslash outside a string")
-		case 3, 4:
-			if done, err := s.bracket(c); err != nil || done {
-				return i, done, err
+	}
+	return s.bytewise(b, i)
+}
+
+// bytewise scans b[i:] one byte at a time, as scan does word by word. A
+// backslash escapes the next byte wherever it is: outside a string it is
+// invalid JSON, left for the frame's reader to reject.
+func (s *containerScanner) bytewise(b []byte, i int) (int, bool) {
+	for i < len(b) {
+		c := b[i]
+		i++
+		switch {
+		case c == '\\':
+			if i == len(b) {
+				s.esc = true
+				return i, false
+			}
+			i++
+		case c == '"':
+			s.inStr = !s.inStr
+		case s.inStr:
+		case isBracket[c]:
+			if s.bracket(c, i-1) {
+				return i, true
 			}
 		}
 	}
-	return i, false, nil
+	return i, false
 }
 
-// bracket applies a bracket outside a string and reports whether it closed
-// the value.
-func (s *containerScanner) bracket(c byte) (bool, error) {
-	isArr := uint64(c>>5)&1 ^ 1 // '[' and ']' have bit 0x20 clear
-	if c == '{' || c == '[' {
-		if s.nest>>63 != 0 {
-			s.deep = append(s.deep, s.nest)
-			s.nest = 1
+// bracket applies the bracket c found outside a string at b[j] and reports
+// whether it closed the value.
+func (s *containerScanner) bracket(c byte, j int) bool {
+	if c&2 != 0 { // '{' or '['
+		s.depth++
+		if s.depth == 2 {
+			s.child.start = s.fed + j
 		}
-		s.nest = s.nest<<1 | isArr
-		return false, nil
+		return false
 	}
-	if s.nest == 1 {
-		if len(s.deep) == 0 {
-			return false, fmt.Errorf("unbalanced %q", c)
-		}
-		s.nest = s.deep[len(s.deep)-1]
-		s.deep = s.deep[:len(s.deep)-1]
+	if s.depth == 2 {
+		s.child.end = s.fed + j + 1
 	}
-	if s.nest&1 != isArr {
-		return false, fmt.Errorf("%q closes %q", c, "{["[s.nest&1])
-	}
-	s.nest >>= 1
-	return s.nest == 1 && len(s.deep) == 0, nil
+	s.depth--
+	return s.depth == 0
 }
 
 // eqMask sets the high bit of each byte of w that equals c, exactly.
@@ -193,11 +194,8 @@ func skipValue(b []byte, i int) (start, end int, err error) {
 	start = i
 	switch c := b[i]; {
 	case c == '{' || c == '[':
-		s := containerScanner{nest: 1}
-		n, done, err := s.feed(b[i:])
-		if err != nil {
-			return start, i + n, err
-		}
+		var s containerScanner
+		n, done := s.feed(b[i:])
 		if !done {
 			return start, len(b), errTruncated
 		}
@@ -294,6 +292,22 @@ func newObjectIter(b []byte, start int) objectIter {
 // next returns the next member, or false at the end of the object or on an
 // error (see err). end is the index just past the closing brace.
 func (it *objectIter) next() (m member, ok bool) {
+	if m, ok = it.nextKey(); !ok {
+		return m, false
+	}
+	var err error
+	if m.valueStart, m.valueEnd, err = skipValue(it.b, it.i); err != nil {
+		it.err = fmt.Errorf("value of %q: %w", m.key, err)
+		return m, false
+	}
+	it.i = m.valueEnd
+	return m, true
+}
+
+// nextKey is next without the value: it stops where the value starts
+// (it.i, after whitespace; also m.valueStart). The caller reads the value
+// and sets it.i just past it.
+func (it *objectIter) nextKey() (m member, ok bool) {
 	if it.err != nil || it.done {
 		return m, false
 	}
@@ -342,12 +356,8 @@ func (it *objectIter) next() (m member, ok bool) {
 		return m, false
 	}
 	it.i++
-	m.valueStart, m.valueEnd, err = skipValue(b, it.i)
-	if err != nil {
-		it.err = fmt.Errorf("value of %q: %w", m.key, err)
-		return m, false
-	}
-	it.i = m.valueEnd
+	it.skipSpace()
+	m.valueStart = it.i
 	it.n++
 	return m, true
 }

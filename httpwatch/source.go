@@ -2,20 +2,33 @@ package httpwatch
 
 import "context"
 
-// ListOptions are the query parameters of a list or watch request.
+// ListOptions are the query parameters of a list or watch request (see
+// Values and ParseListOptions). Zero values are not sent.
 type ListOptions struct {
-	LabelSelector        string
-	FieldSelector        string
-	Limit                int64
-	Continue             string
+	LabelSelector string
+	FieldSelector string
+	// Limit is the page size of a list. ListPage sends none when it is 0 or
+	// less; ListAll uses DefaultPageSize for 0 and lists unpaginated below 0.
+	Limit int64
+	// Continue is the token from the previous page.
+	Continue string
+	// ResourceVersion and ResourceVersionMatch choose how fresh a list must
+	// be ("" is a consistent read, "0" anything cached) or where a watch
+	// starts.
 	ResourceVersion      string
 	ResourceVersionMatch string
-	TimeoutSeconds       int64
-	AllowWatchBookmarks  bool
-	SendInitialEvents    bool
+	// TimeoutSeconds asks the server to end a watch (cleanly) after this
+	// long; watches have no client-side timeout.
+	TimeoutSeconds      int64
+	AllowWatchBookmarks bool
+	// SendInitialEvents makes a watch start with an ADDED event for every
+	// object, then a BOOKMARK annotated "k8s.io/initial-events-end" (a
+	// streaming list; needs ResourceVersionMatch "NotOlderThan").
+	SendInitialEvents bool
 }
 
-// Page is one page of a list response.
+// Page is one page of a list response, or a whole list from ListAll
+// (Continue then empty).
 type Page struct {
 	Items              []*Object
 	ResourceVersion    string
@@ -24,8 +37,10 @@ type Page struct {
 }
 
 // Watcher is an open watch stream. Next blocks until the next event; it
-// returns io.EOF when the stream ended cleanly. Stop is idempotent and
-// unblocks a pending Next.
+// returns io.EOF when the stream ended cleanly, and otherwise an error after
+// which the stream is closed (see ResourceClient.Watch for which). Stop is
+// idempotent, safe from any goroutine, and unblocks a pending Next, which
+// then returns io.EOF. Next itself must not be called concurrently.
 type Watcher interface {
 	Next() (Event, error)
 	Stop()

@@ -192,11 +192,8 @@ func (rd *reader) container() ([]byte, error) {
 	rd.sc.reset()
 	scanned := 0 // bytes of the value scanned so far, from rd.r
 	for {
-		n, done, err := rd.sc.feed(rd.buf[rd.r+scanned : rd.w])
+		n, done := rd.sc.feed(rd.buf[rd.r+scanned : rd.w])
 		scanned += n
-		if err != nil {
-			return nil, fmt.Errorf("at byte %d: %w", rd.offset()+int64(scanned)-1, err)
-		}
 		if scanned > rd.max {
 			return nil, fmt.Errorf("value at byte %d: %w (%d bytes)", rd.offset(), ErrFrameTooLarge, rd.max)
 		}

@@ -14,7 +14,7 @@ import (
 // server has answered; events are then pulled with Next.
 //
 // How the outcomes map (CONFORMANCE items 1, 2 and 4):
-//   - HTTP 200 with a JSON body: a Watcher.
+//   - HTTP 200: a Watcher.
 //   - Any other status: a *StatusError from the body, no Watcher
 //     (conformance 1). A refused connection: an error satisfying
 //     IsConnectionRefused (conformance 22).
@@ -147,7 +147,7 @@ func (w *streamWatcher) next() (Event, error) {
 		}
 		return Event{}, w.decodeError(at, err)
 	}
-	ev, err := decodeEvent(frame, w.so)
+	ev, err := decodeEvent(frame, w.rd.sc.child, w.so)
 	if err != nil {
 		var se *StatusError
 		if errors.As(err, &se) {
@@ -166,22 +166,32 @@ func (w *streamWatcher) decodeError(at int64, err error) error {
 }
 
 // decodeEvent turns one frame, {"type": ..., "object": {...}}, into an
-// Event.
-func decodeEvent(frame []byte, so *scanOptions) (Event, error) {
+// Event. child is where the framer saw the frame's last container member
+// end: normally the object, which then needs no second scan.
+func decodeEvent(frame []byte, child valueRange, so *scanOptions) (Event, error) {
 	it := newObjectIter(frame, 0)
 	var typ []byte
 	var obj valueRange
 	for {
-		m, ok := it.next()
+		m, ok := it.nextKey()
 		if !ok {
 			break
 		}
+		if string(m.key) == "object" && it.i == child.start && child.end > child.start {
+			obj, it.i = child, child.end
+			continue
+		}
+		_, end, err := skipValue(frame, it.i)
+		if err != nil {
+			return Event{}, fmt.Errorf("value of %q: %w", m.key, err)
+		}
 		switch string(m.key) {
 		case "type":
-			typ = frame[m.valueStart:m.valueEnd]
+			typ = frame[it.i:end]
 		case "object":
-			obj = valueRange{m.valueStart, m.valueEnd}
+			obj = valueRange{it.i, end}
 		}
+		it.i = end
 	}
 	if it.err != nil {
 		return Event{}, it.err
