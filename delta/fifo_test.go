@@ -477,7 +477,8 @@ func TestProcessPanicReleasesFIFO(t *testing.T) {
 	assert.Equal(t, 0, f.Len(), "the panicked key is no longer in flight")
 }
 
-// conformance 41, 49
+// conformance 41: keys of deltas come from the newest object.
+// conformance 49: a tombstone is keyed by its Key, with or without an object.
 func TestKeys(t *testing.T) {
 	f := delta.NewFIFO(key)
 	f.KnownObjects = &known{err: map[string]error{"ns/lost": errors.New("x")}}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,11 @@ type WatchListReporter interface {
 // delivering a single event: the server is probably unhealthy, so the
 // reflector backs off and relists instead of hammering it.
 var ErrVeryShortWatch = errors.New("watch closed within a second without an event")
+
+// ErrUnexpectedKind reports a watch event carrying an object of another kind
+// than the reflector expects (or a meta.k8s.io Table, which no cache can
+// hold). The event is dropped; the watch goes on.
+var ErrUnexpectedKind = errors.New("object of an unexpected kind")
 
 // ErrNoInitialEventsEnd reports a watch-list stream that ended before the
 // bookmark marking the end of the initial events.
@@ -110,6 +116,11 @@ type Reflector struct {
 	// Name names the resource in errors and logs.
 	Name string
 
+	// ExpectedKind, if set, is the only kind of object the reflector passes
+	// on; events carrying objects of another kind are dropped and reported
+	// (objects without a kind pass).
+	ExpectedKind string
+
 	// LabelSelector and FieldSelector restrict every list and watch.
 	LabelSelector string
 	FieldSelector string
@@ -149,6 +160,8 @@ type Reflector struct {
 	Logger *slog.Logger
 	// Random returns numbers in [0, 1) for jitter and watch timeouts.
 	Random func() float64
+
+	workers sync.WaitGroup // goroutines Run started
 
 	mu            sync.Mutex
 	lastRV        string
@@ -217,12 +230,9 @@ func (r *Reflector) Run(ctx context.Context) {
 	}
 	r.mu.Unlock()
 
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer r.workers.Wait()
 	if r.ResyncPeriod > 0 {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		wg.Go(func() { r.resyncLoop(ctx) })
+		r.workers.Go(func() { r.resyncLoop(ctx) })
 	}
 
 	s := state{phase: phaseStart}
@@ -238,7 +248,7 @@ func (r *Reflector) Run(ctx context.Context) {
 		}
 		if ctx.Err() != nil {
 			if next.watcher != nil {
-				next.watcher.Stop()
+				r.closeWatch(next)
 			}
 			return
 		}
@@ -301,6 +311,8 @@ type state struct {
 	// initial collects a watch-list's initial events until the end bookmark;
 	// nil once they are in the sink.
 	initial map[string]*Object
+	// quiet stops the warnings of a watch-list waiting for its bookmark.
+	quiet func()
 }
 
 // step performs one transition and returns the next state and how long to
@@ -484,7 +496,43 @@ func (r *Reflector) openWatchList(ctx context.Context) (state, time.Duration) {
 			return state{phase: phaseList}, 0 // conformance 30: fall back to a list
 		}
 	}
-	return r.opened(w, false, true), 0
+	s := r.opened(w, false, true)
+	s.quiet = r.warnWhileWaiting(ctx)
+	return s, 0
+}
+
+// initialWait is how long a watch-list may go without an event before the
+// reflector warns that it is still waiting for the end of the initial
+// events (conformance 29). There is no other limit than the watch timeout.
+const initialWait = 10 * time.Second
+
+// warnWhileWaiting logs a warning for every initialWait without an event
+// until the returned function is called or ctx ends.
+func (r *Reflector) warnWhileWaiting(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	r.workers.Go(func() {
+		t := r.Clock.NewTimer(initialWait)
+		defer t.Stop()
+		seen := r.stats.events.Load()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C():
+			}
+			if n := r.stats.events.Load(); n == seen {
+				r.Logger.Warn("watch-list: still waiting for the initial-events-end bookmark",
+					"resource", r.Name, "quiet", initialWait)
+			} else {
+				seen = n
+			}
+			t.Reset(initialWait)
+		}
+	})
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }
 }
 
 func (r *Reflector) opened(w Watcher, fromAny, initial bool) state {
@@ -504,6 +552,9 @@ func (r *Reflector) opened(w Watcher, fromAny, initial bool) state {
 // was open.
 func (r *Reflector) closeWatch(s state) (resyncFailed bool) {
 	s.watcher.Stop()
+	if s.quiet != nil {
+		s.quiet()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.current = nil
@@ -528,6 +579,10 @@ func (r *Reflector) stream(ctx context.Context, s state) (state, time.Duration) 
 	}
 	s.events++
 	r.stats.events.Add(1)
+	if err := r.checkKind(ev); err != nil {
+		r.report("watch", err) // conformance 18: dropped, not fatal
+		return s, 0
+	}
 	if s.initial != nil {
 		return r.collectInitial(s, ev)
 	}
@@ -554,6 +609,18 @@ func (r *Reflector) stream(ctx context.Context, s state) (state, time.Duration) 
 		r.setVersion(ev.Object.ResourceVersion())
 	}
 	return s, 0
+}
+
+func (r *Reflector) checkKind(ev Event) error {
+	if ev.Type == Bookmark {
+		return nil
+	}
+	kind := ev.Object.Kind()
+	if kind == "Table" && strings.HasPrefix(ev.Object.APIVersion(), "meta.k8s.io/") ||
+		r.ExpectedKind != "" && kind != "" && kind != r.ExpectedKind {
+		return fmt.Errorf("%s event for %s %s: %w (want %q)", ev.Type, kind, objectKey(ev.Object), ErrUnexpectedKind, r.ExpectedKind)
+	}
+	return nil
 }
 
 func (r *Reflector) setVersion(rv string) {
@@ -589,6 +656,7 @@ func (r *Reflector) collectInitial(s state, ev Event) (state, time.Duration) {
 		}
 		r.synced(rv, len(items))
 		s.initial = nil
+		s.quiet()
 	}
 	return s, 0
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -451,6 +453,10 @@ func TestReflectorTransitions(t *testing.T) {
 				tc.prep(r, src)
 			}
 			next, wait := r.step(context.Background(), tc.from)
+			if next.quiet != nil {
+				next.quiet()
+			}
+			r.workers.Wait()
 			assert.Equal(t, tc.want, next.phase, "next phase")
 			assert.Equal(t, tc.wait, wait, "wait")
 			assert.Equal(t, tc.calls, sink.log(), "sink calls")
@@ -507,6 +513,7 @@ func TestReflectorWatchListReplacesOnceAndKeepsWatching(t *testing.T) {
 	assert.Equal(t, []string{"replace 2@9", "update a@10"}, sink.log())
 	assert.Equal(t, "10", r.LastSyncResourceVersion())
 	assert.Len(t, src.watchOpts, 1, "the watch-list stream is kept after the initial events")
+	r.workers.Wait()
 	assert.EqualValues(t, 1, r.Stats().Lists)
 }
 
@@ -602,4 +609,112 @@ func TestReflectorResync(t *testing.T) {
 	assert.Equal(t, 1, sink.resyncs)
 	sink.mu.Unlock()
 	assert.Equal(t, "11", r.LastSyncResourceVersion())
+}
+
+// conformance 18: an event carrying another kind of object (or a Table) is
+// dropped and reported; the watch goes on.
+func TestReflectorDropsUnexpectedKinds(t *testing.T) {
+	pod := func(kind, apiVersion, name string) *Object {
+		o, err := NewObject(fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":{"name":%q,"namespace":"ns","resourceVersion":"7"}}`, kind, apiVersion, name))
+		require.NoError(t, err)
+		return o
+	}
+	w := newWatcher(
+		ev(Added, pod("ConfigMap", "v1", "wrong")),
+		ev(Added, pod("Table", "meta.k8s.io/v1", "table")),
+		ev(Added, pod("Pod", "v1", "right")),
+	)
+	r, sink, _ := newTestReflector(&scriptSource{})
+	r.ExpectedKind = "Pod"
+	var errs []error
+	r.OnError = func(err error) { errs = append(errs, err) }
+	s := streamOf(w)
+	for range 3 {
+		s, _ = r.step(context.Background(), s)
+		require.Equal(t, phaseStream, s.phase, "the watch goes on")
+	}
+	assert.Equal(t, []string{"add right@7"}, sink.log())
+	require.Len(t, errs, 2)
+	for _, err := range errs {
+		assert.ErrorIs(t, err, ErrUnexpectedKind)
+	}
+	w.Stop()
+}
+
+// conformance 24, decision 6: errors upstream only logs while streaming
+// (an ERROR event, a cut stream, a sink failure) reach OnError too, each a
+// *SyncError saying what the reflector was doing.
+func TestReflectorReportsStreamingErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		step watchStep
+		op   string
+		is   func(error) bool
+	}{
+		{"ERROR event", errEv(errExpired), "watch", IsGone},
+		{"cut stream", end(fmt.Errorf("read: %w", io.ErrUnexpectedEOF)), "watch", IsProbableEOF},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _, _ := newTestReflector(&scriptSource{})
+			r.lastRV = "5"
+			var got []error
+			r.OnError = func(err error) { got = append(got, err) }
+			s := streamOf(newWatcher(tc.step))
+			s.events = 1
+			_, _ = r.step(context.Background(), s)
+			require.Len(t, got, 1)
+			var se *SyncError
+			require.ErrorAs(t, got[0], &se)
+			assert.Equal(t, tc.op, se.Op)
+			assert.True(t, tc.is(got[0]), "%v", got[0])
+			assert.Contains(t, got[0].Error(), "reflector pods: "+tc.op)
+		})
+	}
+}
+
+// syncBuffer is an io.Writer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b = append(s.b, p...)
+	return len(p), nil
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return string(s.b)
+}
+
+// conformance 29: while a watch-list waits for its end bookmark, a warning
+// is logged for every 10 s without an event; there is no other deadline.
+func TestReflectorWarnsWhileWaitingForInitialEvents(t *testing.T) {
+	w := newWatcher()
+	src := &scriptSource{watches: []func(ListOptions) (Watcher, error){watchOf(w)}}
+	r, sink, c := newTestReflector(src)
+	r.WatchList = true
+	var logs syncBuffer
+	r.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	require.NoError(t, c.WaitForWaiters(wctx, 1), "the watchdog waits")
+	c.Step(9 * time.Second)
+	assert.NotContains(t, logs.String(), "initial-events-end")
+	c.Step(time.Second)
+	require.Eventually(t, func() bool {
+		return strings.Contains(logs.String(), "still waiting for the initial-events-end bookmark")
+	},
+		10*time.Second, time.Millisecond)
+	assert.Empty(t, sink.log(), "nothing is replaced before the bookmark")
+	cancel()
+	<-done
 }
