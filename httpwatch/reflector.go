@@ -445,9 +445,9 @@ func (r *Reflector) watchTimeout() int64 {
 	return int64((lo + time.Duration(r.Random()*float64(lo))) / time.Second)
 }
 
-func (r *Reflector) openWatch(ctx context.Context) (state, time.Duration) {
-	opts := r.baseOptions()
-	opts.ResourceVersion = r.LastSyncResourceVersion()
+// watch opens a watch with bookmarks and a random timeout (conformance 10,
+// 11). A watch opened as ctx ended is closed again at once.
+func (r *Reflector) watch(ctx context.Context, opts ListOptions) (Watcher, error) {
 	opts.AllowWatchBookmarks = true
 	opts.TimeoutSeconds = r.watchTimeout()
 	w, err := r.Source.Watch(ctx, opts)
@@ -455,6 +455,16 @@ func (r *Reflector) openWatch(ctx context.Context) (state, time.Duration) {
 		if w != nil {
 			w.Stop()
 		}
+		return nil, ctx.Err()
+	}
+	return w, err
+}
+
+func (r *Reflector) openWatch(ctx context.Context) (state, time.Duration) {
+	opts := r.baseOptions()
+	opts.ResourceVersion = r.LastSyncResourceVersion()
+	w, err := r.watch(ctx, opts)
+	if ctx.Err() != nil {
 		return state{phase: phaseWatch}, 0
 	}
 	if err != nil {
@@ -475,13 +485,8 @@ func (r *Reflector) openWatchList(ctx context.Context) (state, time.Duration) {
 	}
 	opts.ResourceVersionMatch = "NotOlderThan"
 	opts.SendInitialEvents = true
-	opts.AllowWatchBookmarks = true
-	opts.TimeoutSeconds = r.watchTimeout()
-	w, err := r.Source.Watch(ctx, opts)
+	w, err := r.watch(ctx, opts)
 	if ctx.Err() != nil {
-		if w != nil {
-			w.Stop()
-		}
 		return state{phase: phaseWatchList}, 0
 	}
 	if err != nil {
