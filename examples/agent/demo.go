@@ -4,105 +4,62 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/examples/internal/demo"
 )
 
-// The embedded server's world: demoPods pods over three namespaces and
+// The embedded server's world: demoCount pods over three namespaces and
 // three nodes, pod i on node-(i%3+1); demoNode is the node watched by default.
-var (
-	demoNamespaces = []string{"shop", "billing", "search"}
-	demoPhases     = []string{"Pending", "Running", "Succeeded"}
-)
-
 const (
-	demoPods = 30
-	demoNode = "node-1"
+	demoCount = 30
+	demoNode  = "node-1"
 )
 
-// demoState is one demo pod as the churn last wrote it.
-type demoState struct {
-	phase      string
-	containers int
-	restarts   int
-}
-
-func demoInitial(i int) demoState {
-	return demoState{phase: demoPhases[i/3%len(demoPhases)], containers: 1 + i%2, restarts: i % 4}
-}
-
-// startDemo starts an embedded API server holding the demo pods.
-func startDemo() (*watchtest.Server, error) {
-	s := watchtest.NewUnstartedServer()
-	s.BookmarkInterval = 10 * time.Second
-	s.Start()
-	for i := range demoPods {
-		if _, err := s.Create(watchtest.Pods, demoPod(i, demoInitial(i))); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("demo server: %w", err)
-		}
+// demoPods returns the pods the embedded server starts with.
+func demoPods() []demo.Pod {
+	pods := make([]demo.Pod, demoCount)
+	for i := range pods {
+		pods[i] = demoPod(i)
 	}
-	return s, nil
+	return pods
 }
 
 // churn restarts containers, changes phases, adds and deletes demo pods a
 // few times a second until ctx is done.
-func churn(ctx context.Context, s *watchtest.Server) {
-	tick := time.NewTicker(300 * time.Millisecond)
-	defer tick.Stop()
+func churn(ctx context.Context, s *demo.Server) {
 	rnd := rand.New(rand.NewPCG(3, 4))
-	pods := make([]demoState, demoPods)
-	for i := range pods {
-		pods[i] = demoInitial(i)
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	pods := demoPods()
+	s.Churn(ctx, 300*time.Millisecond, func() error {
 		i := rnd.IntN(len(pods))
-		var err error
 		switch rnd.IntN(10) {
 		case 0:
-			ns, name := demoKey(i)
-			_, err = s.Delete(watchtest.Pods, ns, name)
+			return s.DeletePod(pods[i].Namespace, pods[i].Name)
 		case 1:
-			pods = append(pods, demoState{phase: "Pending", containers: 1 + rnd.IntN(3)})
-			i = len(pods) - 1
-			_, err = s.Create(watchtest.Pods, demoPod(i, pods[i]))
+			p := demoPod(len(pods))
+			p.Phase, p.Containers, p.Restarts = "Pending", 1+rnd.IntN(3), 0
+			pods = append(pods, p)
+			return s.CreatePod(p)
 		case 2, 3, 4:
-			pods[i].restarts++
-			_, err = s.Update(watchtest.Pods, demoPod(i, pods[i]))
+			pods[i].Restarts++
 		default:
-			pods[i].phase = demoPhases[rnd.IntN(len(demoPhases))]
-			_, err = s.Update(watchtest.Pods, demoPod(i, pods[i]))
+			pods[i].Phase = demo.Phases[rnd.IntN(len(demo.Phases))]
 		}
-		_ = err // a pod deleted earlier cannot be updated: the demo just moves on
-	}
+		return s.UpdatePod(pods[i])
+	})
 }
 
-func demoKey(i int) (namespace, name string) {
-	return demoNamespaces[i%len(demoNamespaces)], fmt.Sprintf("app-%02d", i)
-}
-
-// demoPod is pod i as JSON, with managedFields for the agent to drop. Its
-// first container carries all the restarts.
-func demoPod(i int, st demoState) string {
-	ns, name := demoKey(i)
-	var specs, statuses []string
-	for c := range st.containers {
-		restarts := 0
-		if c == 0 {
-			restarts = st.restarts
-		}
-		specs = append(specs, fmt.Sprintf(`{"name":"c%d","image":"nginx:1.27"}`, c))
-		statuses = append(statuses, fmt.Sprintf(`{"name":"c%d","ready":true,"restartCount":%d}`, c, restarts))
+// demoPod is pod i as the demo starts it, with managedFields for the agent
+// to drop: phases cycle every three pods, odd pods have two containers, and
+// the first container has restarted i%4 times.
+func demoPod(i int) demo.Pod {
+	ns, node := demo.Place(i)
+	return demo.Pod{
+		Namespace: ns, Name: fmt.Sprintf("app-%02d", i), Node: node,
+		Labels:     map[string]string{"app": "demo"},
+		Phase:      demo.Phases[i/3%len(demo.Phases)],
+		Containers: 1 + i%2,
+		Restarts:   i % 4,
+		Manager:    "kubelet",
 	}
-	return fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q,"labels":{"app":"demo"},`+
-		`"managedFields":[{"manager":"kubelet","operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:phase":{}}}}]},`+
-		`"spec":{"nodeName":"node-%d","containers":[%s]},"status":{"phase":%q,"containerStatuses":[%s]}}`,
-		name, ns, i%3+1, strings.Join(specs, ","), st.phase, strings.Join(statuses, ","))
 }

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,107 +14,17 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/listwatch/listwatch/examples/internal/clitest"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// output collects what run writes, line by line, and lets a test wait for a
-// line matching a pattern.
-type output struct {
-	mu      sync.Mutex
-	partial bytes.Buffer
-	lines   []string
-	changed chan struct{} // closed and replaced on every new line
-}
-
-func newOutput() *output { return &output{changed: make(chan struct{})} }
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.partial.Write(p)
-	for {
-		line, err := o.partial.ReadString('\n')
-		if err == io.EOF {
-			o.partial.WriteString(line) // keep the unfinished line
-			break
-		}
-		o.lines = append(o.lines, strings.TrimSuffix(line, "\n"))
-		close(o.changed)
-		o.changed = make(chan struct{})
-	}
-	return len(p), nil
-}
-
-// Lines returns every complete line so far.
-func (o *output) Lines() []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]string(nil), o.lines...)
-}
-
-// waitFor blocks until done reports true of the lines so far, or fails the
-// test when ctx ends first.
-func (o *output) waitFor(ctx context.Context, t *testing.T, what string, done func([]string) bool) {
-	t.Helper()
-	for {
-		o.mu.Lock()
-		ok, changed := done(o.lines), o.changed
-		o.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			t.Fatalf("never saw %s; output:\n%s", what, strings.Join(o.Lines(), "\n"))
-		}
-	}
-}
-
-func contains(re string) func([]string) bool {
-	r := regexp.MustCompile(re)
-	return func(lines []string) bool {
-		for _, l := range lines {
-			if r.MatchString(l) {
-				return true
-			}
-		}
-		return false
-	}
-}
-
-// started is run going in the background.
-type started struct {
-	stdout, stderr *output
-	stop           context.CancelFunc // as SIGINT would
-	err            chan error
-}
-
-// demoEnv makes sure run picks the embedded demo server, even in a pod.
+// demoEnv makes sure run picks the embedded demo server, even in a pod,
+// and its default node.
 func demoEnv(t *testing.T) {
-	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	clitest.DemoEnv(t)
 	t.Setenv("NODE_NAME", "")
-}
-
-func start(ctx context.Context, args ...string) *started {
-	ctx, stop := context.WithCancel(ctx)
-	s := &started{stdout: newOutput(), stderr: newOutput(), stop: stop, err: make(chan error, 1)}
-	go func() { s.err <- run(ctx, args, s.stdout, s.stderr) }()
-	return s
-}
-
-// wait returns run's error once it has returned.
-func (s *started) wait(t *testing.T) error {
-	t.Helper()
-	select {
-	case err := <-s.err:
-		return err
-	case <-time.After(30 * time.Second):
-		t.Fatal("run did not return")
-		return nil
-	}
 }
 
 // lastMatching returns the last line matching re, or "".
@@ -137,12 +44,12 @@ func TestDemoSummarisesNode1(t *testing.T) {
 	demoEnv(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	r := start(ctx, "--every", "20ms")
-	r.stdout.waitFor(ctx, t, "a periodic report", contains(`^report `))
-	r.stop()
-	require.NoError(t, r.wait(t))
+	r := clitest.Start(ctx, run, "--every", "20ms")
+	r.Stdout.WaitFor(ctx, t, "a periodic report", clitest.Contains(`^report `))
+	r.Stop()
+	require.NoError(t, r.Wait(t))
 
-	lines := r.stdout.Lines()
+	lines := r.Stdout.Lines()
 	// Pods 0, 3, ..., 27: phases cycle by i/3, odd pods have two
 	// containers, the first container has restarted i%4 times.
 	assert.Equal(t, "synced  node-1: 10 pods (Pending=4 Running=3 Succeeded=3), 15 containers, 15 restarts", lines[0])
@@ -151,7 +58,7 @@ func TestDemoSummarisesNode1(t *testing.T) {
 		assert.Regexp(t, summary, l)
 	}
 	assert.True(t, strings.HasPrefix(lines[len(lines)-1], "exit    node-1: "), "last line %q", lines[len(lines)-1])
-	assert.Contains(t, r.stderr.Lines()[0], "agent for node node-1 on http://127.0.0.1:")
+	assert.Contains(t, r.Stderr.Lines()[0], "agent for node node-1 on http://127.0.0.1:")
 }
 
 // NODE_NAME, as the downward API sets it, chooses the node.
@@ -160,11 +67,11 @@ func TestNodeNameFromEnvironment(t *testing.T) {
 	t.Setenv("NODE_NAME", "node-3")
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	r := start(ctx, "--every", "1h", "--metadata-only")
-	r.stdout.waitFor(ctx, t, "the first summary", contains(`^synced `))
-	r.stop()
-	require.NoError(t, r.wait(t))
-	assert.Equal(t, "synced  node-3: 10 pods (metadata only)", r.stdout.Lines()[0])
+	r := clitest.Start(ctx, run, "--every", "1h", "--metadata-only")
+	r.Stdout.WaitFor(ctx, t, "the first summary", clitest.Contains(`^synced `))
+	r.Stop()
+	require.NoError(t, r.Wait(t))
+	assert.Equal(t, "synced  node-3: 10 pods (metadata only)", r.Stdout.Lines()[0])
 }
 
 // Against a server of our own: the field selector reaches the server, only
@@ -192,19 +99,19 @@ func TestServerFlagWatchesOneNodeOnly(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	r := start(ctx, "--server", s.URL, "--node", "node-a", "--every", "10ms")
-	r.stdout.waitFor(ctx, t, "the first summary", contains(`^synced `))
-	assert.Equal(t, "synced  node-a: 2 pods (Pending=1 Running=1), 3 containers, 3 restarts", r.stdout.Lines()[0])
+	r := clitest.Start(ctx, run, "--server", s.URL, "--node", "node-a", "--every", "10ms")
+	r.Stdout.WaitFor(ctx, t, "the first summary", clitest.Contains(`^synced `))
+	assert.Equal(t, "synced  node-a: 2 pods (Pending=1 Running=1), 3 containers, 3 restarts", r.Stdout.Lines()[0])
 
 	_, err := s.Update(watchtest.Pods, pod("b", "node-a", "Running", 4))
 	require.NoError(t, err)
 	_, err = s.Delete(watchtest.Pods, "ns", "a")
 	require.NoError(t, err)
 	const after = "node-a: 1 pods (Running=1), 1 containers, 4 restarts"
-	r.stdout.waitFor(ctx, t, "a report after the changes", contains(`^report  `+regexp.QuoteMeta(after)+`$`))
-	r.stop()
-	require.NoError(t, r.wait(t))
-	assert.Equal(t, "exit    "+after, lastMatching(r.stdout.Lines(), `^exit`))
+	r.Stdout.WaitFor(ctx, t, "a report after the changes", clitest.Contains(`^report  `+regexp.QuoteMeta(after)+`$`))
+	r.Stop()
+	require.NoError(t, r.Wait(t))
+	assert.Equal(t, "exit    "+after, lastMatching(r.Stdout.Lines(), `^exit`))
 
 	var selectors []string
 	for _, req := range s.Requests() {
@@ -249,27 +156,16 @@ func TestDurationEndsTheRun(t *testing.T) {
 	demoEnv(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	r := start(ctx, "--duration", "2s", "--node", "node-2")
-	require.NoError(t, r.wait(t))
+	r := clitest.Start(ctx, run, "--duration", "2s", "--node", "node-2")
+	require.NoError(t, r.Wait(t))
 	require.NoError(t, ctx.Err(), "run returned on its own")
-	assert.True(t, contains(`^exit    node-2: `)(r.stdout.Lines()))
+	assert.True(t, clitest.Contains(`^exit    node-2: `)(r.Stdout.Lines()))
 }
 
 func TestBadFlags(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--every", "0s"}, "--every must be positive"},
-		{[]string{"node-1"}, `unexpected argument "node-1"`},
-		{[]string{"--no-such-flag"}, "flag provided but not defined"},
-	} {
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			err := run(t.Context(), tc.args, io.Discard, io.Discard)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
-		})
-	}
-	err := run(t.Context(), []string{"-h"}, io.Discard, io.Discard)
-	assert.ErrorIs(t, err, flag.ErrHelp)
+	clitest.RejectsFlags(t, run, []clitest.BadArgs{
+		{Args: []string{"--every", "0s"}, Want: "--every must be positive"},
+		{Args: []string{"node-1"}, Want: `unexpected argument "node-1"`},
+		{Args: []string{"--no-such-flag"}, Want: "flag provided but not defined"},
+	})
 }

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
 	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/examples/internal/cli"
+	"github.com/listwatch/listwatch/examples/internal/demo"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/processor"
 )
@@ -18,22 +19,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := cli.WithDuration(ctx, o.duration)
 	defer cancel()
-	if o.duration > 0 {
-		ctx, cancel = context.WithTimeout(ctx, o.duration)
-		defer cancel()
-	}
 
-	cfg, where, demo, err := connect(o)
+	world := &demo.OnDemand{Pods: demoPods()}
+	cfg, where, closeDemo, err := o.conn.Config(ctx, world.Start)
 	if err != nil {
 		return err
 	}
-	if demo != nil {
-		defer demo.Close()
-		if o.node == "" {
-			o.node = demoNode
-		}
+	defer closeDemo()
+	if world.Server != nil && o.node == "" {
+		o.node = demoNode
 	}
 	if o.node == "" {
 		return errors.New("no node to watch: set --node or NODE_NAME (from the downward API's spec.nodeName)")
@@ -52,19 +48,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	inf.Reflector.Name = "pods on " + o.node
 	inf.Reflector.FieldSelector = "spec.nodeName=" + o.node
 
-	// Until the first sync any error is fatal: a wrong URL or token will not
-	// fix itself. Afterwards the informer retries, and we only report.
-	fatal := make(chan error, 1)
-	_ = inf.SetWatchErrorHandler(func(err error) {
-		if !inf.HasSynced() {
-			select {
-			case fatal <- err:
-			default:
-			}
-			return
-		}
-		fmt.Fprintln(stderr, "warning:", err)
-	})
+	firstSync, err := cli.FailFast(inf, stderr)
+	if err != nil {
+		return err
+	}
 	summary := newNodeSummary(o.node, o.metadataOnly)
 	reg, err := inf.AddEventHandler(summary)
 	if err != nil {
@@ -76,15 +63,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer func() { cancel(); bg.Wait() }()
 
 	fmt.Fprintf(stderr, "agent for node %s on %s\n", o.node, where)
-	if err := waitSynced(ctx, inf, reg, fatal); err != nil {
-		return explain(err, cfg.Host)
+	if err := waitSynced(ctx, firstSync, reg); err != nil {
+		return cli.Explain(err, cfg.Host)
 	}
 	fmt.Fprintln(stdout, "synced ", summary)
-	if demo != nil {
-		bg.Go(func() { churn(ctx, demo) })
+	if world.Server != nil {
+		churn(ctx, world.Server)
 	}
 
-	report(ctx, stdout, summary, o.every)
+	cli.Every(ctx, o.every, func() { fmt.Fprintln(stdout, "report ", summary) })
 	// The informer's handler goroutine is gone once Run returns, so the
 	// summary printed last is the final one.
 	cancel()
@@ -93,29 +80,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// report prints the summary every period until ctx is done.
-func report(ctx context.Context, w io.Writer, s *nodeSummary, every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			fmt.Fprintln(w, "report ", s)
-		}
-	}
-}
-
 // waitSynced waits until the informer's first list has reached the
 // summary's handler, or for the first error.
-func waitSynced(ctx context.Context, inf *listwatch.Informer, reg *processor.Registration, fatal <-chan error) error {
-	select {
-	case <-inf.Synced():
-	case err := <-fatal:
+func waitSynced(ctx context.Context, firstSync *cli.FirstSync, reg *processor.Registration) error {
+	if err := firstSync.Wait(ctx, nil); err != nil {
 		return err
-	case <-ctx.Done():
-		return fmt.Errorf("interrupted before the first sync: %w", ctx.Err())
 	}
 	if !listwatch.WaitForCacheSync(ctx, reg.HasSynced) {
 		return fmt.Errorf("interrupted before the first sync: %w", ctx.Err())

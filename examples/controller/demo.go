@@ -5,75 +5,58 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"time"
 
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/examples/internal/demo"
 )
 
-// The embedded server's world: demoPods pods spread over demoNamespaces,
-// of which those numbered in demoFailing carry the label fail=true.
-var (
-	demoNamespaces = []string{"shop", "billing", "search"}
-	demoFailing    = []int{5, 16, 27}
-	demoPhases     = []string{"Pending", "Running", "Succeeded"}
-)
+// The embedded server's world: demoCount pods, of which those numbered in
+// demoFailing carry the label fail=true.
+var demoFailing = []int{5, 16, 27}
 
-const demoPods = 30
+const demoCount = 30
 
-// startDemo starts an embedded API server holding the demo pods.
-func startDemo() (*watchtest.Server, error) {
-	s := watchtest.NewUnstartedServer()
-	s.BookmarkInterval = 10 * time.Second
-	s.Start()
-	for i := range demoPods {
-		ns, name := demoKey(i)
-		if _, err := s.Create(watchtest.Pods, demoPod(ns, name, demoPhases[i/len(demoNamespaces)%len(demoPhases)], i)); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("demo server: %w", err)
-		}
+// demoPods returns the pods the embedded server starts with.
+func demoPods() []demo.Pod {
+	pods := make([]demo.Pod, demoCount)
+	for i := range pods {
+		pods[i] = demoPod(i, demo.Phases[i/len(demo.Namespaces)%len(demo.Phases)])
 	}
-	return s, nil
+	return pods
 }
 
 // churn updates, adds and deletes demo pods a few times a second until ctx
 // is done. It never deletes a failing pod, so their retries always show.
-func churn(ctx context.Context, s *watchtest.Server) {
-	tick := time.NewTicker(300 * time.Millisecond)
-	defer tick.Stop()
+func churn(ctx context.Context, s *demo.Server) {
 	rnd := rand.New(rand.NewPCG(1, 2))
-	next := demoPods
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	next := demoCount
+	s.Churn(ctx, 300*time.Millisecond, func() error {
 		i := rnd.IntN(next)
-		ns, name := demoKey(i)
-		var err error
 		switch rnd.IntN(10) {
 		case 0:
-			if !slices.Contains(demoFailing, i) {
-				_, err = s.Delete(watchtest.Pods, ns, name)
+			if slices.Contains(demoFailing, i) {
+				return nil
 			}
+			return s.DeletePod(demoKey(i))
 		case 1:
-			ns, name = demoKey(next)
-			_, err = s.Create(watchtest.Pods, demoPod(ns, name, "Pending", next))
 			next++
+			return s.CreatePod(demoPod(next-1, "Pending"))
 		default:
-			_, err = s.Update(watchtest.Pods, demoPod(ns, name, demoPhases[rnd.IntN(len(demoPhases))], i))
+			return s.UpdatePod(demoPod(i, demo.Phases[rnd.IntN(len(demo.Phases))]))
 		}
-		_ = err // a pod deleted earlier cannot be updated: the demo just moves on
-	}
+	})
 }
 
 func demoKey(i int) (namespace, name string) {
-	return demoNamespaces[i%len(demoNamespaces)], fmt.Sprintf("web-%02d", i)
+	p := demoPod(i, "")
+	return p.Namespace, p.Name
 }
 
-func demoPod(ns, name, phase string, i int) string {
-	fail := slices.Contains(demoFailing, i)
-	return fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q,"labels":{"app":"web","fail":"%t"}},`+
-		`"spec":{"nodeName":"node-%d","containers":[{"name":"web","image":"nginx:1.27"}]},"status":{"phase":%q}}`,
-		name, ns, fail, i%3, phase)
+func demoPod(i int, phase string) demo.Pod {
+	ns, node := demo.Place(i)
+	return demo.Pod{
+		Namespace: ns, Name: fmt.Sprintf("web-%02d", i), Node: node, Phase: phase,
+		Labels: map[string]string{"app": "web", "fail": strconv.FormatBool(slices.Contains(demoFailing, i))},
+	}
 }

@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
 
 	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/examples/internal/cli"
+	"github.com/listwatch/listwatch/examples/internal/demo"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/ratelimit"
 )
@@ -19,20 +20,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := cli.WithDuration(ctx, o.duration)
 	defer cancel()
-	if o.duration > 0 {
-		ctx, cancel = context.WithTimeout(ctx, o.duration)
-		defer cancel()
-	}
 
-	cfg, where, demo, err := connect(o)
+	world := &demo.OnDemand{Pods: demoPods()}
+	cfg, where, closeDemo, err := o.conn.Config(ctx, world.Start)
 	if err != nil {
 		return err
 	}
-	if demo != nil {
-		defer demo.Close()
-	}
+	defer closeDemo()
 	client, err := httpwatch.NewClient(cfg)
 	if err != nil {
 		return err
@@ -44,19 +40,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	factory.LabelSelector = o.labels
 	pods := factory.ForResource(podsResource)
 
-	// Until the first sync any error is fatal: a wrong URL or token will not
-	// fix itself. Afterwards the informer retries, and we only report.
-	fatal := make(chan error, 1)
-	_ = pods.SetWatchErrorHandler(func(err error) {
-		if !pods.HasSynced() {
-			select {
-			case fatal <- err:
-			default:
-			}
-			return
-		}
-		fmt.Fprintln(stderr, "warning:", err)
-	})
+	firstSync, err := cli.FailFast(pods, stderr)
+	if err != nil {
+		return err
+	}
 
 	c := &controller{
 		queue:   ratelimit.NewQueue(ratelimit.Config[string]{Name: "pods"}),
@@ -69,17 +56,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	var churning sync.WaitGroup
 	factory.Start(ctx)
-	defer func() { cancel(); factory.Shutdown(); churning.Wait() }()
+	defer func() { cancel(); factory.Shutdown() }()
 
 	fmt.Fprintf(stderr, "controller for pods on %s\n", where)
-	if err := waitSynced(ctx, pods, fatal); err != nil {
-		return explain(err, cfg.Host)
+	if err := firstSync.Wait(ctx, nil); err != nil {
+		return cli.Explain(err, cfg.Host)
 	}
 	fmt.Fprintf(stderr, "synced %d pods; starting %d workers\n", len(pods.Indexer().ListKeys()), o.workers)
-	if demo != nil {
-		churning.Go(func() { churn(ctx, demo) })
+	if world.Server != nil {
+		churn(ctx, world.Server)
 	}
 	var workers sync.WaitGroup
 	for range o.workers {
@@ -97,29 +83,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "  "+line)
 	}
 	return nil
-}
-
-// waitSynced waits for the informer's first sync, or for the first error.
-func waitSynced(ctx context.Context, inf *listwatch.Informer, fatal <-chan error) error {
-	select {
-	case <-inf.Synced():
-		return nil
-	case err := <-fatal:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("interrupted before the first sync: %w", ctx.Err())
-	}
-}
-
-// explain turns the first error into one line a person can act on.
-func explain(err error, host string) error {
-	switch {
-	case httpwatch.IsUnauthorized(err):
-		return fmt.Errorf("the server at %s did not accept the credentials (401 Unauthorized): check --token, --token-file or the kubeconfig user", host)
-	case httpwatch.IsForbidden(err):
-		return fmt.Errorf("not allowed to list and watch pods (403 Forbidden): %w", err)
-	case httpwatch.IsConnectionRefused(err) || errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("cannot reach the server at %s: %w", host, err)
-	}
-	return err
 }

@@ -3,15 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/examples/internal/cli"
 	"github.com/listwatch/listwatch/httpwatch"
 )
 
@@ -24,21 +23,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := cli.WithDuration(ctx, o.duration)
 	defer cancel()
-	if o.duration > 0 {
-		ctx, cancel = context.WithTimeout(ctx, o.duration)
-		defer cancel()
-	}
 
-	cfg, where, closeDemo, err := connect(ctx, o)
+	cfg, where, closeDemo, err := o.conn.Config(ctx, startDemo)
 	if err != nil {
 		return err
 	}
-	if closeDemo != nil {
-		defer closeDemo()
-		defer cancel() // stop the churn before waiting for it
-	}
+	defer closeDemo()
+	defer cancel() // stop the demo's churn before waiting for it
 	client, err := httpwatch.NewClient(cfg)
 	if err != nil {
 		return err
@@ -55,22 +48,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	inf.Reflector.FieldSelector = o.fields
 	inf.Reflector.WatchList = o.watchList
 
-	// Until the first sync, any error is fatal: a wrong URL, token or
-	// resource name will not fix itself. Afterwards errors are retried and
-	// only reported.
-	fatal := make(chan error, 1)
-	var lastErr atomic.Value
-	_ = inf.SetWatchErrorHandler(func(err error) {
-		lastErr.Store(err)
-		if !inf.HasSynced() {
-			select {
-			case fatal <- err:
-			default:
-			}
-			return
-		}
-		fmt.Fprintln(stderr, "warning:", err)
-	})
+	firstSync, err := cli.FailFast(inf, stderr)
+	if err != nil {
+		return err
+	}
 
 	p := &printer{out: stdout, json: o.output == "json", max: o.events, done: cancel}
 	if _, err := inf.AddEventHandler(p); err != nil {
@@ -82,8 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	fmt.Fprintf(stderr, "watching %s on %s\n", describe(res), where)
 	start := time.Now()
-	if err := waitSynced(ctx, inf, fatal, start, stderr); err != nil {
-		return explain(err, cfg.Host)
+	if err := firstSync.Wait(ctx, stderr); err != nil {
+		return cli.Explain(err, cfg.Host)
 	}
 	st := inf.Reflector.Stats()
 	fmt.Fprintf(stderr, "synced %d objects (%d pages) in %s; watching from resourceVersion %s\n",
@@ -98,59 +79,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// waitSynced waits for the first sync, showing progress on a terminal.
-func waitSynced(ctx context.Context, inf *listwatch.Informer, fatal <-chan error, start time.Time, stderr io.Writer) error {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	tty := isTerminal(stderr)
-	for {
-		select {
-		case <-inf.Synced():
-			if tty {
-				fmt.Fprint(stderr, "\r\033[K")
-			}
-			return nil
-		case err := <-fatal:
-			if tty {
-				fmt.Fprint(stderr, "\r\033[K")
-			}
-			return err
-		case <-ctx.Done():
-			return fmt.Errorf("interrupted before the first sync: %w", ctx.Err())
-		case <-tick.C:
-			if tty {
-				st := inf.Reflector.Stats()
-				fmt.Fprintf(stderr, "\rsyncing: %d pages, %d objects, %s", st.ListPages, st.ListedItems+st.Events,
-					time.Since(start).Round(100*time.Millisecond))
-			}
-		}
-	}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// explain turns the first error into one line a person can act on.
-func explain(err error, host string) error {
-	switch {
-	case httpwatch.IsUnauthorized(err):
-		return fmt.Errorf("the server at %s did not accept the credentials (401 Unauthorized): check --token, --token-file or the kubeconfig user", host)
-	case httpwatch.IsForbidden(err):
-		return fmt.Errorf("not allowed (403 Forbidden): %w", err)
-	case httpwatch.IsNotFound(err):
-		return fmt.Errorf("the server has no such resource (404 NotFound); check --resource (plural[.version[.group]]): %w", err)
-	case httpwatch.IsConnectionRefused(err) || errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("cannot reach the server at %s: %w", host, err)
-	}
-	return err
-}
-
 func describe(r httpwatch.Resource) string {
 	gv := r.Version
 	if r.Group != "" {
@@ -161,30 +89,6 @@ func describe(r httpwatch.Resource) string {
 		ns = "namespace " + r.Namespace
 	}
 	return fmt.Sprintf("%s (%s) in %s", r.Resource, gv, ns)
-}
-
-// connect chooses the server: --server, a kubeconfig, in-cluster, or else
-// the embedded demo server.
-func connect(ctx context.Context, o options) (cfg *httpwatch.Config, where string, closeDemo func(), err error) {
-	switch {
-	case o.server != "":
-		cfg = &httpwatch.Config{Host: o.server, BearerToken: o.token, BearerTokenFile: o.tokenFn, CAFile: o.ca, Insecure: o.insecure}
-		return cfg, o.server, nil, nil
-	case o.kubeconfig != "":
-		cfg, err = httpwatch.LoadKubeconfig(o.kubeconfig, o.context)
-	case o.context != "" || os.Getenv("KUBERNETES_SERVICE_HOST") != "":
-		cfg, err = httpwatch.FromEnvironment(o.context)
-	default:
-		s, closeDemo, err := startDemo(ctx)
-		if err != nil {
-			return nil, "", nil, err
-		}
-		return &httpwatch.Config{Host: s.URL}, s.URL + " (embedded demo server; --server or --kubeconfig for a real one)", closeDemo, nil
-	}
-	if err != nil {
-		return nil, "", nil, err
-	}
-	return cfg, cfg.Host, nil, nil
 }
 
 // printer prints one line per change after the initial list.

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/listwatch/listwatch/httpwatch"
+)
+
+// Connection is the command line's say on which API server to use. The
+// first of these that applies wins:
+//
+//  1. --server, with --token, --token-file, --ca and
+//     --insecure-skip-tls-verify;
+//  2. --kubeconfig (the file given) or --context alone (the context in
+//     $KUBECONFIG or ~/.kube/config);
+//  3. in-cluster, when KUBERNETES_SERVICE_HOST is set: the pod's service
+//     account;
+//  4. the command's embedded demo server.
+//
+// Flags win over the pod's environment so that a command running in a pod
+// can still be pointed elsewhere for debugging. Without a flag a kubeconfig
+// is not looked for: outside a cluster the command runs against its demo
+// server, so it works anywhere.
+type Connection struct {
+	Kubeconfig, Context string
+	Server              string
+	Token, TokenFile    string
+	CA                  string
+	Insecure            bool
+}
+
+// RegisterFlags defines the connection flags on fs.
+func (c *Connection) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig file (with --context alone: $KUBECONFIG or ~/.kube/config; in-cluster or an embedded demo server when neither is given)")
+	fs.StringVar(&c.Context, "context", "", "kubeconfig context (default: current-context)")
+	fs.StringVar(&c.Server, "server", "", "API server URL, e.g. https://127.0.0.1:6443")
+	fs.StringVar(&c.Token, "token", "", "bearer token for --server")
+	fs.StringVar(&c.TokenFile, "token-file", "", "file holding the bearer token for --server (re-read when it rotates)")
+	fs.StringVar(&c.CA, "ca", "", "CA bundle for --server")
+	fs.BoolVar(&c.Insecure, "insecure-skip-tls-verify", false, "do not verify the server's certificate")
+}
+
+// Config chooses the server in the order Connection describes. where says
+// which one it chose, for the user. demo starts the embedded server and is
+// called only when nothing else applies; its closeFn is returned for the
+// caller to run when done. For any other server closeFn does nothing, so
+// callers can always defer it.
+func (c *Connection) Config(ctx context.Context, demo func(context.Context) (host string, closeFn func(), err error)) (cfg *httpwatch.Config, where string, closeFn func(), err error) {
+	switch {
+	case c.Server != "":
+		cfg = &httpwatch.Config{Host: c.Server, BearerToken: c.Token, BearerTokenFile: c.TokenFile, CAFile: c.CA, Insecure: c.Insecure}
+		return cfg, c.Server, func() {}, nil
+	case c.Kubeconfig != "":
+		if cfg, err = httpwatch.LoadKubeconfig(c.Kubeconfig, c.Context); err != nil {
+			return nil, "", nil, err
+		}
+		return cfg, cfg.Host, func() {}, nil
+	case c.Context != "":
+		if cfg, err = httpwatch.FromEnvironment(c.Context); err != nil {
+			return nil, "", nil, err
+		}
+		return cfg, cfg.Host, func() {}, nil
+	case os.Getenv("KUBERNETES_SERVICE_HOST") != "":
+		if cfg, err = httpwatch.InClusterConfig(); err != nil {
+			return nil, "", nil, fmt.Errorf("in-cluster config (KUBERNETES_SERVICE_HOST is set): %w", err)
+		}
+		return cfg, cfg.Host + " (in-cluster)", func() {}, nil
+	}
+	host, closeFn, err := demo(ctx)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return &httpwatch.Config{Host: host}, host + " (embedded demo server; --server or --kubeconfig for a real one)", closeFn, nil
+}

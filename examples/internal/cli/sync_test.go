@@ -1,0 +1,94 @@
+package cli_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/examples/internal/cli"
+	"github.com/listwatch/listwatch/examples/internal/clitest"
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/httpwatch/watchtest"
+)
+
+// podInformer returns an informer of the server's pods.
+func podInformer(t *testing.T, s *watchtest.Server) *listwatch.Informer {
+	t.Helper()
+	client, err := httpwatch.NewClient(&httpwatch.Config{Host: s.URL})
+	require.NoError(t, err)
+	t.Cleanup(client.CloseIdleConnections)
+	return listwatch.NewInformer(client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), 0)
+}
+
+// runInformer runs inf until the test ends, and returns its context.
+func runInformer(t *testing.T, inf *listwatch.Informer) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	done := make(chan struct{})
+	go func() { inf.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return ctx
+}
+
+func TestFirstSyncSucceeds(t *testing.T) {
+	s := watchtest.NewServer()
+	defer s.Close()
+	_, err := s.Create(watchtest.Pods, `{"metadata":{"name":"a","namespace":"ns"}}`)
+	require.NoError(t, err)
+	inf := podInformer(t, s)
+	stderr := clitest.NewOutput()
+	sync, err := cli.FailFast(inf, stderr)
+	require.NoError(t, err)
+	ctx := runInformer(t, inf)
+
+	require.NoError(t, sync.Wait(ctx, stderr))
+	assert.Equal(t, []string{"ns/a"}, inf.Indexer().ListKeys())
+
+	// After the first sync errors are retried, and only reported.
+	s.FailNext(watchtest.Failure{Code: 403, Verbs: []string{"watch"}})
+	s.CloseWatches()
+	stderr.WaitFor(ctx, t, "a warning", clitest.Contains(`^warning: .*403 Forbidden`))
+}
+
+// Before the first sync the first error ends the wait: a wrong URL, token
+// or resource will not fix itself.
+func TestFirstSyncFailsFast(t *testing.T) {
+	s := watchtest.NewServer()
+	defer s.Close()
+	s.FailNext(watchtest.Failure{Code: 403, Times: 100})
+	inf := podInformer(t, s)
+	stderr := clitest.NewOutput()
+	sync, err := cli.FailFast(inf, stderr)
+	require.NoError(t, err)
+	ctx := runInformer(t, inf)
+
+	err = sync.Wait(ctx, nil)
+	assert.True(t, httpwatch.IsForbidden(err), "got %v", err)
+	assert.Empty(t, stderr.Lines(), "a fatal error is not also a warning")
+}
+
+func TestFirstSyncInterrupted(t *testing.T) {
+	s := watchtest.NewServer()
+	defer s.Close()
+	inf := podInformer(t, s)
+	sync, err := cli.FailFast(inf, nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err = sync.Wait(ctx, nil)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorContains(t, err, "interrupted before the first sync")
+}
+
+func TestFailFastAfterRun(t *testing.T) {
+	s := watchtest.NewServer()
+	defer s.Close()
+	inf := podInformer(t, s)
+	ctx := runInformer(t, inf)
+	require.True(t, listwatch.WaitForCacheSync(ctx, inf.HasSynced))
+	_, err := cli.FailFast(inf, nil)
+	assert.ErrorIs(t, err, listwatch.ErrStarted)
+}
