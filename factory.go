@@ -1,0 +1,129 @@
+package listwatch
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/listwatch/listwatch/httpwatch"
+)
+
+// Factory shares informers: one per resource (and namespace), however many
+// parts of a program ask for it, all started and stopped together.
+//
+//	f := listwatch.NewFactory(client)
+//	pods := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"})
+//	pods.AddEventHandler(handler)
+//	f.Start(ctx)
+//	f.WaitForCacheSync(ctx)
+//
+// Set the exported fields before the first ForResource; they apply to every
+// informer the factory makes.
+type Factory struct {
+	Client *httpwatch.Client
+	// Resync is the default handler resync period of every informer (0: none).
+	Resync time.Duration
+	// Namespace restricts every informer to one namespace ("" is all).
+	Namespace string
+	// LabelSelector and FieldSelector restrict every list and watch.
+	LabelSelector string
+	FieldSelector string
+	// KeepManagedFields keeps metadata.managedFields in cached objects; by
+	// default they are dropped while each object is read, before it is
+	// copied.
+	KeepManagedFields bool
+	// Transform, if set, rewrites every object before it is cached.
+	Transform func(*Object) (*Object, error)
+	// Configure, if set, is called with every new informer before it is
+	// returned: the place to tune its Reflector and Processor.
+	Configure func(httpwatch.Resource, *Informer)
+
+	mu        sync.Mutex
+	informers map[httpwatch.Resource]*Informer
+	started   map[httpwatch.Resource]bool
+	shutdown  bool
+	wg        sync.WaitGroup
+}
+
+// NewFactory returns a Factory of informers reading through client.
+func NewFactory(client *httpwatch.Client) *Factory {
+	return &Factory{
+		Client:    client,
+		informers: map[httpwatch.Resource]*Informer{},
+		started:   map[httpwatch.Resource]bool{},
+	}
+}
+
+// ForResource returns the factory's informer of r, creating it on first use.
+// r.Namespace is ignored in favour of the factory's Namespace.
+func (f *Factory) ForResource(r httpwatch.Resource) *Informer {
+	r.Namespace = f.Namespace
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if inf, ok := f.informers[r]; ok {
+		return inf
+	}
+	rc := f.Client.Resource(r)
+	rc.DropManagedFields = !f.KeepManagedFields
+	rc.Transform = f.Transform
+	inf := NewInformer(rc, f.Resync)
+	// The client already applied both transforms while reading.
+	_ = inf.SetTransform(nil)
+	inf.Reflector.Name = r.Resource
+	inf.Reflector.LabelSelector = f.LabelSelector
+	inf.Reflector.FieldSelector = f.FieldSelector
+	if f.Configure != nil {
+		f.Configure(r, inf)
+	}
+	f.informers[r] = inf
+	return inf
+}
+
+// Start runs every informer not yet started, each until ctx is done. It may
+// be called again after more ForResource calls; after Shutdown it does
+// nothing.
+func (f *Factory) Start(ctx context.Context) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.shutdown {
+		return
+	}
+	for r, inf := range f.informers {
+		if f.started[r] {
+			continue
+		}
+		f.started[r] = true
+		f.wg.Go(func() { inf.Run(ctx) })
+	}
+}
+
+// WaitForCacheSync waits until every started informer has synced or ctx is
+// done, and reports each one's state.
+func (f *Factory) WaitForCacheSync(ctx context.Context) map[httpwatch.Resource]bool {
+	f.mu.Lock()
+	started := map[httpwatch.Resource]*Informer{}
+	for r, inf := range f.informers {
+		if f.started[r] {
+			started[r] = inf
+		}
+	}
+	f.mu.Unlock()
+	res := make(map[httpwatch.Resource]bool, len(started))
+	for r, inf := range started {
+		select {
+		case <-inf.Synced():
+		case <-ctx.Done():
+		}
+		res[r] = inf.HasSynced()
+	}
+	return res
+}
+
+// Shutdown waits for every started informer to stop (cancel the context
+// given to Start first) and makes later Starts do nothing.
+func (f *Factory) Shutdown() {
+	f.mu.Lock()
+	f.shutdown = true
+	f.mu.Unlock()
+	f.wg.Wait()
+}

@@ -1,0 +1,47 @@
+package httpwatch
+
+import "time"
+
+// Backoff spaces out retries after failures: each delay is drawn from
+// [d, d+Jitter·d) where d starts at Initial and grows by Factor up to Cap.
+// When ResetAfter has passed since the sequence last started over, it starts
+// over at Initial, so a reflector that has been healthy for a while retries
+// quickly again. The zero value never waits; DefaultBackoff is the
+// reflector's.
+type Backoff struct {
+	Initial    time.Duration
+	Cap        time.Duration
+	Factor     float64
+	Jitter     float64
+	ResetAfter time.Duration
+
+	next    time.Duration
+	resetAt time.Time
+}
+
+// DefaultBackoff returns client-go's reflector backoff: 800 ms doubling to
+// 30 s, full jitter, starting over after 2 minutes.
+func DefaultBackoff() Backoff {
+	return Backoff{Initial: 800 * time.Millisecond, Cap: 30 * time.Second, Factor: 2, Jitter: 1, ResetAfter: 2 * time.Minute}
+}
+
+// Next returns the delay before the next retry. now is the current time and
+// random a number in [0, 1) (both parameters so tests need no real clock).
+func (b *Backoff) Next(now time.Time, random float64) time.Duration {
+	if b.next == 0 || (b.ResetAfter > 0 && now.Sub(b.resetAt) > b.ResetAfter) {
+		b.next = b.Initial
+		b.resetAt = now
+	}
+	d := b.next
+	if b.Factor > 1 {
+		grown := time.Duration(float64(b.next) * b.Factor)
+		if b.Cap > 0 && grown > b.Cap {
+			grown = b.Cap
+		}
+		b.next = grown
+	}
+	if b.Jitter > 0 {
+		d += time.Duration(random * b.Jitter * float64(d))
+	}
+	return d
+}

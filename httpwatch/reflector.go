@@ -1,0 +1,689 @@
+package httpwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/listwatch/listwatch/clock"
+)
+
+// Sink receives everything a Reflector learns from the server.
+// *delta.FIFO[*Object] satisfies it. Resync is called from a second
+// goroutine while the reflector streams, so a Sink must be safe for
+// concurrent use.
+type Sink interface {
+	Add(obj *Object) error
+	Update(obj *Object) error
+	Delete(obj *Object) error
+	Replace(items []*Object, resourceVersion string) error
+	Resync() error
+}
+
+// BookmarkSink is a Sink that also wants the resourceVersion of every
+// bookmark (which changes no object).
+type BookmarkSink interface {
+	Bookmark(resourceVersion string)
+}
+
+// WatchListReporter is implemented by sources that know whether they can
+// serve a watch-list stream (sendInitialEvents). A source that reports false
+// is always listed page by page.
+type WatchListReporter interface {
+	SupportsWatchList() bool
+}
+
+// ErrVeryShortWatch reports a watch that closed within a second without
+// delivering a single event: the server is probably unhealthy, so the
+// reflector backs off and relists instead of hammering it.
+var ErrVeryShortWatch = errors.New("watch closed within a second without an event")
+
+// ErrNoInitialEventsEnd reports a watch-list stream that ended before the
+// bookmark marking the end of the initial events.
+var ErrNoInitialEventsEnd = errors.New("watch-list stream ended before the initial-events-end bookmark")
+
+// SyncError is an error the reflector met and recovered from, reported
+// through Reflector.OnError. Op says what the reflector was doing: "list",
+// "watch-list", "watch start", "watch", "sink" or "resync".
+type SyncError struct {
+	Resource string
+	Op       string
+	Err      error
+}
+
+func (e *SyncError) Error() string {
+	return fmt.Sprintf("reflector %s: %s: %v", e.Resource, e.Op, e.Err)
+}
+
+func (e *SyncError) Unwrap() error { return e.Err }
+
+// ReflectorStats counts what a Reflector has done since it started.
+type ReflectorStats struct {
+	Lists       int64 // full syncs: paged lists and completed watch-lists
+	ListPages   int64 // pages read by paged lists
+	ListedItems int64 // objects received by full syncs
+	Watches     int64 // watch streams opened
+	Events      int64 // watch events received (bookmarks included)
+	Errors      int64 // errors reported through OnError
+}
+
+// initialEventsEndAnnotation marks the bookmark that ends a watch-list's
+// initial events.
+const initialEventsEndAnnotation = "k8s.io/initial-events-end"
+
+// A Reflector keeps a Sink equal to the server's state of one resource: it
+// lists (page by page, or as a watch-list stream), then watches from the
+// list's resourceVersion, resuming after every clean end of a watch and
+// relisting when the server says the version is gone. It follows
+// client-go's reflector (CONFORMANCE items 8–31, decision 1):
+//
+//   - The first list asks for resourceVersion "0" (the watch cache); relists
+//     ask for the last synced version, so the cache never goes back in time.
+//     Only a list that itself fails with Expired, Gone or "too large
+//     resourceVersion" falls back to "" (a consistent read).
+//   - A watch that ends cleanly is reopened at once from the last version seen
+//     (bookmarks included). A 410 relists at the last synced version. A watch
+//     that cannot start because the connection was refused or the server
+//     answered 429 is retried after a backoff without a relist.
+//   - Every other failure waits one step of Backoff (800 ms doubling to
+//     30 s with full jitter, reset after 2 minutes) before relisting.
+//   - With WatchList set (the default, as upstream since 1.35) the sync is a
+//     watch with sendInitialEvents; a server that refuses it, or a stream that
+//     fails before the initial-events-end bookmark, falls back to a paged
+//     list in the same cycle.
+//
+// Unlike client-go, every error, including those upstream only logs, reaches
+// OnError as a *SyncError (decision 6).
+//
+// Set the exported fields before Run; NewReflector fills the defaults. Run
+// starts at most one extra goroutine (for resync) and stops it before
+// returning.
+type Reflector struct {
+	Source ListerWatcher
+	Sink   Sink
+	// Name names the resource in errors and logs.
+	Name string
+
+	// LabelSelector and FieldSelector restrict every list and watch.
+	LabelSelector string
+	FieldSelector string
+
+	// ResourceVersion, when set, resumes from a version saved by an earlier
+	// process: the reflector watches from it without listing first, and
+	// lists only if the server no longer has it. The Sink must already hold
+	// the state at that version.
+	ResourceVersion string
+
+	// PageSize is the list page size; 0 chooses as client-go does (500, or
+	// unpaginated when relisting at a specific version).
+	PageSize int64
+
+	// WatchList syncs through a watch-list stream instead of a paged list.
+	WatchList bool
+
+	// ResyncPeriod, if positive, calls Sink.Resync that often, when
+	// ShouldResync (if set) agrees.
+	ResyncPeriod time.Duration
+	ShouldResync func() bool
+
+	Backoff Backoff
+
+	// MinWatchTimeout is the shortest server-side watch timeout; each watch
+	// asks for a random timeout in [MinWatchTimeout, 2·MinWatchTimeout).
+	MinWatchTimeout time.Duration
+
+	// MaxInternalErrorRetryDuration is how long a watch ending with an
+	// InternalError is reopened without a relist; 0 always relists.
+	MaxInternalErrorRetryDuration time.Duration
+
+	// OnError sees every error the reflector recovers from.
+	OnError func(error)
+
+	Clock  clock.Clock
+	Logger *slog.Logger
+	// Random returns numbers in [0, 1) for jitter and watch timeouts.
+	Random func() float64
+
+	mu            sync.Mutex
+	lastRV        string
+	rvUnavailable bool // the last list said lastRV is gone: next list reads ""
+	paginated     bool // the first list came back in pages: keep paging relists
+	started       bool
+	current       Watcher // the open watch, for resync failures to abort
+	resyncFailed  bool
+	internalSince time.Time // first InternalError of the current run of them
+
+	stats struct {
+		lists, pages, items, watches, events, errors atomic.Int64
+	}
+}
+
+// NewReflector returns a Reflector reading source into sink with client-go's
+// defaults.
+func NewReflector(source ListerWatcher, sink Sink) *Reflector {
+	return &Reflector{
+		Source:          source,
+		Sink:            sink,
+		Name:            "objects",
+		WatchList:       true,
+		Backoff:         DefaultBackoff(),
+		MinWatchTimeout: 5 * time.Minute,
+		Clock:           clock.Real,
+		Logger:          slog.New(slog.DiscardHandler),
+		Random:          rand.Float64,
+	}
+}
+
+// LastSyncResourceVersion returns the resourceVersion the Sink is synced to:
+// the version of the last list, event or bookmark. It is "" before the first
+// sync.
+func (r *Reflector) LastSyncResourceVersion() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastRV
+}
+
+// Stats returns a snapshot of the reflector's counters.
+func (r *Reflector) Stats() ReflectorStats {
+	return ReflectorStats{
+		Lists:       r.stats.lists.Load(),
+		ListPages:   r.stats.pages.Load(),
+		ListedItems: r.stats.items.Load(),
+		Watches:     r.stats.watches.Load(),
+		Events:      r.stats.events.Load(),
+		Errors:      r.stats.errors.Load(),
+	}
+}
+
+// Run keeps the Sink in sync until ctx is done. It returns promptly after
+// cancellation, with every stream closed and its goroutines gone. Calling
+// Run again while it runs returns at once.
+func (r *Reflector) Run(ctx context.Context) {
+	r.mu.Lock()
+	if r.started {
+		r.mu.Unlock()
+		r.Logger.Warn("reflector already running", "resource", r.Name)
+		return
+	}
+	r.started = true
+	if r.ResourceVersion != "" && r.lastRV == "" {
+		r.lastRV = r.ResourceVersion
+	}
+	r.mu.Unlock()
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if r.ResyncPeriod > 0 {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		wg.Go(func() { r.resyncLoop(ctx) })
+	}
+
+	s := state{phase: phaseStart}
+	for {
+		next, wait := r.step(ctx, s)
+		if ctx.Err() == nil && wait > 0 {
+			t := r.Clock.NewTimer(wait)
+			select {
+			case <-t.C():
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}
+		if ctx.Err() != nil {
+			if next.watcher != nil {
+				next.watcher.Stop()
+			}
+			return
+		}
+		s = next
+	}
+}
+
+func (r *Reflector) resyncLoop(ctx context.Context) {
+	t := r.Clock.NewTimer(r.ResyncPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		if r.ShouldResync == nil || r.ShouldResync() {
+			if err := r.Sink.Resync(); err != nil {
+				r.report("resync", err)
+				// A failed resync leaves the sink in doubt: end the watch so the
+				// main loop relists (conformance 25).
+				r.mu.Lock()
+				r.resyncFailed = true
+				w := r.current
+				r.mu.Unlock()
+				if w != nil {
+					w.Stop()
+				}
+			}
+		}
+		t.Reset(r.ResyncPeriod)
+	}
+}
+
+// phase is where the reflector's state machine stands.
+type phase int
+
+const (
+	phaseStart     phase = iota // choose how to sync
+	phaseList                   // list page by page, then Replace
+	phaseWatchList              // open a watch-list stream
+	phaseWatch                  // open a watch at the last synced version
+	phaseStream                 // read the open watch
+)
+
+func (p phase) String() string {
+	return [...]string{"start", "list", "watch-list", "watch", "stream"}[p]
+}
+
+// state is one node of the state machine. watcher and the fields after it
+// belong to phaseStream.
+type state struct {
+	phase   phase
+	watcher Watcher
+	opened  time.Time
+	events  int
+	// fromAny is set for a watch started at "" or "0": its synthetic ADDED
+	// events are not ordered by resourceVersion (conformance 19).
+	fromAny bool
+	// initial collects a watch-list's initial events until the end bookmark;
+	// nil once they are in the sink.
+	initial map[string]*Object
+}
+
+// step performs one transition and returns the next state and how long to
+// wait before entering it.
+func (r *Reflector) step(ctx context.Context, s state) (state, time.Duration) {
+	switch s.phase {
+	case phaseStart:
+		if r.LastSyncResourceVersion() != "" && r.Stats().Lists == 0 {
+			return state{phase: phaseWatch}, 0 // resume from a saved version
+		}
+		if r.useWatchList() {
+			return state{phase: phaseWatchList}, 0
+		}
+		return state{phase: phaseList}, 0
+	case phaseList:
+		return r.list(ctx)
+	case phaseWatchList:
+		return r.openWatchList(ctx)
+	case phaseWatch:
+		return r.openWatch(ctx)
+	case phaseStream:
+		return r.stream(ctx, s)
+	}
+	panic(fmt.Sprintf("reflector: unknown phase %d", s.phase))
+}
+
+func (r *Reflector) useWatchList() bool {
+	if !r.WatchList {
+		return false
+	}
+	if wl, ok := r.Source.(WatchListReporter); ok && !wl.SupportsWatchList() {
+		return false // conformance 31
+	}
+	return true
+}
+
+func (r *Reflector) baseOptions() ListOptions {
+	return ListOptions{LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector}
+}
+
+// listVersion is the resourceVersion a list should read (conformance 12).
+func (r *Reflector) listVersion() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.rvUnavailable:
+		return ""
+	case r.lastRV == "":
+		return "0"
+	default:
+		return r.lastRV
+	}
+}
+
+// pageSize applies client-go's page size rules (conformance 15).
+func (r *Reflector) pageSize(rv string) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.PageSize > 0:
+		return r.PageSize
+	case r.paginated:
+		return 500
+	case rv != "" && rv != "0":
+		return 0 // one unpaginated read, servable from the watch cache
+	default:
+		return 500
+	}
+}
+
+func (r *Reflector) list(ctx context.Context) (state, time.Duration) {
+	opts := r.baseOptions()
+	opts.ResourceVersion = r.listVersion()
+	opts.Limit = r.pageSize(opts.ResourceVersion)
+	first := true
+	page, err := ListAll(ctx, r.Source, opts, func(p *Page) {
+		if first && opts.ResourceVersion == "0" && p.Continue != "" {
+			r.mu.Lock()
+			r.paginated = true
+			r.mu.Unlock()
+		}
+		first = false
+		r.stats.pages.Add(1)
+	})
+	if ctx.Err() != nil {
+		return state{phase: phaseList}, 0
+	}
+	if err != nil {
+		r.report("list", err)
+		if opts.ResourceVersion != "" && versionUnavailable(err) {
+			r.setVersionUnavailable()
+			return state{phase: phaseList}, 0
+		}
+		return state{phase: phaseList}, r.backoff(err)
+	}
+	if err := r.Sink.Replace(page.Items, page.ResourceVersion); err != nil {
+		r.report("sink", err)
+		return state{phase: phaseList}, r.backoff(err)
+	}
+	r.synced(page.ResourceVersion, len(page.Items))
+	return state{phase: phaseWatch}, 0
+}
+
+func (r *Reflector) synced(rv string, items int) {
+	r.mu.Lock()
+	r.lastRV = rv
+	r.rvUnavailable = false
+	r.mu.Unlock()
+	r.stats.lists.Add(1)
+	r.stats.items.Add(int64(items))
+}
+
+func (r *Reflector) setVersionUnavailable() {
+	r.mu.Lock()
+	r.rvUnavailable = true
+	r.mu.Unlock()
+}
+
+// versionUnavailable reports a list or watch-list refused because the
+// requested version is compacted away or not yet known to the server.
+func versionUnavailable(err error) bool {
+	return IsExpired(err) || IsGone(err) || IsResourceVersionTooLarge(err)
+}
+
+func (r *Reflector) watchTimeout() int64 {
+	lo := r.MinWatchTimeout
+	if lo < 5*time.Minute {
+		lo = 5 * time.Minute // conformance 10: shorter minimums are ignored
+	}
+	return int64((lo + time.Duration(r.Random()*float64(lo))) / time.Second)
+}
+
+func (r *Reflector) openWatch(ctx context.Context) (state, time.Duration) {
+	opts := r.baseOptions()
+	opts.ResourceVersion = r.LastSyncResourceVersion()
+	opts.AllowWatchBookmarks = true
+	opts.TimeoutSeconds = r.watchTimeout()
+	w, err := r.Source.Watch(ctx, opts)
+	if ctx.Err() != nil {
+		if w != nil {
+			w.Stop()
+		}
+		return state{phase: phaseWatch}, 0
+	}
+	if err != nil {
+		r.report("watch start", err)
+		if IsConnectionRefused(err) || IsTooManyRequests(err) {
+			return state{phase: phaseWatch}, r.backoff(err) // conformance 22
+		}
+		return state{phase: phaseList}, r.backoff(err)
+	}
+	return r.opened(w, opts.ResourceVersion == "" || opts.ResourceVersion == "0", false), 0
+}
+
+func (r *Reflector) openWatchList(ctx context.Context) (state, time.Duration) {
+	opts := r.baseOptions()
+	opts.ResourceVersion = r.LastSyncResourceVersion()
+	if r.listVersion() == "" {
+		opts.ResourceVersion = ""
+	}
+	opts.ResourceVersionMatch = "NotOlderThan"
+	opts.SendInitialEvents = true
+	opts.AllowWatchBookmarks = true
+	opts.TimeoutSeconds = r.watchTimeout()
+	w, err := r.Source.Watch(ctx, opts)
+	if ctx.Err() != nil {
+		if w != nil {
+			w.Stop()
+		}
+		return state{phase: phaseWatchList}, 0
+	}
+	if err != nil {
+		r.report("watch-list", err)
+		switch {
+		case IsConnectionRefused(err) || IsTooManyRequests(err):
+			return state{phase: phaseWatchList}, r.backoff(err)
+		case opts.ResourceVersion != "" && versionUnavailable(err):
+			r.setVersionUnavailable()
+			return state{phase: phaseWatchList}, 0
+		default:
+			return state{phase: phaseList}, 0 // conformance 30: fall back to a list
+		}
+	}
+	return r.opened(w, false, true), 0
+}
+
+func (r *Reflector) opened(w Watcher, fromAny, initial bool) state {
+	r.stats.watches.Add(1)
+	r.mu.Lock()
+	r.current = w
+	r.resyncFailed = false
+	r.mu.Unlock()
+	s := state{phase: phaseStream, watcher: w, opened: r.Clock.Now(), fromAny: fromAny}
+	if initial {
+		s.initial = map[string]*Object{}
+	}
+	return s
+}
+
+// closeWatch stops the open watch and says whether a resync failed while it
+// was open.
+func (r *Reflector) closeWatch(s state) (resyncFailed bool) {
+	s.watcher.Stop()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.current = nil
+	return r.resyncFailed
+}
+
+func (r *Reflector) stream(ctx context.Context, s state) (state, time.Duration) {
+	ev, err := s.watcher.Next()
+	if err != nil || ev.Type == Error {
+		resyncFailed := r.closeWatch(s)
+		if ctx.Err() != nil {
+			return s, 0
+		}
+		if resyncFailed {
+			return state{phase: phaseList}, r.backoff(nil)
+		}
+		if err == nil {
+			err = ev.Err
+			return r.watchFailed(s, err)
+		}
+		return r.watchEnded(s, err)
+	}
+	s.events++
+	r.stats.events.Add(1)
+	if s.initial != nil {
+		return r.collectInitial(s, ev)
+	}
+	var sinkErr error
+	switch ev.Type {
+	case Added:
+		sinkErr = r.Sink.Add(ev.Object)
+	case Modified:
+		sinkErr = r.Sink.Update(ev.Object)
+	case Deleted:
+		sinkErr = r.Sink.Delete(ev.Object)
+	case Bookmark:
+		if b, ok := r.Sink.(BookmarkSink); ok {
+			b.Bookmark(ev.Object.ResourceVersion())
+		}
+	}
+	if sinkErr != nil {
+		r.report("sink", sinkErr)
+	}
+	// Synthetic ADDED events of a watch from "" or "0" come in no particular
+	// version order; only later events move the version (conformance 19).
+	if !(s.fromAny && ev.Type == Added) {
+		s.fromAny = false
+		r.setVersion(ev.Object.ResourceVersion())
+	}
+	return s, 0
+}
+
+func (r *Reflector) setVersion(rv string) {
+	if rv == "" {
+		return
+	}
+	r.mu.Lock()
+	r.lastRV = rv
+	r.mu.Unlock()
+}
+
+// collectInitial gathers a watch-list's initial events and hands them to the
+// sink as one Replace at the end bookmark (conformance 28).
+func (r *Reflector) collectInitial(s state, ev Event) (state, time.Duration) {
+	switch ev.Type {
+	case Added, Modified:
+		s.initial[objectKey(ev.Object)] = ev.Object
+	case Deleted:
+		delete(s.initial, objectKey(ev.Object))
+	case Bookmark:
+		if ev.Object.Get(`metadata.annotations.k8s\.io/initial-events-end`).String() != "true" {
+			return s, 0
+		}
+		items := make([]*Object, 0, len(s.initial))
+		for _, o := range s.initial {
+			items = append(items, o)
+		}
+		rv := ev.Object.ResourceVersion()
+		if err := r.Sink.Replace(items, rv); err != nil {
+			r.report("sink", err)
+			r.closeWatch(s)
+			return state{phase: phaseList}, r.backoff(err)
+		}
+		r.synced(rv, len(items))
+		s.initial = nil
+	}
+	return s, 0
+}
+
+func objectKey(o *Object) string {
+	if o.Namespace() == "" {
+		return o.Name()
+	}
+	return o.Namespace() + "/" + o.Name()
+}
+
+// watchEnded handles a stream that stopped without an ERROR event: cleanly,
+// or cut by the network.
+func (r *Reflector) watchEnded(s state, err error) (state, time.Duration) {
+	cut := errors.Is(err, io.EOF) || isStreamCut(err)
+	if !cut {
+		// A stream we cannot decode any further: relist to be sure nothing is
+		// lost (upstream turns this into a synthetic InternalError).
+		r.report("watch", err)
+		return state{phase: phaseList}, r.backoff(err)
+	}
+	if !errors.Is(err, io.EOF) {
+		r.report("watch", err)
+	}
+	if s.initial != nil {
+		r.report("watch-list", ErrNoInitialEventsEnd)
+		return state{phase: phaseList}, 0 // conformance 30
+	}
+	if s.events == 0 && r.Clock.Since(s.opened) < time.Second {
+		r.report("watch", ErrVeryShortWatch)
+		return state{phase: phaseList}, r.backoff(ErrVeryShortWatch) // conformance 21
+	}
+	return state{phase: phaseWatch}, 0 // conformance 20
+}
+
+// watchFailed handles an ERROR event.
+func (r *Reflector) watchFailed(s state, err error) (state, time.Duration) {
+	r.report("watch", err)
+	if s.initial != nil {
+		if versionUnavailable(err) && r.LastSyncResourceVersion() != "" && r.listVersion() != "" {
+			r.setVersionUnavailable()
+			return state{phase: phaseWatchList}, 0
+		}
+		return state{phase: phaseList}, 0
+	}
+	switch {
+	case IsTooManyRequests(err):
+		return state{phase: phaseWatch}, r.backoff(err) // conformance 23
+	case IsInternalError(err) && r.MaxInternalErrorRetryDuration > 0:
+		now := r.Clock.Now()
+		r.mu.Lock()
+		if r.internalSince.IsZero() {
+			r.internalSince = now
+		}
+		within := now.Sub(r.internalSince) <= r.MaxInternalErrorRetryDuration
+		r.mu.Unlock()
+		if within {
+			return state{phase: phaseWatch}, 0
+		}
+	}
+	// 410 and everything else: relist at the last synced version
+	// (conformance 13); only that list's own 410 drops to "".
+	return state{phase: phaseList}, r.backoff(err)
+}
+
+// backoff returns the next delay, at least the server's Retry-After.
+func (r *Reflector) backoff(err error) time.Duration {
+	r.mu.Lock()
+	d := r.Backoff.Next(r.Clock.Now(), r.Random())
+	if !IsInternalError(err) {
+		r.internalSince = time.Time{}
+	}
+	r.mu.Unlock()
+	var se *StatusError
+	if errors.As(err, &se) && se.RetryAfter > d {
+		d = se.RetryAfter
+	}
+	return d
+}
+
+func (r *Reflector) report(op string, err error) {
+	r.stats.errors.Add(1)
+	e := &SyncError{Resource: r.Name, Op: op, Err: err}
+	r.Logger.Debug("reflector error", "resource", r.Name, "op", op, "err", err)
+	if r.OnError != nil {
+		r.OnError(e)
+	}
+}
+
+// isStreamCut reports errors that mean the connection under a watch broke,
+// after which reopening the watch from the last version loses nothing.
+func isStreamCut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, net.ErrClosed) || errors.As(err, &ne)
+}

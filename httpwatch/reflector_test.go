@@ -1,0 +1,601 @@
+package httpwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// scriptSource is a ListerWatcher that answers from scripts and records what
+// it was asked.
+type scriptSource struct {
+	mu        sync.Mutex
+	pages     []func(ListOptions) (*Page, error)
+	watches   []func(ListOptions) (Watcher, error)
+	listOpts  []ListOptions
+	watchOpts []ListOptions
+	noWL      bool
+}
+
+func (s *scriptSource) ListPage(_ context.Context, o ListOptions) (*Page, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listOpts = append(s.listOpts, o)
+	if len(s.pages) == 0 {
+		return nil, errors.New("script: no list answer left")
+	}
+	f := s.pages[0]
+	s.pages = s.pages[1:]
+	return f(o)
+}
+
+func (s *scriptSource) Watch(ctx context.Context, o ListOptions) (Watcher, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watchOpts = append(s.watchOpts, o)
+	if len(s.watches) == 0 {
+		return nil, errors.New("script: no watch answer left")
+	}
+	f := s.watches[0]
+	s.watches = s.watches[1:]
+	w, err := f(o)
+	if sw, ok := w.(*scriptWatcher); ok {
+		sw.ctx = ctx // like a real watch, the stream ends with its request's context
+	}
+	return w, err
+}
+
+func (s *scriptSource) SupportsWatchList() bool { return !s.noWL }
+
+func page(rv, cont string, objs ...*Object) func(ListOptions) (*Page, error) {
+	return func(ListOptions) (*Page, error) {
+		return &Page{Items: objs, ResourceVersion: rv, Continue: cont}, nil
+	}
+}
+
+func fail(err error) func(ListOptions) (*Page, error) {
+	return func(ListOptions) (*Page, error) { return nil, err }
+}
+
+func watchOf(w *scriptWatcher) func(ListOptions) (Watcher, error) {
+	return func(ListOptions) (Watcher, error) { return w, nil }
+}
+
+func watchFail(err error) func(ListOptions) (Watcher, error) {
+	return func(ListOptions) (Watcher, error) { return nil, err }
+}
+
+// scriptWatcher yields its steps, then blocks until stopped (then io.EOF).
+type scriptWatcher struct {
+	ctx     context.Context
+	steps   []watchStep
+	stopped chan struct{}
+	once    sync.Once
+}
+
+type watchStep struct {
+	ev  Event
+	err error
+}
+
+func newWatcher(steps ...watchStep) *scriptWatcher {
+	return &scriptWatcher{steps: steps, stopped: make(chan struct{})}
+}
+
+func (w *scriptWatcher) Next() (Event, error) {
+	if len(w.steps) > 0 {
+		s := w.steps[0]
+		w.steps = w.steps[1:]
+		return s.ev, s.err
+	}
+	done := context.Background().Done()
+	if w.ctx != nil {
+		done = w.ctx.Done()
+	}
+	select {
+	case <-w.stopped:
+	case <-done:
+	}
+	return Event{}, io.EOF
+}
+
+func (w *scriptWatcher) Stop() { w.once.Do(func() { close(w.stopped) }) }
+
+func ev(t EventType, o *Object) watchStep { return watchStep{ev: Event{Type: t, Object: o}} }
+func errEv(err error) watchStep         { return watchStep{ev: Event{Type: Error, Err: err}} }
+func end(err error) watchStep           { return watchStep{err: err} }
+
+func obj(name, rv string) *Object {
+	o, err := NewObject(fmt.Appendf(nil, `{"metadata":{"name":%q,"namespace":"ns","resourceVersion":%q}}`, name, rv))
+	if err != nil {
+		panic(err)
+	}
+	return o
+}
+
+func endBookmark(rv string) *Object {
+	o, err := NewObject(fmt.Appendf(nil, `{"kind":"Pod","metadata":{"resourceVersion":%q,"annotations":{"k8s.io/initial-events-end":"true"}}}`, rv))
+	if err != nil {
+		panic(err)
+	}
+	return o
+}
+
+// recordSink records every call as a line.
+type recordSink struct {
+	mu        sync.Mutex
+	calls     []string
+	resyncErr error
+	resyncs   int
+}
+
+func (s *recordSink) add(format string, a ...any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, fmt.Sprintf(format, a...))
+	return nil
+}
+
+func (s *recordSink) Add(o *Object) error    { return s.add("add %s@%s", o.Name(), o.ResourceVersion()) }
+func (s *recordSink) Update(o *Object) error { return s.add("update %s@%s", o.Name(), o.ResourceVersion()) }
+func (s *recordSink) Delete(o *Object) error { return s.add("delete %s@%s", o.Name(), o.ResourceVersion()) }
+func (s *recordSink) Bookmark(rv string)     { _ = s.add("bookmark %s", rv) }
+func (s *recordSink) Replace(items []*Object, rv string) error {
+	return s.add("replace %d@%s", len(items), rv)
+}
+func (s *recordSink) Resync() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resyncs++
+	return s.resyncErr
+}
+
+func (s *recordSink) log() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.calls...)
+}
+
+var (
+	errExpired  = &StatusError{Code: 410, Reason: "Expired", Message: "too old resource version"}
+	errGone     = &StatusError{Code: 410, Reason: "Gone"}
+	errThrottle = &StatusError{Code: 429, Reason: "TooManyRequests", RetryAfter: 7 * time.Second}
+	errInternal = &StatusError{Code: 500, Reason: "InternalError"}
+	errBad      = &StatusError{Code: 400, Reason: "BadRequest", Message: "sendInitialEvents is forbidden"}
+)
+
+func newTestReflector(src *scriptSource) (*Reflector, *recordSink, *clock.Fake) {
+	sink := &recordSink{}
+	r := NewReflector(src, sink)
+	r.Name = "pods"
+	r.WatchList = false
+	c := clock.NewFake(time.Unix(1000, 0))
+	r.Clock = c
+	r.Random = func() float64 { return 0 }
+	return r, sink, c
+}
+
+// Each case is one transition of the state machine: a state, what the source
+// answers, and the state, wait and sink calls that must follow.
+func TestReflectorTransitions(t *testing.T) {
+	a1, b2 := obj("a", "1"), obj("b", "2")
+	cases := []struct {
+		name     string
+		prep     func(r *Reflector, src *scriptSource)
+		from     state
+		want     phase
+		wait     time.Duration
+		calls    []string
+		lastRV   string
+		checkOpt func(t *testing.T, src *scriptSource)
+	}{
+		{
+			name: "start lists when watch-list is off",
+			from: state{phase: phaseStart}, want: phaseList,
+		},
+		{
+			name: "conformance 27: start uses watch-list when on",
+			prep: func(r *Reflector, _ *scriptSource) { r.WatchList = true },
+			from: state{phase: phaseStart}, want: phaseWatchList,
+		},
+		{
+			name: "conformance 31: a source without watch-list support is listed",
+			prep: func(r *Reflector, src *scriptSource) { r.WatchList = true; src.noWL = true },
+			from: state{phase: phaseStart}, want: phaseList,
+		},
+		{
+			name: "resume from a saved resourceVersion watches without listing",
+			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "77" },
+			from: state{phase: phaseStart}, want: phaseWatch, lastRV: "77",
+		},
+		{
+			name: "conformance 12 16: first list reads RV 0 in pages of 500, then Replace",
+			prep: func(_ *Reflector, src *scriptSource) { src.pages = append(src.pages, page("10", "", a1, b2)) },
+			from: state{phase: phaseList}, want: phaseWatch, calls: []string{"replace 2@10"}, lastRV: "10",
+			checkOpt: func(t *testing.T, src *scriptSource) {
+				assert.Equal(t, "0", src.listOpts[0].ResourceVersion)
+				assert.EqualValues(t, 500, src.listOpts[0].Limit)
+			},
+		},
+		{
+			name: "conformance 14: list follows continue tokens to the end",
+			prep: func(_ *Reflector, src *scriptSource) {
+				src.pages = append(src.pages, page("10", "tok", a1), page("10", "", b2))
+			},
+			from: state{phase: phaseList}, want: phaseWatch, calls: []string{"replace 2@10"}, lastRV: "10",
+			checkOpt: func(t *testing.T, src *scriptSource) {
+				assert.Equal(t, "tok", src.listOpts[1].Continue)
+				assert.Empty(t, src.listOpts[1].ResourceVersion)
+			},
+		},
+		{
+			name: "conformance 13 15: a relist reads the last synced RV, unpaginated",
+			prep: func(r *Reflector, src *scriptSource) {
+				r.lastRV = "40"
+				src.pages = append(src.pages, page("45", "", a1))
+			},
+			from: state{phase: phaseList}, want: phaseWatch, calls: []string{"replace 1@45"}, lastRV: "45",
+			checkOpt: func(t *testing.T, src *scriptSource) {
+				assert.Equal(t, "40", src.listOpts[0].ResourceVersion)
+				assert.EqualValues(t, 0, src.listOpts[0].Limit)
+			},
+		},
+		{
+			name: "conformance 15: once the RV 0 list came paginated, relists keep pages",
+			prep: func(r *Reflector, src *scriptSource) {
+				r.lastRV, r.paginated = "40", true
+				src.pages = append(src.pages, page("45", "", a1))
+			},
+			from: state{phase: phaseList}, want: phaseWatch, calls: []string{"replace 1@45"}, lastRV: "45",
+			checkOpt: func(t *testing.T, src *scriptSource) { assert.EqualValues(t, 500, src.listOpts[0].Limit) },
+		},
+		{
+			name: "conformance 15: an explicit page size wins",
+			prep: func(r *Reflector, src *scriptSource) {
+				r.lastRV, r.PageSize = "40", 7
+				src.pages = append(src.pages, page("45", "", a1))
+			},
+			from: state{phase: phaseList}, want: phaseWatch, calls: []string{"replace 1@45"}, lastRV: "45",
+			checkOpt: func(t *testing.T, src *scriptSource) { assert.EqualValues(t, 7, src.listOpts[0].Limit) },
+		},
+		{
+			name: "conformance 12: a list refused with Expired is retried at once at RV \"\"",
+			prep: func(r *Reflector, src *scriptSource) {
+				r.lastRV = "40"
+				src.pages = append(src.pages, fail(errExpired))
+			},
+			from: state{phase: phaseList}, want: phaseList, lastRV: "40",
+			checkOpt: func(t *testing.T, _ *scriptSource) {},
+		},
+		{
+			name: "conformance 9: any other list error backs off and lists again",
+			prep: func(_ *Reflector, src *scriptSource) { src.pages = append(src.pages, fail(errInternal)) },
+			from: state{phase: phaseList}, want: phaseList, wait: 800 * time.Millisecond,
+		},
+		{
+			name: "conformance 10 11: a watch asks for bookmarks at the last RV with a 5-10 min timeout",
+			prep: func(r *Reflector, src *scriptSource) {
+				r.lastRV = "10"
+				src.watches = append(src.watches, watchOf(newWatcher()))
+			},
+			from: state{phase: phaseWatch}, want: phaseStream, lastRV: "10",
+			checkOpt: func(t *testing.T, src *scriptSource) {
+				o := src.watchOpts[0]
+				assert.True(t, o.AllowWatchBookmarks)
+				assert.Equal(t, "10", o.ResourceVersion)
+				assert.EqualValues(t, 300, o.TimeoutSeconds)
+				assert.False(t, o.SendInitialEvents)
+			},
+		},
+		{
+			name: "conformance 22: a refused watch start backs off and watches again",
+			prep: func(r *Reflector, src *scriptSource) {
+				r.lastRV = "10"
+				src.watches = append(src.watches, watchFail(fmt.Errorf("dial: %w", errConnRefused)))
+			},
+			from: state{phase: phaseWatch}, want: phaseWatch, wait: 800 * time.Millisecond, lastRV: "10",
+		},
+		{
+			name: "conformance 22: a 429 watch start waits Retry-After and watches again",
+			prep: func(r *Reflector, src *scriptSource) {
+				r.lastRV = "10"
+				src.watches = append(src.watches, watchFail(errThrottle))
+			},
+			from: state{phase: phaseWatch}, want: phaseWatch, wait: 7 * time.Second, lastRV: "10",
+		},
+		{
+			name: "conformance 22: other watch start errors relist after a backoff",
+			prep: func(r *Reflector, src *scriptSource) {
+				r.lastRV = "10"
+				src.watches = append(src.watches, watchFail(errGone))
+			},
+			from: state{phase: phaseWatch}, want: phaseList, wait: 800 * time.Millisecond, lastRV: "10",
+		},
+		{
+			name: "conformance 17: events reach the sink and move the RV",
+			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "1" },
+			from: streamOf(newWatcher(ev(Added, obj("a", "2")))), want: phaseStream,
+			calls: []string{"add a@2"}, lastRV: "2",
+		},
+		{
+			name: "conformance 17: modified and deleted",
+			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "1" },
+			from: streamOf(newWatcher(ev(Deleted, obj("a", "3")))), want: phaseStream,
+			calls: []string{"delete a@3"}, lastRV: "3",
+		},
+		{
+			name: "conformance 17: a bookmark moves the RV and changes no object",
+			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "1" },
+			from: streamOf(newWatcher(ev(Bookmark, obj("", "9")))), want: phaseStream,
+			calls: []string{"bookmark 9"}, lastRV: "9",
+		},
+		{
+			name: "conformance 19: synthetic ADDED of a watch from RV 0 do not move the RV",
+			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "1" },
+			from: func() state { s := streamOf(newWatcher(ev(Added, obj("a", "50")))); s.fromAny = true; return s }(),
+			want: phaseStream, calls: []string{"add a@50"}, lastRV: "1",
+		},
+		{
+			name: "conformance 20: a clean end after events watches again at once",
+			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
+			from: func() state { s := streamOf(newWatcher(end(io.EOF))); s.events = 3; return s }(),
+			want: phaseWatch, lastRV: "5",
+		},
+		{
+			name: "a stream cut mid-frame watches again from the last RV",
+			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
+			from: func() state {
+				s := streamOf(newWatcher(end(fmt.Errorf("read frame: %w", io.ErrUnexpectedEOF))))
+				s.events = 1
+				return s
+			}(),
+			want: phaseWatch, lastRV: "5",
+		},
+		{
+			name: "conformance 21: a watch closed in under a second without events relists after a backoff",
+			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
+			from: streamOf(newWatcher(end(io.EOF))), want: phaseList, wait: 800 * time.Millisecond, lastRV: "5",
+		},
+		{
+			name: "an undecodable stream relists after a backoff",
+			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
+			from: func() state {
+				s := streamOf(newWatcher(end(errors.New("frame exceeds 64 MiB"))))
+				s.events = 4
+				return s
+			}(),
+			want: phaseList, wait: 800 * time.Millisecond, lastRV: "5",
+		},
+		{
+			name: "conformance 13: an ERROR 410 relists (at the last RV) after a backoff",
+			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
+			from: streamOf(newWatcher(errEv(errExpired))), want: phaseList, wait: 800 * time.Millisecond, lastRV: "5",
+		},
+		{
+			name: "conformance 23: an ERROR 429 watches again after Retry-After",
+			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
+			from: streamOf(newWatcher(errEv(errThrottle))), want: phaseWatch, wait: 7 * time.Second, lastRV: "5",
+		},
+		{
+			name: "conformance 23: an ERROR InternalError relists by default",
+			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
+			from: streamOf(newWatcher(errEv(errInternal))), want: phaseList, wait: 800 * time.Millisecond, lastRV: "5",
+		},
+		{
+			name: "conformance 23: an ERROR InternalError within the retry window watches again at once",
+			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5"; r.MaxInternalErrorRetryDuration = time.Minute },
+			from: streamOf(newWatcher(errEv(errInternal))), want: phaseWatch, lastRV: "5",
+		},
+		{
+			name: "conformance 27: a watch-list asks for initial events not older than the last RV",
+			prep: func(r *Reflector, src *scriptSource) {
+				r.lastRV = "10"
+				src.watches = append(src.watches, watchOf(newWatcher()))
+			},
+			from: state{phase: phaseWatchList}, want: phaseStream, lastRV: "10",
+			checkOpt: func(t *testing.T, src *scriptSource) {
+				o := src.watchOpts[0]
+				assert.True(t, o.SendInitialEvents)
+				assert.True(t, o.AllowWatchBookmarks)
+				assert.Equal(t, "NotOlderThan", o.ResourceVersionMatch)
+				assert.Equal(t, "10", o.ResourceVersion)
+			},
+		},
+		{
+			name: "conformance 30: a refused watch-list falls back to a list at once",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errBad)) },
+			from: state{phase: phaseWatchList}, want: phaseList,
+		},
+		{
+			name: "conformance 30: a 429 watch-list backs off and tries again",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errThrottle)) },
+			from: state{phase: phaseWatchList}, want: phaseWatchList, wait: 7 * time.Second,
+		},
+		{
+			name: "conformance 30: an Expired watch-list retries at once at RV \"\"",
+			prep: func(r *Reflector, src *scriptSource) {
+				r.lastRV = "10"
+				src.watches = append(src.watches, watchFail(errExpired))
+			},
+			from: state{phase: phaseWatchList}, want: phaseWatchList, lastRV: "10",
+		},
+		{
+			name: "conformance 28: initial events are held back until the end bookmark",
+			from: initialOf(newWatcher(ev(Added, a1))), want: phaseStream,
+		},
+		{
+			name: "conformance 30: a watch-list stream ending before its bookmark falls back to a list",
+			from: initialOf(newWatcher(end(io.EOF))), want: phaseList,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &scriptSource{}
+			r, sink, _ := newTestReflector(src)
+			if tc.prep != nil {
+				tc.prep(r, src)
+			}
+			next, wait := r.step(context.Background(), tc.from)
+			assert.Equal(t, tc.want, next.phase, "next phase")
+			assert.Equal(t, tc.wait, wait, "wait")
+			assert.Equal(t, tc.calls, sink.log(), "sink calls")
+			assert.Equal(t, tc.lastRV, r.LastSyncResourceVersion(), "last synced RV")
+			if tc.checkOpt != nil {
+				tc.checkOpt(t, src)
+			}
+		})
+	}
+}
+
+var errConnRefused = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+
+func streamOf(w *scriptWatcher) state {
+	return state{phase: phaseStream, watcher: w, opened: time.Unix(1000, 0)}
+}
+
+func initialOf(w *scriptWatcher) state {
+	s := streamOf(w)
+	s.initial = map[string]*Object{}
+	return s
+}
+
+// conformance 12: after a list at RV "" succeeds, the RV-unavailable flag
+// clears and relists read the last synced RV again.
+func TestReflectorRelistAfterExpiredListUsesQuorumReadOnce(t *testing.T) {
+	src := &scriptSource{pages: []func(ListOptions) (*Page, error){
+		fail(errExpired), page("60", "", obj("a", "60")), page("70", ""),
+	}}
+	r, sink, _ := newTestReflector(src)
+	r.lastRV = "40"
+	s, _ := r.step(context.Background(), state{phase: phaseList})
+	s, _ = r.step(context.Background(), s)
+	require.Equal(t, phaseWatch, s.phase)
+	_, _ = r.step(context.Background(), state{phase: phaseList})
+	assert.Equal(t, []string{"40", "", "60"}, []string{src.listOpts[0].ResourceVersion, src.listOpts[1].ResourceVersion, src.listOpts[2].ResourceVersion})
+	assert.Equal(t, []string{"replace 1@60", "replace 0@70"}, sink.log())
+}
+
+// conformance 28: at the end bookmark the collected objects are replaced in
+// once, at the bookmark's RV, and the same watch goes on delivering events.
+func TestReflectorWatchListReplacesOnceAndKeepsWatching(t *testing.T) {
+	w := newWatcher(
+		ev(Added, obj("a", "3")), ev(Added, obj("b", "4")), ev(Bookmark, obj("", "4")),
+		ev(Bookmark, endBookmark("9")), ev(Modified, obj("a", "10")),
+	)
+	src := &scriptSource{watches: []func(ListOptions) (Watcher, error){watchOf(w)}}
+	r, sink, _ := newTestReflector(src)
+	s, _ := r.step(context.Background(), state{phase: phaseWatchList})
+	for range 5 {
+		s, _ = r.step(context.Background(), s)
+		require.Equal(t, phaseStream, s.phase)
+	}
+	assert.Equal(t, []string{"replace 2@9", "update a@10"}, sink.log())
+	assert.Equal(t, "10", r.LastSyncResourceVersion())
+	assert.Len(t, src.watchOpts, 1, "the watch-list stream is kept after the initial events")
+	assert.EqualValues(t, 1, r.Stats().Lists)
+}
+
+// conformance 8: 800 ms doubling to a 30 s cap, each delay in [d, 2d), and
+// a fresh start once two minutes passed since the last one.
+func TestBackoffSequence(t *testing.T) {
+	b := DefaultBackoff()
+	now := time.Unix(0, 0)
+	var got []time.Duration
+	for range 8 {
+		got = append(got, b.Next(now, 0))
+	}
+	ms := time.Millisecond
+	assert.Equal(t, []time.Duration{800 * ms, 1600 * ms, 3200 * ms, 6400 * ms, 12800 * ms, 25600 * ms, 30 * time.Second, 30 * time.Second}, got)
+	assert.Equal(t, 30*time.Second+time.Duration(0.5*float64(30*time.Second)), b.Next(now, 0.5), "jitter stretches up to 2d")
+	assert.Equal(t, 800*ms, b.Next(now.Add(2*time.Minute+time.Second), 0), "reset after 2 minutes")
+}
+
+// conformance 9 26: Run lists, watches, backs off between failures on its
+// clock and returns promptly when cancelled, leaving no goroutine.
+func TestReflectorRunRecoversAndStops(t *testing.T) {
+	w := newWatcher(ev(Added, obj("c", "12")))
+	src := &scriptSource{
+		pages:   []func(ListOptions) (*Page, error){fail(errInternal), page("10", "", obj("a", "10"))},
+		watches: []func(ListOptions) (Watcher, error){watchOf(w)},
+	}
+	r, sink, c := newTestReflector(src)
+	var errs []error
+	var mu sync.Mutex
+	r.OnError = func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	require.NoError(t, c.WaitForWaiters(wctx, 1), "the failed list must wait a backoff step")
+	c.Step(800 * time.Millisecond)
+	require.Eventually(t, func() bool { return len(sink.log()) == 2 }, 10*time.Second, time.Millisecond)
+	assert.Equal(t, []string{"replace 1@10", "add c@12"}, sink.log())
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, errs, 1)
+	var se *SyncError
+	require.ErrorAs(t, errs[0], &se)
+	assert.Equal(t, "list", se.Op)
+	assert.True(t, IsInternalError(errs[0]), "the status error stays reachable through the SyncError")
+}
+
+// conformance 25: the resync timer calls Sink.Resync when ShouldResync
+// agrees; a failed resync ends the watch and relists.
+func TestReflectorResync(t *testing.T) {
+	w := newWatcher()
+	src := &scriptSource{
+		pages:   []func(ListOptions) (*Page, error){page("10", ""), page("11", "")},
+		watches: []func(ListOptions) (Watcher, error){watchOf(w), watchOf(newWatcher())},
+	}
+	r, sink, c := newTestReflector(src)
+	r.ResyncPeriod = time.Minute
+	allow := make(chan bool, 4)
+	r.ShouldResync = func() bool { return <-allow }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	require.NoError(t, c.WaitForWaiters(wctx, 1))
+	require.Eventually(t, func() bool { return r.Stats().Watches == 1 }, 10*time.Second, time.Millisecond)
+
+	allow <- false
+	c.Step(time.Minute)
+	require.NoError(t, c.WaitForWaiters(wctx, 1))
+	require.Eventually(t, func() bool { return len(allow) == 0 }, 10*time.Second, time.Millisecond)
+
+	sink.mu.Lock()
+	sink.resyncErr = errors.New("disk full")
+	sink.mu.Unlock()
+	allow <- true
+	c.Step(time.Minute)
+	// The failed resync stops the watch; the reflector backs off, then relists.
+	require.NoError(t, c.WaitForWaiters(wctx, 2))
+	c.Step(time.Second)
+	require.Eventually(t, func() bool { return r.Stats().Lists == 2 }, 10*time.Second, time.Millisecond)
+	sink.mu.Lock()
+	assert.Equal(t, 1, sink.resyncs)
+	sink.mu.Unlock()
+	assert.Equal(t, "11", r.LastSyncResourceVersion())
+}

@@ -1,0 +1,342 @@
+package listwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/listwatch/listwatch/delta"
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/processor"
+	"github.com/listwatch/listwatch/store"
+)
+
+// Object is the type every cache in this package holds.
+type Object = httpwatch.Object
+
+// Handler receives an informer's notifications. See processor.Handler.
+type Handler = processor.Handler[*Object]
+
+// HandlerFuncs adapts plain functions to a Handler.
+type HandlerFuncs = processor.HandlerFuncs[*Object]
+
+// Errors of an informer's lifecycle.
+var (
+	ErrStarted = errors.New("informer has already started")
+	ErrStopped = errors.New("informer has stopped")
+)
+
+// Informer keeps an indexed cache of one resource in sync with the server and
+// tells handlers about every change: the pipeline Reflector → delta.FIFO →
+// indexer → processor (client-go's SharedIndexInformer).
+//
+// Configure the exported Reflector and Processor before Run (selectors,
+// watch-list, backoff, panic handling); add handlers and indexers before or
+// after. Run owns three goroutines besides its own (the reflector, its
+// resync timer, and one per handler) and returns only once all are gone.
+//
+// Differences from client-go, on purpose:
+//   - Objects pass through a transform before anything is cached; by
+//     default it drops metadata.managedFields (SetTransform(nil) keeps them).
+//   - A relist that brings back an object at the resourceVersion the cache
+//     already holds is a resync, not a change: only handlers whose resync is
+//     due hear of it (upstream floods every handler after each relist).
+//   - A handler panic is recovered and reported (Processor.RePanic restores
+//     upstream's crash).
+//   - OnDelete gets the last known object and a finalStateUnknown flag
+//     instead of a tombstone to unwrap.
+type Informer struct {
+	// Reflector fills the informer from its source; set its fields before Run.
+	Reflector *httpwatch.Reflector
+	// Processor fans notifications out to handlers; set its fields before Run.
+	Processor *processor.Processor[*Object]
+
+	resync  time.Duration // default handler resync period
+	fifo    *delta.FIFO[*Object]
+	indexer *indexer.Cache[*Object]
+
+	// mu is held while a batch of deltas is applied and distributed, and
+	// while a handler joins, so a late handler sees every object exactly once.
+	mu            sync.Mutex
+	started       bool
+	stopped       bool
+	checkPeriod   time.Duration
+	transform     func(*Object) (*Object, error)
+	onWatchError  func(error)
+	stoppedSignal chan struct{}
+}
+
+// NewInformer returns an informer of the objects source lists and watches,
+// with a namespace index and resync as the default handler resync period
+// (0: none).
+func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer {
+	inf := &Informer{
+		Processor:     processor.New[*Object](),
+		resync:        resync,
+		checkPeriod:   resync,
+		indexer:       indexer.New(store.MetaNamespaceKey[*Object], indexer.Indexers[*Object]{indexer.Namespace: indexer.NamespaceIndex[*Object]}),
+		transform:     httpwatch.DropManagedFields,
+		stoppedSignal: make(chan struct{}),
+	}
+	inf.fifo = delta.NewFIFO(store.MetaNamespaceKey[*Object])
+	inf.fifo.KnownObjects = inf.indexer
+	inf.Reflector = httpwatch.NewReflector(source, inf.fifo)
+	inf.Processor.Synced = inf.HasSynced
+	return inf
+}
+
+// SetTransform sets the function every object passes through before it is
+// cached (nil keeps objects as the server sent them). It fails once the
+// informer has started.
+func (inf *Informer) SetTransform(f func(*Object) (*Object, error)) error {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	if inf.started {
+		return fmt.Errorf("set transform: %w", ErrStarted)
+	}
+	inf.transform = f
+	return nil
+}
+
+// SetWatchErrorHandler sets a function that sees every error the reflector
+// recovers from (each a *httpwatch.SyncError). It fails once the informer
+// has started.
+func (inf *Informer) SetWatchErrorHandler(f func(error)) error {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	if inf.started {
+		return fmt.Errorf("set watch error handler: %w", ErrStarted)
+	}
+	inf.onWatchError = f
+	return nil
+}
+
+// AddEventHandler registers h with the informer's default resync period.
+func (inf *Informer) AddEventHandler(h Handler) (*processor.Registration, error) {
+	return inf.AddEventHandlerWithResync(h, inf.resync)
+}
+
+// AddEventHandlerWithResync registers h with its own resync period. A
+// handler added after the informer started first receives an add for every
+// cached object (isInInitialList true), then every later change, none twice
+// and none missed. Periods follow client-go: below 1 s they are raised to
+// 1 s; before Run a shorter period shortens the informer's resync check,
+// after Run a period shorter than that check is raised to it; an informer
+// created without resync gives handlers none.
+func (inf *Informer) AddEventHandlerWithResync(h Handler, period time.Duration) (*processor.Registration, error) {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	if inf.stopped {
+		return nil, fmt.Errorf("add event handler: %w", ErrStopped)
+	}
+	if period > 0 && period < processor.MinResyncPeriod {
+		period = processor.MinResyncPeriod
+	}
+	switch {
+	case period <= 0 || inf.checkPeriod == 0:
+		period = 0
+	case inf.started && period < inf.checkPeriod:
+		inf.Processor.Logger.Warn("handler resync period raised to the informer's resync check period",
+			"requested", period, "used", inf.checkPeriod)
+		period = inf.checkPeriod
+	case !inf.started && period < inf.checkPeriod:
+		inf.checkPeriod = period
+	}
+	var initial []*Object
+	if inf.started {
+		initial = inf.indexer.List()
+	}
+	return inf.Processor.AddHandler(h, period, initial)
+}
+
+// RemoveEventHandler stops delivering to the handler of reg. It does not
+// wait for a notification in progress; see Registration.Shutdown for that.
+func (inf *Informer) RemoveEventHandler(reg *processor.Registration) {
+	reg.Remove()
+}
+
+// AddIndexers adds indices to the cache, indexing what it already holds.
+func (inf *Informer) AddIndexers(ix indexer.Indexers[*Object]) error {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	if inf.stopped {
+		return fmt.Errorf("add indexers: %w", ErrStopped)
+	}
+	return inf.indexer.AddIndexers(ix)
+}
+
+// Indexer returns the informer's cache. Read it freely; writing to it
+// desynchronises the informer.
+func (inf *Informer) Indexer() *indexer.Cache[*Object] { return inf.indexer }
+
+// Lister returns a Lister reading the informer's cache.
+func (inf *Informer) Lister() *Lister { return &Lister{cache: inf.indexer} }
+
+// HasSynced reports whether the first full list has been applied to the
+// cache and handed to the handlers' buffers. A handler's own Registration
+// says when the handler itself has seen it.
+func (inf *Informer) HasSynced() bool { return inf.fifo.HasSynced() }
+
+// Synced returns a channel closed once HasSynced is true.
+func (inf *Informer) Synced() <-chan struct{} { return inf.fifo.Done() }
+
+// LastSyncResourceVersion is the resourceVersion the cache is synced to
+// ("" before the first list).
+func (inf *Informer) LastSyncResourceVersion() string {
+	return inf.Reflector.LastSyncResourceVersion()
+}
+
+// IsStopped reports whether Run has returned.
+func (inf *Informer) IsStopped() bool {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	return inf.stopped
+}
+
+// Stopped returns a channel closed when Run has returned.
+func (inf *Informer) Stopped() <-chan struct{} { return inf.stoppedSignal }
+
+// Run syncs the cache and delivers notifications until ctx is done, then
+// stops every goroutine it started and returns. A second call logs and
+// returns at once.
+func (inf *Informer) Run(ctx context.Context) {
+	inf.mu.Lock()
+	if inf.started || inf.stopped {
+		inf.mu.Unlock()
+		inf.Processor.Logger.Warn("informer already started")
+		return
+	}
+	inf.started = true
+	inf.fifo.Transform = inf.transform
+	if inf.onWatchError != nil {
+		inf.Reflector.OnError = inf.onWatchError
+	}
+	inf.Reflector.ResyncPeriod = inf.checkPeriod
+	inf.Reflector.ShouldResync = inf.Processor.ShouldResync
+	inf.mu.Unlock()
+
+	// Handlers outlive the reflector by a little: the processor stops only
+	// after the last delta was popped, so nothing popped goes unannounced.
+	procCtx, stopProc := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { inf.Processor.Run(procCtx) })
+	wg.Go(func() { inf.Reflector.Run(ctx) })
+	stopFIFO := context.AfterFunc(ctx, inf.fifo.Close)
+	defer stopFIFO()
+
+	for {
+		_, err := inf.fifo.Pop(inf.apply)
+		if errors.Is(err, delta.ErrClosed) {
+			break
+		}
+		if err != nil {
+			inf.Processor.Logger.Error("informer: apply deltas", "err", err)
+		}
+	}
+	stopProc()
+	wg.Wait()
+	inf.mu.Lock()
+	inf.stopped = true
+	inf.mu.Unlock()
+	close(inf.stoppedSignal)
+}
+
+// apply writes one key's deltas to the cache and notifies the handlers.
+func (inf *Informer) apply(ds delta.Deltas[*Object], isInInitialList bool) error {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	for _, d := range ds {
+		if d.Type == delta.Deleted {
+			if err := inf.applyDelete(d); err != nil {
+				return err
+			}
+			continue
+		}
+		obj := d.Object
+		old, exists, err := inf.indexer.Get(obj)
+		if err != nil {
+			return fmt.Errorf("apply %s: %w", d.Type, err)
+		}
+		if exists {
+			if err := inf.indexer.Update(obj); err != nil {
+				return fmt.Errorf("apply %s: %w", d.Type, err)
+			}
+			// A relist returning the version we hold changed nothing: deliver
+			// it as a resync, to due handlers only (decision 8).
+			resync := d.Type == delta.Sync ||
+				(d.Type == delta.Replaced && old.ResourceVersion() == obj.ResourceVersion())
+			inf.Processor.Distribute(processor.Updated(old, obj, resync))
+			continue
+		}
+		if err := inf.indexer.Add(obj); err != nil {
+			return fmt.Errorf("apply %s: %w", d.Type, err)
+		}
+		inf.Processor.Distribute(processor.Added(obj, isInInitialList))
+	}
+	return nil
+}
+
+func (inf *Informer) applyDelete(d delta.Delta[*Object]) error {
+	obj := d.Object
+	if d.Tombstone != nil {
+		// The object vanished while no one watched: remove what the cache
+		// holds under its key and hand out the last state known.
+		cached, exists, err := inf.indexer.GetByKey(d.Tombstone.Key)
+		if err != nil {
+			return fmt.Errorf("apply tombstone %q: %w", d.Tombstone.Key, err)
+		}
+		if exists {
+			if err := inf.indexer.Delete(cached); err != nil {
+				return fmt.Errorf("apply tombstone %q: %w", d.Tombstone.Key, err)
+			}
+			if obj == nil {
+				obj = cached
+			}
+		}
+		if obj != nil {
+			inf.Processor.Distribute(processor.Deleted(obj, true))
+		}
+		return nil
+	}
+	if err := inf.indexer.Delete(obj); err != nil {
+		return fmt.Errorf("apply delete: %w", err)
+	}
+	inf.Processor.Distribute(processor.Deleted(obj, false))
+	return nil
+}
+
+// WaitForCacheSync waits until every check reports true or ctx is done, and
+// says which. It polls every 100 ms, like client-go.
+func WaitForCacheSync(ctx context.Context, synced ...func() bool) bool {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		all := true
+		for _, s := range synced {
+			all = all && s()
+		}
+		if all {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+}
+
+// Key returns the key under which obj is cached and queued: "namespace/name",
+// or "name" for cluster-scoped objects. store.SplitKey splits it back.
+func Key(obj *Object) string {
+	if obj.Namespace() == "" {
+		return obj.Name()
+	}
+	return obj.Namespace() + "/" + obj.Name()
+}
+
+var _ = slog.Default
