@@ -13,7 +13,8 @@
 //		})
 //	}
 //
-// Main prints one JSON Report on stdout.
+// Main prints one JSON Report on stdout. A program with flags of its own
+// defines them on the default FlagSet and calls flag.Parse before Main.
 package measure
 
 import (
@@ -54,7 +55,8 @@ type Report struct {
 	Pods   int    `json:"pods"`
 	Burst  int    `json:"burst"`
 
-	BytesPerObject float64 `json:"json_bytes_per_object"`
+	BytesPerObject         float64 `json:"json_bytes_per_object"`
+	ManagedFieldsPerObject float64 `json:"managed_fields_bytes_per_object"`
 
 	// SyncSeconds runs from the informer's start to the handler having seen
 	// an add for every pod (informers report HasSynced a little earlier,
@@ -131,14 +133,20 @@ type Synced func() bool
 // reachable until the last heap reading.
 type Start func(ctx context.Context, host string, c *Counter) (Synced, error)
 
+// The flags every client program shares.
+var (
+	host       = flag.String("host", "http://127.0.0.1:18080", "fake API server URL")
+	timeout    = flag.Duration("timeout", 10*time.Minute, "give up after this long")
+	cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	memProfile = flag.String("memprofile", "", "write a heap profile, taken once synced, to this file")
+)
+
 // Main runs the benchmark for one client and prints its Report. It exits
 // non-zero, saying why, if anything fails or takes longer than -timeout.
 func Main(client string, start Start) {
-	host := flag.String("host", "http://127.0.0.1:18080", "fake API server URL")
-	timeout := flag.Duration("timeout", 10*time.Minute, "give up after this long")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
-	memProfile := flag.String("memprofile", "", "write a heap profile, taken once synced, to this file")
-	flag.Parse()
+	if !flag.Parsed() {
+		flag.Parse()
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {
@@ -222,6 +230,7 @@ func run(ctx context.Context, client, host string, start Start) (*Report, error)
 	return &Report{
 		Client: client, Pods: info.Pods, Burst: info.Burst,
 		BytesPerObject:           info.BytesPerObject,
+		ManagedFieldsPerObject:   info.ManagedFieldsPerObject,
 		SyncSeconds:              syncTime.Seconds(),
 		EventsSeconds:            eventsTime.Seconds(),
 		EventsPerSecond:          float64(info.Burst) / eventsTime.Seconds(),

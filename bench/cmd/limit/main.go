@@ -1,0 +1,144 @@
+// Command limit measures what this machine allows at best for the work the
+// benchmark clients do: it reads the same list pages and the same watch
+// burst from the fake server and runs a JSON validity scan over every byte
+// once, keeping nothing. No informer can sync faster or take events in
+// faster than this over the same HTTP connection and bytes.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/listwatch/listwatch/bench/internal/measure"
+)
+
+func main() {
+	host := flag.String("host", "http://127.0.0.1:18080", "fake API server URL")
+	timeout := flag.Duration("timeout", 10*time.Minute, "give up after this long")
+	flag.Parse()
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	rep, err := run(ctx, *host)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "limit: %v\n", err)
+		os.Exit(1)
+	}
+	out, _ := json.Marshal(rep)
+	fmt.Println(string(out))
+}
+
+func get(ctx context.Context, u string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	return resp, nil
+}
+
+func run(ctx context.Context, host string) (*measure.Report, error) {
+	info, err := measure.GetInfo(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	var page bytes.Buffer
+	rv, cont, items := "0", "", 0
+	for {
+		q := url.Values{"limit": {"500"}}
+		if cont != "" {
+			q.Set("continue", cont)
+		} else {
+			q.Set("resourceVersion", rv)
+		}
+		resp, err := get(ctx, host+"/api/v1/pods?"+q.Encode())
+		if err != nil {
+			return nil, fmt.Errorf("list: %w", err)
+		}
+		page.Reset()
+		_, err = page.ReadFrom(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("list: %w", err)
+		}
+		if !json.Valid(page.Bytes()) {
+			return nil, errors.New("list: invalid JSON")
+		}
+		// The list's metadata comes first, so these stop reading early.
+		rv = gjson.GetBytes(page.Bytes(), "metadata.resourceVersion").String()
+		cont = gjson.GetBytes(page.Bytes(), "metadata.continue").String()
+		items += 500
+		if cont == "" {
+			break
+		}
+	}
+	syncTime := time.Since(began)
+	syncCPU := measure.CPUSeconds()
+
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	resp, err := get(wctx, host+"/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion="+rv)
+	if err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	defer resp.Body.Close()
+	triggered := time.Now()
+	if err := measure.Trigger(ctx, host); err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	modified := []byte(`{"type":"MODIFIED"`)
+	for seen := 0; seen < info.Burst; {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			if errors.Is(err, bufio.ErrBufferFull) {
+				return nil, errors.New("watch: event longer than 64 KiB")
+			}
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("watch: after %d events: %w", seen, err)
+		}
+		if !json.Valid(line) {
+			return nil, fmt.Errorf("watch: event %d: invalid JSON", seen)
+		}
+		if bytes.HasPrefix(line, modified) {
+			seen++
+		}
+	}
+	eventsTime := time.Since(triggered)
+	return &measure.Report{
+		Client: "limit (read + JSON scan)", Pods: info.Pods, Burst: info.Burst,
+		BytesPerObject:         info.BytesPerObject,
+		ManagedFieldsPerObject: info.ManagedFieldsPerObject,
+		SyncSeconds:            syncTime.Seconds(),
+		EventsSeconds:          eventsTime.Seconds(),
+		EventsPerSecond:        float64(info.Burst) / eventsTime.Seconds(),
+		PeakRSSBytes:           measure.PeakRSS(),
+		CPUSeconds:             measure.CPUSeconds(),
+		SyncCPU:                syncCPU,
+		EventsCPU:              measure.CPUSeconds() - syncCPU,
+		GoVersion:              runtime.Version(),
+		GOMAXPROCS:             runtime.GOMAXPROCS(0),
+	}, nil
+}
