@@ -3,34 +3,328 @@ package httpwatch
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
-// StatusError is a failure the API server reported as a Status object (or an
-// HTTP status without one).
+// StatusError is a failure the API server reported: a Status object in an
+// error response or in a watch ERROR event, or an HTTP error status without
+// one (then Reason is derived from the code, Message from the body).
 type StatusError struct {
-	Code       int
-	Reason     string
-	Message    string
+	Code    int
+	Reason  string // "NotFound", "Expired", ...; "" if unknown
+	Message string
+	Details StatusDetails
+	// RetryAfter is the server's advice (Retry-After header or
+	// details.retryAfterSeconds), 0 if it gave none.
 	RetryAfter time.Duration
+	// Verb and Path name the request that failed: "GET", "WATCH", "POST"...
+	// and the URL path.
+	Verb, Path string
+}
+
+// StatusDetails is the details field of a Status.
+type StatusDetails struct {
+	Name, Group, Kind, UID string
+	Causes                 []StatusCause
+}
+
+// StatusCause is one cause in StatusDetails.
+type StatusCause struct {
+	Reason, Message, Field string
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("%s (%d %s)", e.Message, e.Code, e.Reason)
+	var b strings.Builder
+	if e.Verb != "" || e.Path != "" {
+		b.WriteString(e.Verb)
+		b.WriteByte(' ')
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	if e.Code != 0 {
+		b.WriteString(strconv.Itoa(e.Code))
+		b.WriteByte(' ')
+	}
+	if e.Reason != "" {
+		b.WriteString(e.Reason)
+	} else {
+		b.WriteString("error")
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	return b.String()
 }
 
-func reasonOrCode(err error, reason string, code int) bool {
-	var se *StatusError
-	if !errors.As(err, &se) {
+// ErrGone matches, through errors.Is, every error IsGone accepts: the
+// resourceVersion or continue token asked for is no longer available.
+var ErrGone = errors.New("resource version gone")
+
+// Is makes errors.Is(err, ErrGone) work.
+func (e *StatusError) Is(target error) bool { return target == ErrGone && isGone(e) }
+
+// reasonForCode is the Reason given to an error response that carries no
+// Status, so that predicates keyed on reasons still work.
+var reasonForCode = map[int]string{
+	http.StatusBadRequest:            "BadRequest",
+	http.StatusUnauthorized:          "Unauthorized",
+	http.StatusForbidden:             "Forbidden",
+	http.StatusNotFound:              "NotFound",
+	http.StatusMethodNotAllowed:      "MethodNotAllowed",
+	http.StatusNotAcceptable:         "NotAcceptable",
+	http.StatusConflict:              "Conflict",
+	http.StatusGone:                  "Gone",
+	http.StatusRequestEntityTooLarge: "RequestEntityTooLarge",
+	http.StatusUnsupportedMediaType:  "UnsupportedMediaType",
+	http.StatusUnprocessableEntity:   "Invalid",
+	http.StatusTooManyRequests:       "TooManyRequests",
+	http.StatusInternalServerError:   "InternalError",
+	http.StatusServiceUnavailable:    "ServiceUnavailable",
+	http.StatusGatewayTimeout:        "Timeout",
+}
+
+// isStatus reports whether a JSON object is a meta/v1 Status.
+func isStatus(raw string) bool {
+	r := gjson.GetMany(raw, "kind", "apiVersion")
+	if r[0].String() != "Status" {
 		return false
 	}
-	return se.Reason == reason || (se.Reason == "" && se.Code == code)
+	switch r[1].String() {
+	case "v1", "meta.k8s.io/v1":
+		return true
+	}
+	return false
 }
 
-// IsGone reports a 410: reason Gone or Expired.
+// statusFromJSON fills a StatusError from a Status object.
+func statusFromJSON(raw string) *StatusError {
+	r := gjson.GetMany(raw, "code", "reason", "message", "details")
+	e := &StatusError{Code: int(r[0].Int()), Reason: r[1].String(), Message: r[2].String()}
+	d := r[3]
+	e.Details = StatusDetails{
+		Name:  d.Get("name").String(),
+		Group: d.Get("group").String(),
+		Kind:  d.Get("kind").String(),
+		UID:   d.Get("uid").String(),
+	}
+	d.Get("causes").ForEach(func(_, c gjson.Result) bool {
+		e.Details.Causes = append(e.Details.Causes, StatusCause{
+			Reason:  c.Get("reason").String(),
+			Message: c.Get("message").String(),
+			Field:   c.Get("field").String(),
+		})
+		return true
+	})
+	if s := d.Get("retryAfterSeconds").Int(); s > 0 {
+		e.RetryAfter = time.Duration(s) * time.Second
+	}
+	return e
+}
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 1 << 20
+
+// statusFromResponse turns a non-2xx response into a *StatusError. It reads
+// (a bounded part of) the body; the caller closes it.
+func statusFromResponse(verb, path string, resp *http.Response) *StatusError {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return statusFromBody(verb, path, resp.StatusCode, resp.Header, body)
+}
+
+func statusFromBody(verb, path string, code int, h http.Header, body []byte) *StatusError {
+	var e *StatusError
+	if s := string(body); gjson.Valid(s) && isStatus(s) {
+		e = statusFromJSON(s)
+		if e.Code == 0 {
+			e.Code = code
+		}
+	} else {
+		msg := strings.TrimSpace(string(body))
+		if len(msg) > 512 {
+			msg = msg[:512] + "..."
+		}
+		if msg == "" {
+			msg = http.StatusText(code)
+		}
+		e = &StatusError{Code: code, Reason: reasonForCode[code], Message: msg}
+	}
+	if d, ok := parseRetryAfter(h.Get("Retry-After")); ok {
+		e.RetryAfter = d
+	}
+	e.Verb, e.Path = verb, path
+	return e
+}
+
+// parseRetryAfter reads a Retry-After header: seconds or an HTTP date.
+func parseRetryAfter(v string) (time.Duration, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0), true
+	}
+	return 0, false
+}
+
+func asStatus(err error) (*StatusError, bool) {
+	var se *StatusError
+	ok := errors.As(err, &se)
+	return se, ok
+}
+
+// reasonOrCode is how the server's own predicates work: the reason decides
+// when there is one; the code only when the reason is unknown.
+func reasonOrCode(err error, reason string, code int) bool {
+	se, ok := asStatus(err)
+	return ok && (se.Reason == reason || (se.Reason == "" && se.Code == code))
+}
+
+// IsGone reports that a resourceVersion or continue token is no longer
+// available: code 410 or reason Gone or Expired. (Upstream splits this into
+// IsGone and IsResourceExpired and callers check both; IsExpired is here for
+// the one place that needs reason Expired alone.)
 func IsGone(err error) bool {
-	return reasonOrCode(err, "Gone", 410) || reasonOrCode(err, "Expired", 410)
+	se, ok := asStatus(err)
+	return ok && isGone(se)
 }
 
-// IsTooManyRequests reports a 429.
-func IsTooManyRequests(err error) bool { return reasonOrCode(err, "TooManyRequests", 429) }
+func isGone(se *StatusError) bool {
+	return se.Code == http.StatusGone || se.Reason == "Gone" || se.Reason == "Expired"
+}
+
+// IsExpired reports reason Expired, whatever the code.
+func IsExpired(err error) bool {
+	se, ok := asStatus(err)
+	return ok && se.Reason == "Expired"
+}
+
+// IsNotFound reports reason NotFound, or code 404 with no reason.
+func IsNotFound(err error) bool { return reasonOrCode(err, "NotFound", http.StatusNotFound) }
+
+// IsConflict reports reason Conflict, or code 409 with no reason.
+func IsConflict(err error) bool { return reasonOrCode(err, "Conflict", http.StatusConflict) }
+
+// IsForbidden reports reason Forbidden, or code 403 with no reason.
+func IsForbidden(err error) bool { return reasonOrCode(err, "Forbidden", http.StatusForbidden) }
+
+// IsUnauthorized reports reason Unauthorized, or code 401 with no reason.
+func IsUnauthorized(err error) bool {
+	return reasonOrCode(err, "Unauthorized", http.StatusUnauthorized)
+}
+
+// IsInternalError reports reason InternalError, or code 500 with no reason.
+func IsInternalError(err error) bool {
+	return reasonOrCode(err, "InternalError", http.StatusInternalServerError)
+}
+
+// IsTooManyRequests reports reason TooManyRequests or code 429 (either
+// suffices).
+func IsTooManyRequests(err error) bool {
+	se, ok := asStatus(err)
+	return ok && (se.Reason == "TooManyRequests" || se.Code == http.StatusTooManyRequests)
+}
+
+// IsResourceVersionTooLarge reports that the server's cache has not yet seen
+// the resourceVersion asked for: a cause with reason ResourceVersionTooLarge,
+// or (older servers) reason Timeout with "Too large resource version" in a
+// cause or the message. The cure is a list at resourceVersion "".
+func IsResourceVersionTooLarge(err error) bool {
+	se, ok := asStatus(err)
+	if !ok {
+		return false
+	}
+	for _, c := range se.Details.Causes {
+		if c.Reason == "ResourceVersionTooLarge" {
+			return true
+		}
+	}
+	if se.Reason != "Timeout" {
+		return false
+	}
+	const legacy = "Too large resource version"
+	for _, c := range se.Details.Causes {
+		if strings.Contains(c.Message, legacy) {
+			return true
+		}
+	}
+	return strings.Contains(se.Message, legacy)
+}
+
+// IsConnectionRefused reports that nothing listened at the server's address,
+// typically while it restarts. The reflector backs off and retries the watch
+// without relisting (conformance 22).
+func IsConnectionRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
+
+// IsProbableEOF reports a connection that ended or stalled rather than a
+// server that refused: io.EOF, io.ErrUnexpectedEOF, a reset or closed
+// connection, an HTTP/2 GOAWAY or stream reset, or a network timeout. For a
+// watch these mean "the stream is over, resume it"; the Watcher reports them
+// from Next wrapped, and Watch turns them into an empty stream (see Watch).
+func IsProbableEOF(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+
+	msg := err.Error()
+	for _, s := range []string{
+		"connection reset by peer",
+		"use of closed network connection",
+		"server sent GOAWAY and closed the connection",
+		"stream error:",
+	} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// DecodeError is a watch stream or list body that could not be decoded: bad
+// JSON, an oversized frame, an event of unknown type. The stream is closed
+// after one. (client-go turns these into a synthetic ERROR event with code
+// 500; here they are an error from Watcher.Next or List.)
+type DecodeError struct {
+	Verb, Path string
+	Offset     int64 // stream position where the problem was found
+	Err        error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("%s %s: decode response at byte %d: %v", e.Verb, e.Path, e.Offset, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// ErrInvalidEventType is wrapped by the DecodeError for a watch event whose
+// type is not one of the five the API defines (conformance 3).
+var ErrInvalidEventType = errors.New("got invalid watch event type")
+
+// UnexpectedObjectError is the Err of an ERROR watch event whose object is
+// not a Status (conformance 6).
+type UnexpectedObjectError struct {
+	Object *Object
+}
+
+func (e *UnexpectedObjectError) Error() string {
+	return fmt.Sprintf("unexpected object in watch ERROR event: kind %q, apiVersion %q", e.Object.Kind(), e.Object.APIVersion())
+}

@@ -3,7 +3,8 @@ package httpwatch
 // EventType is the type of a watch event as the server spells it.
 type EventType string
 
-// The watch event types a Kubernetes API server sends.
+// The watch event types a Kubernetes API server sends. Any other type is a
+// *DecodeError wrapping ErrInvalidEventType.
 const (
 	Added    EventType = "ADDED"
 	Modified EventType = "MODIFIED"
@@ -12,8 +13,15 @@ const (
 	Error    EventType = "ERROR"
 )
 
-// Event is one decoded watch frame. For Error events Object is nil and Err
-// holds the server's Status as a *StatusError.
+// Event is one decoded watch frame.
+//
+// For Added, Modified and Deleted, Object is the object (after the
+// client's DropManagedFields and Transform). For Bookmark, Object holds only
+// what the server sent: metadata.resourceVersion and perhaps annotations
+// such as "k8s.io/initial-events-end". For Error, Err is a *StatusError from
+// the server's Status and Object is nil, or, if the server sent something
+// other than a Status, Err is an *UnexpectedObjectError and Object is that
+// object.
 type Event struct {
 	Type   EventType
 	Object *Object

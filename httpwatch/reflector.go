@@ -7,10 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
@@ -367,7 +365,7 @@ func (r *Reflector) pageSize(rv string) int64 {
 	case r.paginated:
 		return 500
 	case rv != "" && rv != "0":
-		return 0 // one unpaginated read, servable from the watch cache
+		return -1 // one unpaginated read, servable from the watch cache (see ListAll)
 	default:
 		return 500
 	}
@@ -605,7 +603,7 @@ func objectKey(o *Object) string {
 // watchEnded handles a stream that stopped without an ERROR event: cleanly,
 // or cut by the network.
 func (r *Reflector) watchEnded(s state, err error) (state, time.Duration) {
-	cut := errors.Is(err, io.EOF) || isStreamCut(err)
+	cut := IsProbableEOF(err)
 	if !cut {
 		// A stream we cannot decode any further: relist to be sure nothing is
 		// lost (upstream turns this into a synthetic InternalError).
@@ -678,12 +676,4 @@ func (r *Reflector) report(op string, err error) {
 	if r.OnError != nil {
 		r.OnError(e)
 	}
-}
-
-// isStreamCut reports errors that mean the connection under a watch broke,
-// after which reopening the watch from the last version loses nothing.
-func isStreamCut(err error) bool {
-	var ne net.Error
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, net.ErrClosed) || errors.As(err, &ne)
 }

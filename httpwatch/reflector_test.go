@@ -113,8 +113,8 @@ func (w *scriptWatcher) Next() (Event, error) {
 func (w *scriptWatcher) Stop() { w.once.Do(func() { close(w.stopped) }) }
 
 func ev(t EventType, o *Object) watchStep { return watchStep{ev: Event{Type: t, Object: o}} }
-func errEv(err error) watchStep         { return watchStep{ev: Event{Type: Error, Err: err}} }
-func end(err error) watchStep           { return watchStep{err: err} }
+func errEv(err error) watchStep           { return watchStep{ev: Event{Type: Error, Err: err}} }
+func end(err error) watchStep             { return watchStep{err: err} }
 
 func obj(name, rv string) *Object {
 	o, err := NewObject(fmt.Appendf(nil, `{"metadata":{"name":%q,"namespace":"ns","resourceVersion":%q}}`, name, rv))
@@ -147,10 +147,14 @@ func (s *recordSink) add(format string, a ...any) error {
 	return nil
 }
 
-func (s *recordSink) Add(o *Object) error    { return s.add("add %s@%s", o.Name(), o.ResourceVersion()) }
-func (s *recordSink) Update(o *Object) error { return s.add("update %s@%s", o.Name(), o.ResourceVersion()) }
-func (s *recordSink) Delete(o *Object) error { return s.add("delete %s@%s", o.Name(), o.ResourceVersion()) }
-func (s *recordSink) Bookmark(rv string)     { _ = s.add("bookmark %s", rv) }
+func (s *recordSink) Add(o *Object) error { return s.add("add %s@%s", o.Name(), o.ResourceVersion()) }
+func (s *recordSink) Update(o *Object) error {
+	return s.add("update %s@%s", o.Name(), o.ResourceVersion())
+}
+func (s *recordSink) Delete(o *Object) error {
+	return s.add("delete %s@%s", o.Name(), o.ResourceVersion())
+}
+func (s *recordSink) Bookmark(rv string) { _ = s.add("bookmark %s", rv) }
 func (s *recordSink) Replace(items []*Object, rv string) error {
 	return s.add("replace %d@%s", len(items), rv)
 }

@@ -1,0 +1,252 @@
+package httpwatch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+	"golang.org/x/time/rate"
+)
+
+// Client speaks to one API server. Create it with NewClient; address a
+// resource with Resource. A Client is safe for concurrent use; change its
+// fields only before the first request.
+//
+// Non-streaming requests (list pages, get, create, update, delete) are
+// retried on connection errors, 429 and 5xx (except 501 and a
+// ResourceVersionTooLarge 504, which the reflector must see at once), with
+// exponential backoff and jitter that honours Retry-After. Writes are retried
+// only when the server asked (429, Retry-After) or the connection was
+// refused, since a write that reached the server must not be repeated
+// blindly. Other 4xx fail at once with a *StatusError. Watches are never
+// retried here: the reflector owns that loop.
+//
+// Every request, watches included, waits for the client-side rate limiter
+// built from Config.QPS and Config.Burst.
+type Client struct {
+	// RetryMax is how many times a failed request is retried (so at most
+	// RetryMax+1 attempts). NewClient sets 4.
+	RetryMax int
+	// RetryWaitMin and RetryWaitMax bound the wait between attempts: it
+	// doubles from RetryWaitMin up to RetryWaitMax, then a random part of
+	// it is dropped (up to half) so clients do not retry in step. A
+	// Retry-After from the server replaces the computed wait, capped at
+	// RetryWaitMax. NewClient sets 500ms and 30s.
+	RetryWaitMin, RetryWaitMax time.Duration
+	// MaxFrameSize bounds one watch frame, one list item and one Get
+	// response. NewClient sets DefaultMaxFrameSize.
+	MaxFrameSize int
+
+	host    *url.URL
+	list    *http.Client // cfg.Timeout per attempt
+	watch   *http.Client // no timeout: timeoutSeconds and the context bound a watch
+	limiter *rate.Limiter
+}
+
+// The client-side rate used when Config.QPS or Config.Burst is zero. These
+// match Config's documented defaults (config.go owns them; once it offers
+// Config.Rate, NewClient should use that).
+const (
+	defaultQPS   = 50
+	defaultBurst = 100
+)
+
+// NewClient returns a client for the server cfg describes. It uses only
+// cfg.Host, cfg.QPS and cfg.Burst (QPS 0 means 50, below 0 unlimited;
+// Burst 0 means 100), cfg.Timeout (per attempt of a
+// non-streaming request, 0 for none; never applied to watches) and
+// cfg.RoundTripper (TLS, credentials).
+func NewClient(cfg *Config) (*Client, error) {
+	if cfg == nil || cfg.Host == "" {
+		return nil, errors.New("httpwatch: new client: no host in config")
+	}
+	host, err := url.Parse(cfg.Host)
+	if err != nil {
+		return nil, fmt.Errorf("httpwatch: new client: host %q: %w", cfg.Host, err)
+	}
+	if host.Scheme != "http" && host.Scheme != "https" || host.Host == "" {
+		return nil, fmt.Errorf("httpwatch: new client: host %q: want http(s)://host[:port]", cfg.Host)
+	}
+	rt, err := cfg.RoundTripper()
+	if err != nil {
+		return nil, fmt.Errorf("httpwatch: new client: %w", err)
+	}
+	var lim *rate.Limiter
+	if cfg.QPS >= 0 {
+		qps, burst := cfg.QPS, cfg.Burst
+		if qps == 0 {
+			qps = defaultQPS
+		}
+		if burst <= 0 {
+			burst = defaultBurst
+		}
+		lim = rate.NewLimiter(rate.Limit(qps), burst)
+		rt = &limited{next: rt, limiter: lim}
+	}
+	return &Client{
+		RetryMax:     4,
+		RetryWaitMin: 500 * time.Millisecond,
+		RetryWaitMax: 30 * time.Second,
+		MaxFrameSize: DefaultMaxFrameSize,
+		host:         host,
+		list:         &http.Client{Transport: rt, Timeout: cfg.Timeout},
+		watch:        &http.Client{Transport: rt},
+		limiter:      lim,
+	}, nil
+}
+
+// limited makes every request wait for the client-side rate limiter.
+type limited struct {
+	next    http.RoundTripper
+	limiter *rate.Limiter
+}
+
+func (l *limited) RoundTrip(r *http.Request) (*http.Response, error) {
+	if err := l.limiter.Wait(r.Context()); err != nil {
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return nil, fmt.Errorf("client rate limiter: %w", err)
+	}
+	return l.next.RoundTrip(r)
+}
+
+// CloseIdleConnections closes the transport's idle keep-alive connections
+// (and with them their reader goroutines), for a clean shutdown.
+func (c *Client) CloseIdleConnections() { c.list.CloseIdleConnections() }
+
+func (l *limited) CloseIdleConnections() {
+	if ci, ok := l.next.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
+// request is one non-streaming call.
+type request struct {
+	method string
+	path   string // escaped URL path
+	query  url.Values
+	accept string
+	body   []byte
+}
+
+// do sends a non-streaming request with retries. On success the caller owns
+// (and closes) the response body; any non-2xx status becomes a *StatusError.
+func (c *Client) do(ctx context.Context, rq request) (*http.Response, error) {
+	full := c.host.JoinPath(rq.path) // keeps a path prefix in Host (a proxy's)
+	full.RawQuery = rq.query.Encode()
+
+	var body any
+	if rq.body != nil {
+		body = rq.body
+	}
+	req, err := retryablehttp.NewRequestWithContext(ctx, rq.method, full.String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", rq.method, rq.path, err)
+	}
+	req.Header.Set("Accept", rq.accept)
+	if rq.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rc := &retryablehttp.Client{
+		HTTPClient:   c.list,
+		RetryWaitMin: c.RetryWaitMin,
+		RetryWaitMax: c.RetryWaitMax,
+		RetryMax:     c.RetryMax,
+		CheckRetry:   retryPolicy(rq.method),
+		Backoff:      backoff,
+		ErrorHandler: func(resp *http.Response, err error, attempts int) (*http.Response, error) {
+			if err == nil && resp != nil {
+				se := statusFromResponse(rq.method, rq.path, resp)
+				resp.Body.Close()
+				return nil, fmt.Errorf("giving up after %d attempts: %w", attempts, se)
+			}
+			if resp != nil {
+				resp.Body.Close()
+			}
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%s %s: %w", rq.method, rq.path, err)
+			}
+			return nil, fmt.Errorf("%s %s: giving up after %d attempts: %w", rq.method, rq.path, attempts, err)
+		},
+	}
+	resp, err := rc.Do(req)
+	if err != nil {
+		if err == ctx.Err() {
+			// The context ended between attempts; the error handler, which
+			// names the request, was not called.
+			return nil, fmt.Errorf("%s %s: %w", rq.method, rq.path, err)
+		}
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		return nil, statusFromResponse(rq.method, rq.path, resp)
+	}
+	return resp, nil
+}
+
+// retryPolicy decides whether an attempt is retried.
+func retryPolicy(method string) retryablehttp.CheckRetry {
+	idempotent := method == http.MethodGet || method == http.MethodHead
+	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		if err != nil {
+			if !idempotent && !IsConnectionRefused(err) {
+				return false, err
+			}
+			return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
+		}
+		code := resp.StatusCode
+		switch {
+		case code == http.StatusTooManyRequests:
+			return true, nil
+		case code < 500 || code == http.StatusNotImplemented:
+			return false, nil
+		case !idempotent && resp.Header.Get("Retry-After") == "":
+			return false, nil
+		}
+		// A 5xx: retry, unless it is the server saying its cache is behind
+		// the resourceVersion asked for; the reflector answers that one by
+		// listing at "" instead of waiting. The body is small: keep it for
+		// the caller.
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+		if IsResourceVersionTooLarge(statusFromBody("", "", code, resp.Header, b)) {
+			return false, nil
+		}
+		return true, nil
+	}
+}
+
+// backoff doubles from lo up to hi, then drops a random part of up to half
+// the wait (so many clients spread out); a Retry-After header replaces it.
+func backoff(lo, hi time.Duration, attempt int, resp *http.Response) time.Duration {
+	if resp != nil {
+		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok {
+			return min(d, hi)
+		}
+	}
+	d := lo
+	for range attempt {
+		d *= 2
+		if d >= hi {
+			d = hi
+			break
+		}
+	}
+	if d <= 1 {
+		return d
+	}
+	return d - rand.N(d/2)
+}

@@ -1,0 +1,156 @@
+package httpwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// pager is an in-memory PageLister: pages[i] answers the i-th call; an
+// error in errs[i] is returned instead.
+type pager struct {
+	pages []*Page
+	errs  map[int]error
+	calls []ListOptions
+}
+
+func (p *pager) ListPage(_ context.Context, opts ListOptions) (*Page, error) {
+	i := len(p.calls)
+	p.calls = append(p.calls, opts)
+	if err := p.errs[i]; err != nil {
+		return nil, err
+	}
+	if i >= len(p.pages) {
+		return nil, fmt.Errorf("unexpected call %d", i)
+	}
+	return p.pages[i], nil
+}
+
+func objs(t *testing.T, names ...string) []*Object {
+	var out []*Object
+	for _, n := range names {
+		o, err := NewObject([]byte(`{"metadata":{"name":"` + n + `"}}`))
+		require.NoError(t, err)
+		out = append(out, o)
+	}
+	return out
+}
+
+func itemNames(p *Page) []string {
+	var out []string
+	for _, o := range p.Items {
+		out = append(out, o.Name())
+	}
+	return out
+}
+
+// conformance 14: pages follow continue; pages after the first send no
+// resourceVersion; the default page size is 500.
+func TestConformance14ListAllFollowsContinue(t *testing.T) {
+	p := &pager{pages: []*Page{
+		{Items: objs(t, "a", "b"), ResourceVersion: "10", Continue: "c1"},
+		{Items: objs(t, "c", "d"), ResourceVersion: "10", Continue: "c2"},
+		{Items: objs(t, "e"), ResourceVersion: "10"},
+	}}
+	var seen []int
+	all, err := ListAll(context.Background(), p, ListOptions{ResourceVersion: "0", ResourceVersionMatch: "NotOlderThan", LabelSelector: "x=y"}, func(pg *Page) { seen = append(seen, len(pg.Items)) })
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b", "c", "d", "e"}, itemNames(all))
+	require.Equal(t, "10", all.ResourceVersion)
+	require.Empty(t, all.Continue)
+	require.Equal(t, []int{2, 2, 1}, seen)
+	require.Equal(t, []ListOptions{
+		{ResourceVersion: "0", ResourceVersionMatch: "NotOlderThan", LabelSelector: "x=y", Limit: 500},
+		{Continue: "c1", LabelSelector: "x=y", Limit: 500},
+		{Continue: "c2", LabelSelector: "x=y", Limit: 500},
+	}, p.calls)
+}
+
+// conformance 14: a page after the first failing with Expired falls back to
+// one unpaginated list at the originally requested resourceVersion.
+func TestConformance14ExpiredContinueFallsBackToFullList(t *testing.T) {
+	expired := &StatusError{Code: 410, Reason: "Expired"}
+	p := &pager{
+		pages: []*Page{{Items: objs(t, "a"), ResourceVersion: "10", Continue: "c1"}, nil, {Items: objs(t, "a", "b", "c"), ResourceVersion: "12"}},
+		errs:  map[int]error{1: fmt.Errorf("wrapped: %w", expired)},
+	}
+	all, err := ListAll(context.Background(), p, ListOptions{ResourceVersion: "5", ResourceVersionMatch: "NotOlderThan", Limit: 1}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b", "c"}, itemNames(all), "the partial result is dropped")
+	require.Equal(t, "12", all.ResourceVersion)
+	require.Equal(t, ListOptions{ResourceVersion: "5", ResourceVersionMatch: "NotOlderThan"}, p.calls[2])
+}
+
+func TestListAllErrors(t *testing.T) {
+	// An expired first page is the caller's problem (the reflector relists).
+	p := &pager{errs: map[int]error{0: &StatusError{Code: 410, Reason: "Expired"}}}
+	_, err := ListAll(context.Background(), p, ListOptions{}, nil)
+	require.True(t, IsExpired(err))
+	require.Len(t, p.calls, 1)
+
+	// Other errors on later pages say which page.
+	p = &pager{pages: []*Page{{Continue: "c"}}, errs: map[int]error{1: errors.New("boom")}}
+	_, err = ListAll(context.Background(), p, ListOptions{}, nil)
+	require.ErrorContains(t, err, "list page 2: boom")
+
+	// The fallback failing is reported as such.
+	p = &pager{pages: []*Page{{Continue: "c"}}, errs: map[int]error{1: &StatusError{Reason: "Expired"}, 2: errors.New("down")}}
+	_, err = ListAll(context.Background(), p, ListOptions{}, nil)
+	require.ErrorContains(t, err, "unpaginated list after an expired continue token: down")
+}
+
+func TestListAllNegativeLimitIsUnpaginated(t *testing.T) {
+	p := &pager{pages: []*Page{{Items: objs(t, "a")}}}
+	_, err := ListAll(context.Background(), p, ListOptions{Limit: -1}, nil)
+	require.NoError(t, err)
+	require.Zero(t, p.calls[0].Limit)
+}
+
+// The recorded pages and expired-continue response, over HTTP.
+func TestListAllOverHTTP(t *testing.T) {
+	page1, page2 := loadFixture(t, "pod-list-page1.json"), loadFixture(t, "pod-list-page2.json")
+	full, expired := loadFixture(t, "pod-list.json"), loadFixture(t, "list-expired-continue.json")
+	for _, tc := range []struct {
+		name    string
+		second  fixture
+		wantReq int
+	}{
+		{"continue", page2, 2},
+		{"expired continue", expired, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				q := r.URL.Query()
+				switch {
+				case q.Get("continue") != "":
+					writeFixture(w, tc.second)
+				case q.Get("limit") != "":
+					writeFixture(w, page1)
+				default:
+					writeFixture(w, full)
+				}
+			})
+			all, err := newTestClient(t, srv.URL).Resource(pods).List(context.Background(), ListOptions{ResourceVersion: "0"})
+			require.NoError(t, err)
+			require.Equal(t, []string{"web-1", "web-2", "web-3"}, itemNames(all))
+			require.Equal(t, "75", all.ResourceVersion)
+			seen := srv.seen()
+			require.Len(t, seen, tc.wantReq)
+			require.Equal(t, "limit=500&resourceVersion=0", seen[0].URL.RawQuery)
+			require.Equal(t, "continue="+page1Continue(t)+"&limit=500", seen[1].URL.RawQuery)
+			if tc.wantReq == 3 {
+				require.Equal(t, "resourceVersion=0", seen[2].URL.RawQuery)
+			}
+		})
+	}
+}
+
+func page1Continue(t *testing.T) string {
+	p, err := NewObject(loadFixture(t, "pod-list-page1.json").Body)
+	require.NoError(t, err)
+	return p.Get("metadata.continue").String()
+}

@@ -1,0 +1,251 @@
+package httpwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Resource names a collection on the server: group, version and resource
+// (plural, lower case, as in the URL) and optionally a namespace. The core
+// group is Group "" (paths /api/v1/...); every other group is served under
+// /apis/GROUP/VERSION/.... Namespace "" addresses all namespaces of a
+// namespaced resource, or a cluster-scoped one.
+type Resource struct {
+	Group, Version, Resource, Namespace string
+}
+
+// Accept headers. Metadata-only mode asks the server to convert objects to
+// PartialObjectMetadata (just apiVersion, kind and metadata), as client-go's
+// metadata client and kube-rs's metadata watcher do; plain JSON follows as a
+// fallback for a server that cannot convert.
+const (
+	acceptJSON       = "application/json"
+	acceptMetaList   = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+	acceptMetaObject = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+)
+
+// ResourceClient reads and writes one resource. It satisfies ListerWatcher.
+// Set its fields before first use; it is then safe for concurrent use.
+type ResourceClient struct {
+	// MetadataOnly asks the server for PartialObjectMetadata instead of
+	// whole objects: lists, watches and gets return objects holding only
+	// apiVersion, kind and metadata (labels, owners, ...), a fraction of the
+	// memory. Writes are unaffected.
+	MetadataOnly bool
+	// DropManagedFields removes metadata.managedFields from every object
+	// while it is copied out of the read buffer, at no extra cost.
+	DropManagedFields bool
+	// Transform, if set, rewrites every object the client returns (list
+	// items, watch objects except bookmarks and errors, Get and write
+	// results), after DropManagedFields.
+	Transform Transform
+
+	c   *Client
+	res Resource
+}
+
+// Resource returns a client for one resource. Its name is checked on the
+// first request.
+func (c *Client) Resource(r Resource) *ResourceClient {
+	return &ResourceClient{c: c, res: r}
+}
+
+// Resource returns the resource this client addresses.
+func (rc *ResourceClient) Resource() Resource { return rc.res }
+
+// collectionPath is the escaped URL path of the collection in namespace ns.
+func (r Resource) collectionPath(ns string) (string, error) {
+	for _, s := range []struct{ what, v string }{
+		{"group", r.Group}, {"version", r.Version}, {"resource", r.Resource}, {"namespace", ns},
+	} {
+		if strings.ContainsAny(s.v, "/?#") || s.v == "." || s.v == ".." {
+			return "", fmt.Errorf("resource %s %q: not a path segment", s.what, s.v)
+		}
+	}
+	if r.Version == "" || r.Resource == "" {
+		return "", fmt.Errorf("resource %+v: version and resource are required", r)
+	}
+	var b strings.Builder
+	if r.Group == "" {
+		b.WriteString("/api/")
+	} else {
+		b.WriteString("/apis/")
+		b.WriteString(url.PathEscape(r.Group))
+		b.WriteByte('/')
+	}
+	b.WriteString(url.PathEscape(r.Version))
+	if ns != "" {
+		b.WriteString("/namespaces/")
+		b.WriteString(url.PathEscape(ns))
+	}
+	b.WriteByte('/')
+	b.WriteString(url.PathEscape(r.Resource))
+	return b.String(), nil
+}
+
+// Path is the escaped URL path of the collection, e.g.
+// "/api/v1/namespaces/default/pods" or "/apis/apps/v1/deployments".
+func (r Resource) Path() (string, error) { return r.collectionPath(r.Namespace) }
+
+func itemPath(collection, name string) (string, error) {
+	if name == "" || strings.ContainsAny(name, "/?#") || name == "." || name == ".." {
+		return "", fmt.Errorf("object name %q: not a path segment", name)
+	}
+	return collection + "/" + url.PathEscape(name), nil
+}
+
+func (rc *ResourceClient) scanOptions() *scanOptions {
+	return &scanOptions{maxFrame: rc.c.MaxFrameSize, drop: rc.DropManagedFields, transform: rc.Transform}
+}
+
+// ListPage reads one page of the list: a single request with opts (Limit 0
+// or less asks for everything at once). The body is scanned item by item;
+// objects are copied out and the read buffer is recycled before ListPage
+// returns.
+func (rc *ResourceClient) ListPage(ctx context.Context, opts ListOptions) (*Page, error) {
+	path, err := rc.res.Path()
+	if err != nil {
+		return nil, fmt.Errorf("list: %w", err)
+	}
+	accept := acceptJSON
+	if rc.MetadataOnly {
+		accept = acceptMetaList
+	}
+	resp, err := rc.c.do(ctx, request{method: http.MethodGet, path: path, query: opts.Values(false), accept: accept})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	page, err := scanList(resp.Body, rc.scanOptions())
+	if err != nil {
+		return nil, requestError(http.MethodGet, path, err)
+	}
+	return page, nil
+}
+
+// requestError names the request in a body error, as a *DecodeError when
+// the body was malformed.
+func requestError(verb, path string, err error) error {
+	var de *DecodeError
+	if errors.As(err, &de) {
+		de.Verb, de.Path = verb, path
+		return de
+	}
+	return fmt.Errorf("%s %s: %w", verb, path, err)
+}
+
+// List reads the whole list, following continue tokens (see ListAll).
+func (rc *ResourceClient) List(ctx context.Context, opts ListOptions) (*Page, error) {
+	return ListAll(ctx, rc, opts, nil)
+}
+
+// Get reads one object by name (in the client's namespace).
+func (rc *ResourceClient) Get(ctx context.Context, name string) (*Object, error) {
+	coll, err := rc.res.Path()
+	if err != nil {
+		return nil, fmt.Errorf("get: %w", err)
+	}
+	path, err := itemPath(coll, name)
+	if err != nil {
+		return nil, fmt.Errorf("get: %w", err)
+	}
+	accept := acceptJSON
+	if rc.MetadataOnly {
+		accept = acceptMetaObject
+	}
+	return rc.objectRequest(ctx, request{method: http.MethodGet, path: path, accept: accept})
+}
+
+// Create posts a new object (raw JSON) and returns what the server stored.
+// The namespace is the client's or, when that is "", the object's own.
+func (rc *ResourceClient) Create(ctx context.Context, raw []byte) (*Object, error) {
+	o, err := NewObject(raw)
+	if err != nil {
+		return nil, fmt.Errorf("create: %w", err)
+	}
+	coll, err := rc.res.collectionPath(rc.namespaceFor(o))
+	if err != nil {
+		return nil, fmt.Errorf("create: %w", err)
+	}
+	return rc.objectRequest(ctx, request{method: http.MethodPost, path: coll, accept: acceptJSON, body: raw})
+}
+
+// Update replaces an object (raw JSON, named by its metadata.name; include
+// metadata.resourceVersion for optimistic concurrency, a conflict is a 409
+// IsConflict error) and returns what the server stored.
+func (rc *ResourceClient) Update(ctx context.Context, raw []byte) (*Object, error) {
+	o, err := NewObject(raw)
+	if err != nil {
+		return nil, fmt.Errorf("update: %w", err)
+	}
+	coll, err := rc.res.collectionPath(rc.namespaceFor(o))
+	if err != nil {
+		return nil, fmt.Errorf("update: %w", err)
+	}
+	path, err := itemPath(coll, o.Name())
+	if err != nil {
+		return nil, fmt.Errorf("update: %w", err)
+	}
+	return rc.objectRequest(ctx, request{method: http.MethodPut, path: path, accept: acceptJSON, body: raw})
+}
+
+// Delete deletes an object by name (in the client's namespace).
+func (rc *ResourceClient) Delete(ctx context.Context, name string) error {
+	coll, err := rc.res.Path()
+	if err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	path, err := itemPath(coll, name)
+	if err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	resp, err := rc.c.do(ctx, request{method: http.MethodDelete, path: path, accept: acceptJSON})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, int64(rc.c.MaxFrameSize)))
+	return err
+}
+
+func (rc *ResourceClient) namespaceFor(o *Object) string {
+	if rc.res.Namespace != "" {
+		return rc.res.Namespace
+	}
+	return o.Namespace()
+}
+
+// objectRequest sends a request whose response is one object.
+func (rc *ResourceClient) objectRequest(ctx context.Context, rq request) (*Object, error) {
+	resp, err := rc.c.do(ctx, rq)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	max := rc.c.MaxFrameSize
+	if max <= 0 {
+		max = DefaultMaxFrameSize
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: read response: %w", rq.method, rq.path, err)
+	}
+	if len(body) > max {
+		return nil, &DecodeError{Verb: rq.method, Path: rq.path, Offset: int64(max), Err: ErrFrameTooLarge}
+	}
+	if !gjson.ValidBytes(body) {
+		return nil, &DecodeError{Verb: rq.method, Path: rq.path, Err: errors.New("invalid JSON")}
+	}
+	o, err := rc.scanOptions().object(body, nil, false)
+	if err != nil {
+		return nil, &DecodeError{Verb: rq.method, Path: rq.path, Err: err}
+	}
+	return o, nil
+}

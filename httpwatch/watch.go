@@ -1,0 +1,226 @@
+package httpwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// Watch opens a watch stream: GET ?watch=1 with opts. It returns once the
+// server has answered; events are then pulled with Next.
+//
+// How the outcomes map (CONFORMANCE items 1, 2 and 4):
+//   - HTTP 200 with a JSON body: a Watcher.
+//   - Any other status: a *StatusError from the body, no Watcher
+//     (conformance 1). A refused connection: an error satisfying
+//     IsConnectionRefused (conformance 22).
+//   - The request failed as a connection that ended or timed out
+//     (IsProbableEOF), as during a server restart: an empty Watcher whose
+//     Next returns io.EOF at once, not an error (conformance 2), so the
+//     reflector sees a very short watch and relists.
+//   - Then, from Next: io.EOF when the server ended the stream between
+//     frames (conformance 4, a clean end); an error satisfying IsProbableEOF
+//     (io.ErrUnexpectedEOF, reset, ...) when the connection broke, which
+//     client-go ends silently and a reflector should treat as a clean end;
+//     a *DecodeError for a malformed stream, which client-go reports as a
+//     synthetic ERROR event.
+//
+// The request has no client-side timeout; opts.TimeoutSeconds and ctx bound
+// it. Stop (or cancelling ctx) ends it.
+func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher, error) {
+	path, err := rc.res.Path()
+	if err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	u := rc.c.host.JoinPath(path)
+	u.RawQuery = opts.Values(true).Encode()
+	ctx, cancel := context.WithCancel(ctx)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("WATCH %s: %w", path, err)
+	}
+	accept := acceptJSON
+	if rc.MetadataOnly {
+		accept = acceptMetaObject
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := rc.c.watch.Do(req)
+	if err != nil {
+		ended := ctx.Err() != nil
+		cancel()
+		if !ended && IsProbableEOF(err) {
+			return emptyWatcher{}, nil
+		}
+		return nil, fmt.Errorf("WATCH %s: %w", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer cancel()
+		defer resp.Body.Close()
+		return nil, statusFromResponse("WATCH", path, resp)
+	}
+	return newStreamWatcher(resp.Body, cancel, "WATCH", path, rc.scanOptions()), nil
+}
+
+// emptyWatcher is a stream that has already ended.
+type emptyWatcher struct{}
+
+func (emptyWatcher) Next() (Event, error) { return Event{}, io.EOF }
+func (emptyWatcher) Stop()                {}
+
+// streamWatcher decodes events from a watch body on the caller's goroutine:
+// it starts none, so there is nothing to leak.
+type streamWatcher struct {
+	body       io.ReadCloser
+	cancel     context.CancelFunc
+	verb, path string
+	rd         *reader
+	so         *scanOptions
+	stopped    atomic.Bool
+	closeOnce  sync.Once
+	err        error // sticky: returned by every Next after the first failure
+}
+
+func newStreamWatcher(body io.ReadCloser, cancel context.CancelFunc, verb, path string, so *scanOptions) *streamWatcher {
+	return &streamWatcher{
+		body: body, cancel: cancel, verb: verb, path: path, so: so,
+		rd: newReader(body, so.maxFrame, false),
+	}
+}
+
+// Stop ends the stream: it closes the body, which unblocks a Next in
+// progress. It is idempotent and safe to call from any goroutine; after it,
+// Next returns io.EOF and delivers no more events (conformance 5).
+func (w *streamWatcher) Stop() {
+	w.stopped.Store(true)
+	w.close()
+}
+
+func (w *streamWatcher) close() {
+	w.closeOnce.Do(func() {
+		w.cancel()
+		w.body.Close()
+	})
+}
+
+// Next returns the next event. It must not be called concurrently with
+// itself (Stop may be).
+func (w *streamWatcher) Next() (Event, error) {
+	if w.stopped.Load() {
+		return Event{}, io.EOF
+	}
+	if w.err != nil {
+		return Event{}, w.err
+	}
+	ev, err := w.next()
+	if w.stopped.Load() {
+		return Event{}, io.EOF
+	}
+	if err != nil {
+		w.err = err
+		w.close()
+		return Event{}, err
+	}
+	return ev, nil
+}
+
+func (w *streamWatcher) next() (Event, error) {
+	c, err := w.rd.peek()
+	if err != nil {
+		if err == io.EOF {
+			return Event{}, io.EOF
+		}
+		return Event{}, fmt.Errorf("%s %s: read stream: %w", w.verb, w.path, err)
+	}
+	at := w.rd.offset()
+	if c != '{' {
+		return Event{}, w.decodeError(at, fmt.Errorf("expected a JSON object, found %q", c))
+	}
+	frame, err := w.rd.container()
+	if err != nil {
+		if w.rd.fromSource(err) {
+			return Event{}, fmt.Errorf("%s %s: read stream at byte %d: %w", w.verb, w.path, at, err)
+		}
+		return Event{}, w.decodeError(at, err)
+	}
+	ev, err := decodeEvent(frame, w.so)
+	if err != nil {
+		var se *StatusError
+		if errors.As(err, &se) {
+			se.Verb, se.Path = w.verb, w.path
+		}
+		return Event{}, w.decodeError(at, err)
+	}
+	if se, ok := ev.Err.(*StatusError); ok {
+		se.Verb, se.Path = w.verb, w.path
+	}
+	return ev, nil
+}
+
+func (w *streamWatcher) decodeError(at int64, err error) error {
+	return &DecodeError{Verb: w.verb, Path: w.path, Offset: at, Err: err}
+}
+
+// decodeEvent turns one frame, {"type": ..., "object": {...}}, into an
+// Event.
+func decodeEvent(frame []byte, so *scanOptions) (Event, error) {
+	it := newObjectIter(frame, 0)
+	var typ []byte
+	var obj valueRange
+	for {
+		m, ok := it.next()
+		if !ok {
+			break
+		}
+		switch string(m.key) {
+		case "type":
+			typ = frame[m.valueStart:m.valueEnd]
+		case "object":
+			obj = valueRange{m.valueStart, m.valueEnd}
+		}
+	}
+	if it.err != nil {
+		return Event{}, it.err
+	}
+	if typ == nil || typ[0] != '"' {
+		return Event{}, errors.New(`event has no "type" string`)
+	}
+	t, err := keyString(typ)
+	if err != nil {
+		return Event{}, err
+	}
+	ev := Event{Type: EventType(t)}
+	switch ev.Type {
+	case Added, Modified, Deleted, Bookmark, Error:
+	default:
+		return Event{}, fmt.Errorf("%w %q", ErrInvalidEventType, t)
+	}
+	if obj.end == 0 || frame[obj.start] != '{' {
+		return Event{}, fmt.Errorf("%s event has no object", t)
+	}
+	src := frame[obj.start:obj.end]
+	switch ev.Type {
+	case Bookmark:
+		// Only metadata matters in a bookmark; the transform is for objects.
+		ev.Object, err = buildObject(src, buildOptions{copy: true})
+	case Error:
+		ev.Object, err = buildObject(src, buildOptions{copy: true})
+		if err == nil {
+			if isStatus(ev.Object.raw) {
+				ev.Err, ev.Object = statusFromJSON(ev.Object.raw), nil
+			} else {
+				ev.Err = &UnexpectedObjectError{Object: ev.Object}
+			}
+		}
+	default:
+		ev.Object, err = so.object(src, nil, true)
+	}
+	if err != nil {
+		return Event{}, fmt.Errorf("%s event: %w", t, err)
+	}
+	return ev, nil
+}

@@ -1,0 +1,297 @@
+package watchtest
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/listwatch/listwatch/selector"
+)
+
+// maxBody bounds what a create or update may send.
+const maxBody = 16 << 20
+
+// route is what a request path addresses.
+type route struct {
+	st        *store
+	namespace string
+	name      string
+	verb      string
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
+	rt, err := s.route(req)
+	s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query(), Verb: rt.verb})
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	if f, ok := s.takeFailure(rt.verb); ok {
+		e := failureError(f, rt.verb)
+		if f.InStream && rt.verb == "watch" {
+			s.startStream(w, rt.st, noCut).write(frame{typ: typeError, err: e})
+			return
+		}
+		writeStatus(w, e)
+		return
+	}
+	r := rt.st.res
+	switch rt.verb {
+	case "list", "watch":
+		s.serveCollection(w, req, rt)
+	case "get":
+		s.mu.Lock()
+		o := rt.st.current(objectKey(rt.namespace, rt.name))
+		s.mu.Unlock()
+		if o == nil {
+			writeStatus(w, notFound(r, rt.name))
+			return
+		}
+		writeObject(w, http.StatusOK, rt.st, o)
+	case "create", "update":
+		body, err := io.ReadAll(io.LimitReader(req.Body, maxBody))
+		if err != nil {
+			writeStatus(w, badRequest("reading the request body: %v", err))
+			return
+		}
+		var o *object
+		code := http.StatusCreated
+		if rt.verb == "create" {
+			o, err = s.create(r, rt.namespace, json.RawMessage(body))
+		} else {
+			code = http.StatusOK
+			o, err = s.update(r, rt.namespace, rt.name, json.RawMessage(body))
+		}
+		if err != nil {
+			writeStatus(w, asAPIError(err))
+			return
+		}
+		writeObject(w, code, rt.st, o)
+	case "delete":
+		o, err := s.delete(r, rt.namespace, rt.name)
+		if err != nil {
+			writeStatus(w, asAPIError(err))
+			return
+		}
+		writeObject(w, http.StatusOK, rt.st, o)
+	}
+}
+
+func writeObject(w http.ResponseWriter, code int, st *store, o *object) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(st.prefix)
+	_, _ = w.Write(o.body[1:])
+	_, _ = w.Write([]byte("\n"))
+}
+
+// route maps a request to a resource, a namespace and name, and a verb:
+//
+//	/api/v1/RESOURCE[/NAME]
+//	/api/v1/namespaces/NS/RESOURCE[/NAME]
+//	/apis/GROUP/VERSION/... likewise
+func (s *Server) route(req *http.Request) (route, *apiError) {
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	var group, version string
+	switch {
+	case len(parts) >= 3 && parts[0] == "api":
+		version, parts = parts[1], parts[2:]
+	case len(parts) >= 4 && parts[0] == "apis":
+		group, version, parts = parts[1], parts[2], parts[3:]
+	default:
+		return route{}, unknownResource()
+	}
+	var rt route
+	var resource string
+	switch {
+	case len(parts) >= 3 && parts[0] == "namespaces" && len(parts) <= 4:
+		rt.namespace, resource = parts[1], parts[2]
+		if len(parts) == 4 {
+			rt.name = parts[3]
+		}
+	case len(parts) <= 2:
+		resource = parts[0]
+		if len(parts) == 2 {
+			rt.name = parts[1]
+		}
+	default:
+		return route{}, unknownResource()
+	}
+	s.mu.Lock()
+	st := s.stores[Resource{Group: group, Version: version, Resource: resource}.id()]
+	s.mu.Unlock()
+	if st == nil || rt.namespace != "" && !st.res.Namespaced || rt.name != "" && st.res.Namespaced && rt.namespace == "" {
+		return route{}, unknownResource()
+	}
+	rt.st = st
+	watch := boolParam(req.URL.Query(), "watch")
+	switch {
+	case req.Method == http.MethodGet && watch:
+		rt.verb = "watch"
+	case req.Method == http.MethodGet && rt.name == "":
+		rt.verb = "list"
+	case req.Method == http.MethodGet:
+		rt.verb = "get"
+	case req.Method == http.MethodPost && rt.name == "" && (rt.namespace != "" || !st.res.Namespaced):
+		rt.verb = "create"
+	case req.Method == http.MethodPut && rt.name != "":
+		rt.verb = "update"
+	case req.Method == http.MethodDelete && rt.name != "":
+		rt.verb = "delete"
+	default:
+		return rt, methodNotAllowed()
+	}
+	return rt, nil
+}
+
+// boolParam reads a boolean query parameter the way the real server does:
+// present and not one of 0, f, false, n, no, off means true.
+func boolParam(q url.Values, key string) bool {
+	vs, ok := q[key]
+	if !ok || len(vs) == 0 {
+		return false
+	}
+	switch strings.ToLower(vs[0]) {
+	case "0", "f", "false", "n", "no", "off":
+		return false
+	}
+	return true
+}
+
+// serveCollection parses and checks the parameters of a list or watch and
+// hands it on.
+func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt route) {
+	q := req.URL.Query()
+	sc := scope{namespace: rt.namespace, name: rt.name}
+	var err error
+	if sc.filter.labels, err = selector.Parse(q.Get("labelSelector")); err != nil {
+		writeStatus(w, selectorError(err))
+		return
+	}
+	if sc.filter.fields, err = selector.ParseFields(q.Get("fieldSelector")); err != nil {
+		writeStatus(w, selectorError(err))
+		return
+	}
+	rv := q.Get("resourceVersion")
+	var startRV int64
+	if rv != "" {
+		if startRV, err = strconv.ParseInt(rv, 10, 64); err != nil || startRV < 0 {
+			writeStatus(w, badRequest("invalid resourceVersion %q: must be a non-negative integer", rv))
+			return
+		}
+	}
+	match := q.Get("resourceVersionMatch")
+	var initial *bool
+	if _, ok := q["sendInitialEvents"]; ok {
+		b := boolParam(q, "sendInitialEvents")
+		initial = &b
+	}
+	cont := q.Get("continue")
+
+	if rt.verb == "list" {
+		if errs := checkListOptions(rv, match, cont, initial); len(errs) > 0 {
+			writeStatus(w, invalidListOptions(errs))
+			return
+		}
+		limit, err := intParam(q, "limit")
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
+		s.serveList(w, req, rt.st, listRequest{scope: sc, limit: int(max(limit, 0)), cont: cont, rv: rv, startRV: startRV, match: match})
+		return
+	}
+	s.mu.Lock()
+	refuse := s.faults.refuseWatchList
+	s.mu.Unlock()
+	if errs := checkWatchOptions(match, cont, initial, refuse); len(errs) > 0 {
+		writeStatus(w, invalidListOptions(errs))
+		return
+	}
+	timeout, aerr := intParam(q, "timeoutSeconds")
+	if aerr != nil {
+		writeStatus(w, aerr)
+		return
+	}
+	s.serveWatch(w, req, rt.st, watchRequest{
+		scope: sc, rv: rv, startRV: startRV, initial: initial,
+		bookmarks: boolParam(q, "allowWatchBookmarks"), timeout: max(timeout, 0),
+	})
+}
+
+func intParam(q url.Values, key string) (int64, *apiError) {
+	v := q.Get(key)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, badRequest("invalid %s %q: must be an integer", key, v)
+	}
+	return n, nil
+}
+
+// selectorError is the 400 for a selector that does not parse. Like the
+// real server, the message is the parser's, without the input around it.
+func selectorError(err error) *apiError {
+	var se *selector.SyntaxError
+	if errors.As(err, &se) {
+		return badRequest("%s", se.Msg)
+	}
+	return badRequest("%v", err)
+}
+
+var supportedMatch = []string{"Exact", "NotOlderThan", ""}
+
+// checkListOptions applies the real server's rules for list parameters.
+func checkListOptions(rv, match, cont string, initial *bool) []fieldError {
+	var errs []fieldError
+	if match != "" {
+		if rv == "" {
+			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden unless resourceVersion is provided"})
+		}
+		if cont != "" {
+			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden when continue is provided"})
+		}
+		if match != "Exact" && match != "NotOlderThan" {
+			errs = append(errs, fieldError{field: "resourceVersionMatch", value: match, allowed: supportedMatch})
+		}
+		if match == "Exact" && rv == "0" {
+			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`})
+		}
+	}
+	if initial != nil {
+		errs = append(errs, fieldError{field: "sendInitialEvents", forbid: "sendInitialEvents is forbidden for list"})
+	}
+	return errs
+}
+
+// checkWatchOptions applies the real server's rules for watch parameters.
+// refuse plays a server without the WatchList feature.
+func checkWatchOptions(match, cont string, initial *bool, refuse bool) []fieldError {
+	var errs []fieldError
+	if initial != nil {
+		if match != "NotOlderThan" {
+			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"})
+		}
+		if refuse {
+			errs = append(errs, fieldError{field: "sendInitialEvents", forbid: "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"})
+		}
+	}
+	if match != "" {
+		if initial == nil {
+			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"})
+		}
+		if match != "NotOlderThan" {
+			errs = append(errs, fieldError{field: "resourceVersionMatch", value: match, allowed: []string{"NotOlderThan"}})
+		}
+		if cont != "" {
+			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden when continue is provided"})
+		}
+	}
+	return errs
+}

@@ -1,0 +1,283 @@
+package watchtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Create stores a new object of resource r and returns it as the server
+// stored it: the JSON a GET returns. obj is JSON ([]byte, json.RawMessage
+// or string) or any value json.Marshal accepts. The server sets
+// metadata.uid, resourceVersion, creationTimestamp and generation; a
+// namespaced object without metadata.namespace goes to "default"; an empty
+// metadata.name is made from metadata.generateName. A name already taken
+// fails with ErrAlreadyExists.
+func (s *Server) Create(r Resource, obj any) ([]byte, error) {
+	o, err := s.create(r, "", obj)
+	if err != nil {
+		return nil, fmt.Errorf("watchtest: create %s: %w", r.qualified(), err)
+	}
+	return s.render(r, o), nil
+}
+
+// Update replaces an object and returns it as stored. If obj carries a
+// metadata.resourceVersion that is not the object's current one, Update
+// fails with ErrConflict; without one the update is unconditional. A
+// missing object fails with ErrNotFound. An update that changes nothing
+// keeps the resourceVersion and sends no event, as on the real server.
+func (s *Server) Update(r Resource, obj any) ([]byte, error) {
+	o, err := s.update(r, "", "", obj)
+	if err != nil {
+		return nil, fmt.Errorf("watchtest: update %s: %w", r.qualified(), err)
+	}
+	return s.render(r, o), nil
+}
+
+// Delete deletes an object and returns its last state. An object with
+// finalizers only gets a deletionTimestamp (MODIFIED); it goes away
+// (DELETED) once an update removes the last finalizer. namespace is
+// ignored for cluster-scoped resources.
+func (s *Server) Delete(r Resource, namespace, name string) ([]byte, error) {
+	if !r.Namespaced {
+		namespace = ""
+	}
+	o, err := s.delete(r, namespace, name)
+	if err != nil {
+		return nil, fmt.Errorf("watchtest: delete %s %s: %w", r.qualified(), objectKey(namespace, name), err)
+	}
+	return s.render(r, o), nil
+}
+
+// Get returns the current state of an object, or ErrNotFound.
+func (s *Server) Get(r Resource, namespace, name string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.storeLocked(r)
+	if !r.Namespaced {
+		namespace = ""
+	}
+	o := st.current(objectKey(namespace, name))
+	if o == nil {
+		return nil, fmt.Errorf("watchtest: get %s %s: %w", r.qualified(), objectKey(namespace, name), notFound(r, name))
+	}
+	return s.render(r, o), nil
+}
+
+// List returns the current objects of r in namespace ("" for all), in key
+// order, each as a GET returns it.
+func (s *Server) List(r Resource, namespace string) [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.storeLocked(r)
+	items, _, _ := st.snapshot(scope{namespace: namespace}, s.rv, "", 0)
+	out := make([][]byte, len(items))
+	for i, o := range items {
+		out[i] = s.render(r, o)
+	}
+	return out
+}
+
+func (s *Server) render(r Resource, o *object) []byte {
+	b := append([]byte(nil), prefix(r)...)
+	return append(b, o.body[1:]...)
+}
+
+// create stores a new object. pathNS is the namespace of the request path,
+// or "" when the call comes from Go.
+func (s *Server) create(r Resource, pathNS string, obj any) (*object, error) {
+	d, err := newDraft(obj)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.checkType(r); err != nil {
+		return nil, err
+	}
+	ns := d.str("namespace")
+	switch {
+	case !r.Namespaced:
+		ns = ""
+	case pathNS != "" && ns != "" && ns != pathNS:
+		return nil, badRequest("the namespace of the provided object does not match the namespace sent on the request")
+	case pathNS != "":
+		ns = pathNS
+	case ns == "":
+		ns = "default"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.storeLocked(r)
+	name := d.str("name")
+	if name == "" && d.str("generateName") != "" {
+		s.seq++
+		name = d.str("generateName") + suffix(s.seq)
+	}
+	if err := checkName(r, name); err != nil {
+		return nil, err
+	}
+	if st.current(objectKey(ns, name)) != nil {
+		return nil, alreadyExists(r, name)
+	}
+	s.seq++
+	d.set("name", name)
+	if ns != "" {
+		d.set("namespace", ns)
+	} else {
+		delete(d.meta, "namespace")
+	}
+	d.set("uid", fmt.Sprintf("00000000-0000-4000-8000-%012x", s.seq))
+	d.set("creationTimestamp", s.now())
+	d.set("generation", 1)
+	delete(d.meta, "deletionTimestamp")
+	delete(d.meta, "deletionGracePeriodSeconds")
+	o, err := d.object(s.rv + 1)
+	if err != nil {
+		return nil, err
+	}
+	s.nextRVLocked()
+	s.commitLocked(st, &change{typ: typeAdded, obj: o})
+	return o, nil
+}
+
+// update replaces an object. pathNS and pathName come from the request
+// path, or are "" when the call comes from Go.
+func (s *Server) update(r Resource, pathNS, pathName string, obj any) (*object, error) {
+	d, err := newDraft(obj)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.checkType(r); err != nil {
+		return nil, err
+	}
+	name, ns := d.str("name"), d.str("namespace")
+	if pathName != "" {
+		if name != "" && name != pathName {
+			return nil, badRequest("the name of the object (%s) does not match the name on the URL (%s)", name, pathName)
+		}
+		name = pathName
+	}
+	switch {
+	case !r.Namespaced:
+		ns = ""
+	case pathNS != "" && ns != "" && ns != pathNS:
+		return nil, badRequest("the namespace of the provided object does not match the namespace sent on the request")
+	case pathNS != "":
+		ns = pathNS
+	case ns == "":
+		ns = "default"
+	}
+	if name == "" {
+		return nil, invalidObject(r, name, "metadata.name", "Required value: name is required")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.storeLocked(r)
+	old := st.current(objectKey(ns, name))
+	if old == nil {
+		return nil, notFound(r, name)
+	}
+	if rv := d.str("resourceVersion"); rv != "" && rv != fmt.Sprint(old.rv) {
+		return nil, conflict(r, name)
+	}
+	// The server owns these fields; a client cannot change them.
+	prev, _ := newDraft(old.body)
+	for _, k := range []string{"uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"} {
+		if v, ok := prev.meta[k]; ok {
+			d.meta[k] = v
+		} else {
+			delete(d.meta, k)
+		}
+	}
+	d.set("name", name)
+	if ns != "" {
+		d.set("namespace", ns)
+	} else {
+		delete(d.meta, "namespace")
+	}
+	o, err := d.object(old.rv)
+	if err != nil {
+		return nil, err
+	}
+	if specOf(o) != specOf(old) {
+		var gen int64
+		_ = json.Unmarshal(prev.meta["generation"], &gen)
+		d.set("generation", gen+1)
+		if o, err = d.object(old.rv); err != nil {
+			return nil, err
+		}
+	}
+	if string(o.body) == string(old.body) {
+		return old, nil
+	}
+	rv := s.nextRVLocked()
+	o = withRV(o, rv)
+	if o.deleting && !o.finalizers {
+		// The last finalizer is gone: the object goes with this write.
+		s.commitLocked(st, &change{typ: typeDeleted, obj: o, prev: old})
+		return o, nil
+	}
+	s.commitLocked(st, &change{typ: typeModified, obj: o, prev: old})
+	return o, nil
+}
+
+func (s *Server) delete(r Resource, namespace, name string) (*object, error) {
+	if !r.Namespaced {
+		namespace = ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.storeLocked(r)
+	old := st.current(objectKey(namespace, name))
+	if old == nil {
+		return nil, notFound(r, name)
+	}
+	if old.deleting {
+		return old, nil
+	}
+	rv := s.nextRVLocked()
+	if old.finalizers {
+		d, _ := newDraft(old.body)
+		d.set("deletionTimestamp", s.now())
+		d.set("deletionGracePeriodSeconds", 0)
+		o, err := d.object(rv)
+		if err != nil {
+			return nil, err
+		}
+		s.commitLocked(st, &change{typ: typeModified, obj: o, prev: old})
+		return o, nil
+	}
+	o := withRV(old, rv)
+	s.commitLocked(st, &change{typ: typeDeleted, obj: o, prev: old})
+	return o, nil
+}
+
+func (s *Server) now() string {
+	return s.Clock.Now().UTC().Format("2006-01-02T15:04:05Z")
+}
+
+// checkName applies the rules every real resource shares: a name is
+// required and must be usable as a path segment.
+func checkName(r Resource, name string) error {
+	switch {
+	case name == "":
+		return invalidObject(r, name, "metadata.name", "Required value: name or generateName is required")
+	case len(name) > 253:
+		return invalidObject(r, name, "metadata.name", "Invalid value: must be no more than 253 characters")
+	case name == "." || name == ".." || strings.ContainsAny(name, "/%"):
+		return invalidObject(r, name, "metadata.name", `Invalid value: may not be '.' or '..' and may not contain '/' or '%'`)
+	}
+	return nil
+}
+
+// suffix makes the random-looking part of a generated name from a counter,
+// so that runs are reproducible. It uses the real server's alphabet.
+func suffix(n int64) string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	b := make([]byte, 5)
+	n = n*7919 + 104729 // spread consecutive counters apart
+	for i := range b {
+		b[i] = alphabet[n%int64(len(alphabet))]
+		n /= int64(len(alphabet))
+	}
+	return string(b)
+}
