@@ -26,12 +26,10 @@ import (
 )
 
 func main() {
-	host := flag.String("host", "http://127.0.0.1:18080", "fake API server URL")
-	timeout := flag.Duration("timeout", 10*time.Minute, "give up after this long")
-	flag.Parse()
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	flag.Parse() // -host and -timeout, defined by measure
+	ctx, cancel := context.WithTimeout(context.Background(), *measure.Timeout)
 	defer cancel()
-	rep, err := run(ctx, *host)
+	rep, err := run(ctx, *measure.Host)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "limit: %v\n", err)
 		os.Exit(1)

@@ -133,10 +133,11 @@ type Synced func() bool
 // reachable until the last heap reading.
 type Start func(ctx context.Context, host string, c *Counter) (Synced, error)
 
-// The flags every client program shares.
+// The flags every client program shares; Host and Timeout are exported for
+// programs that measure without Main.
 var (
-	host       = flag.String("host", "http://127.0.0.1:18080", "fake API server URL")
-	timeout    = flag.Duration("timeout", 10*time.Minute, "give up after this long")
+	Host       = flag.String("host", "http://127.0.0.1:18080", "fake API server URL")
+	Timeout    = flag.Duration("timeout", 10*time.Minute, "give up after this long")
 	cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	memProfile = flag.String("memprofile", "", "write a heap profile, taken once synced, to this file")
 )
@@ -159,9 +160,9 @@ func Main(client string, start Start) {
 		defer pprof.StopCPUProfile()
 	}
 	heapProfile = *memProfile
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), *Timeout)
 	defer cancel()
-	rep, err := run(ctx, client, *host, start)
+	rep, err := run(ctx, client, *Host, start)
 	if err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintf(os.Stderr, "%s: %v\n", client, err)
