@@ -9,7 +9,8 @@
 # Environment: SIZES ("10000 50000"), REPS (3), BURST (events per watch;
 # default: as many as pods), PORT (18080), OUT (where RESULTS.md and
 # ratios.svg go; default: this directory, or the work directory in quick
-# mode), BENCHTIME (go test -benchtime of the workqueue benchmarks).
+# mode), BENCHTIME and COUNT (go test -benchtime and -count of the workqueue
+# benchmarks; the report takes medians).
 set -euo pipefail
 
 cd "$(dirname "$0")"
@@ -24,11 +25,13 @@ if $quick; then
 	SIZES=${SIZES:-2000}
 	REPS=${REPS:-1}
 	BENCHTIME=${BENCHTIME:-2000x}
+	COUNT=${COUNT:-1}
 	OUT=${OUT:-$work}
 else
 	SIZES=${SIZES:-10000 50000}
 	REPS=${REPS:-3}
 	BENCHTIME=${BENCHTIME:-1s}
+	COUNT=${COUNT:-5}
 	OUT=${OUT:-$here}
 fi
 PORT=${PORT:-18080}
@@ -84,7 +87,7 @@ for n in $SIZES; do
 	for rep in $(seq "$REPS"); do
 		# The same order every repetition; repetitions spread the noise of a
 		# shared machine over every client alike.
-		for client in limit clientgo-dynamic clientgo-typed "listwatch-informer -keep-managed-fields" listwatch-informer; do
+		for client in "limit -scan=false" limit clientgo-dynamic clientgo-typed "listwatch-informer -keep-managed-fields" listwatch-informer; do
 			echo "-- rep $rep: $client" >&2
 			# shellcheck disable=SC2086 # $client carries its flags
 			"$work/bin/"$client -host "$host" | tee -a "$out" >&2
@@ -96,7 +99,7 @@ for n in $SIZES; do
 done
 
 echo "== workqueue benchmarks" >&2
-go test -run '^$' -bench . -benchmem -benchtime "$BENCHTIME" . | tee "$work/workqueue.txt" >&2
+go test -run '^$' -bench . -benchmem -benchtime "$BENCHTIME" -count "$COUNT" . | tee "$work/workqueue.txt" >&2
 
 machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/^Mem:/ {print $2}') GiB, $(uname -sr), $(go version | cut -d' ' -f3)"
 "$work/bin/report" -machine "$machine" -sizes "$work/sizes.tsv" -workqueue "$work/workqueue.txt" \

@@ -29,9 +29,10 @@ const (
 	lwKeep  = "listwatch (managedFields kept)"
 	lwDrop  = "listwatch (default: managedFields dropped)"
 	limit   = "limit (read + JSON scan)"
+	floor   = "limit (read only)"
 )
 
-var clients = []string{dynamic, typed, lwKeep, lwDrop, limit}
+var clients = []string{dynamic, typed, lwKeep, lwDrop, limit, floor}
 
 // binaryOf names the minimal program whose size stands for each client.
 var binaryOf = map[string]string{dynamic: "clientgo-dynamic", typed: "clientgo-typed", lwKeep: "listwatch", lwDrop: "listwatch"}
@@ -300,32 +301,120 @@ func markdown(machine string, sizes []*size, wq []byte) []byte {
 			p("\n")
 		}
 		p("\n")
-		if lim := s.results[limit]; lim != nil {
-			p("Distance from this machine's limit (`cmd/limit`: the same list pages and burst read over HTTP and scanned once by `json.Valid`, keeping nothing): ")
-			p("the limit syncs in %.3f s and takes in %.0f events/s.\n\n", lim.SyncSeconds, lim.EventsPerSecond)
-			p("| client | sync ÷ limit | limit ÷ events/s | CPU ÷ limit CPU | heap ÷ JSON |\n|---|---:|---:|---:|---:|\n")
+		lim, flo := s.results[limit], s.results[floor]
+		if lim != nil && flo != nil {
+			p("Distance from this machine's limit (`cmd/limit`, keeping nothing): reading the same list pages and burst over HTTP and ")
+			p("scanning every byte once with `json.Valid` syncs in %.3f s and takes in %.0f events/s; ", lim.SyncSeconds, lim.EventsPerSecond)
+			p("only reading them syncs in %.3f s and takes in %.0f events/s. ", flo.SyncSeconds, flo.EventsPerSecond)
+			p("A client can beat the first (its scanner need not be encoding/json's) but not the second. ")
+			p("The least heap a cache of raw JSON can hold is the JSON itself: heap ÷ JSON 1.00.\n\n")
+			p("| client | sync ÷ read+scan | sync ÷ read | read+scan events/s ÷ events/s | read events/s ÷ events/s | CPU ÷ read+scan CPU | heap ÷ JSON |\n")
+			p("|---|---:|---:|---:|---:|---:|---:|\n")
 			for _, c := range []string{dynamic, typed, lwKeep, lwDrop} {
 				if r := s.results[c]; r != nil {
-					p("| %s | %.1f× | %.1f× | %.1f× | %.2f |\n", c, r.SyncSeconds/lim.SyncSeconds,
-						lim.EventsPerSecond/r.EventsPerSecond, r.CPUSeconds/lim.CPUSeconds, r.HeapBytesPerObject/s.json)
+					p("| %s | %.1f× | %.1f× | %.1f× | %.1f× | %.1f× | %.2f |\n", c,
+						r.SyncSeconds/lim.SyncSeconds, r.SyncSeconds/flo.SyncSeconds,
+						lim.EventsPerSecond/r.EventsPerSecond, flo.EventsPerSecond/r.EventsPerSecond,
+						r.CPUSeconds/lim.CPUSeconds, r.HeapBytesPerObject/s.json)
 				}
 			}
 			p("\n")
 		}
 	}
 	if len(wq) > 0 {
-		p("## Work queue (`go test -bench . -benchmem` in bench/)\n\n")
-		p("Same workload on `ratelimit.Queue` and on client-go's `workqueue` (the rate-limiting queue controllers use, and the plain typed queue under it). ")
-		p("Sequential: Add, Get, Done on one goroutine. Workers: one goroutine adds distinct keys while 1 or 8 workers Get and Done. ")
-		p("HotKeys: 8 workers, adds drawn from 100 keys. AddAfter: one delayed add while 100,000 others wait.\n\n```\n")
-		for line := range strings.Lines(string(wq)) {
-			if strings.HasPrefix(line, "Benchmark") {
-				b.WriteString(line)
-			}
-		}
-		p("```\n")
+		workqueueSection(&b, wq)
 	}
 	return b.Bytes()
+}
+
+// benchResult is the median of one benchmark's runs.
+type benchResult struct{ ns, bytes, allocs float64 }
+
+// parseBench reads go test -bench output into medians per benchmark name,
+// the name without its -GOMAXPROCS suffix.
+func parseBench(out []byte) (map[string]benchResult, []string) {
+	runs := map[string][][3]float64{}
+	var order []string
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) < 8 || !strings.HasPrefix(f[0], "Benchmark") || f[3] != "ns/op" || f[5] != "B/op" || f[7] != "allocs/op" {
+			continue
+		}
+		name := f[0]
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			name = name[:i]
+		}
+		var v [3]float64
+		for j, k := range []int{2, 4, 6} {
+			v[j], _ = strconv.ParseFloat(f[k], 64)
+		}
+		if _, ok := runs[name]; !ok {
+			order = append(order, name)
+		}
+		runs[name] = append(runs[name], v)
+	}
+	res := map[string]benchResult{}
+	for name, rs := range runs {
+		med := func(j int) float64 {
+			vs := make([]float64, len(rs))
+			for i := range rs {
+				vs[i] = rs[i][j]
+			}
+			slices.Sort(vs)
+			return vs[len(vs)/2]
+		}
+		res[name] = benchResult{med(0), med(1), med(2)}
+	}
+	return res, order
+}
+
+func workqueueSection(b *bytes.Buffer, out []byte) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	res, order := parseBench(out)
+	p("## Work queue (`go test -bench . -benchmem` in bench/, medians)\n\n")
+	p("The same workload on `ratelimit.Queue` and on client-go's `workqueue`: the rate-limiting queue controllers use, ")
+	p("and the plain typed queue under it (which cannot delay items). ")
+	p("*Sequential*: Add, Get, Done on one goroutine. *Workers*: one goroutine adds distinct keys while 1 or 8 workers Get and Done. ")
+	p("*HotKeys*: 8 workers, adds drawn from 100 keys. *AddAfter*: one delayed add while 100,000 others wait. ")
+	p("On two shared cores the contended workloads (Workers) vary by ±30%% from run to run.\n\n")
+	p("| workload | listwatch | client-go rate-limiting | client-go typed | listwatch ÷ rate-limiting | listwatch ÷ typed |\n")
+	p("|---|---:|---:|---:|---:|---:|\n")
+	cell := func(r benchResult, ok bool) string {
+		if !ok {
+			return "—"
+		}
+		return fmt.Sprintf("%.0f ns, %.0f B, %.0f allocs", r.ns, r.bytes, r.allocs)
+	}
+	seen := map[string]bool{}
+	for _, name := range order {
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
+			continue
+		}
+		w := name[:i]
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		lw, okLW := res[w+"/listwatch"]
+		rl, okRL := res[w+"/client-go-ratelimiting"]
+		ty, okTY := res[w+"/client-go-typed"]
+		ratio := func(r benchResult, ok bool) string {
+			if !ok || !okLW || r.ns == 0 {
+				return "—"
+			}
+			return fmt.Sprintf("%.2f×", lw.ns/r.ns)
+		}
+		p("| %s | %s | %s | %s | %s | %s |\n", strings.TrimPrefix(w, "Benchmark"),
+			cell(lw, okLW), cell(rl, okRL), cell(ty, okTY), ratio(rl, okRL), ratio(ty, okTY))
+	}
+	p("\nRaw output:\n\n```\n")
+	for line := range strings.Lines(string(out)) {
+		if strings.HasPrefix(line, "Benchmark") {
+			b.WriteString(line)
+		}
+	}
+	p("```\n")
 }
 
 // chart draws, for the largest size, how many times better listwatch does
