@@ -237,6 +237,7 @@ func markdown(machine string, sizes []*size, wq []byte) []byte {
 	p("*heap / object* is HeapAlloc after `runtime.GC` once synced, minus the same reading before the client was built, over the number of pods; ")
 	p("*peak RSS* is VmHWM; *CPU* is user + system time of the whole process (getrusage); ")
 	p("*stripped binary* is the size of the minimal program in `cmd/minimal` built with `-ldflags='-s -w' -trimpath`.\n\n")
+	p("Where listwatch's time and memory go, from pprof: [PROFILE.md](PROFILE.md). The chart: [ratios.svg](ratios.svg).\n\n")
 
 	for _, s := range sizes {
 		p("## %d pods, burst of %d events\n\n", s.pods, s.burst)
