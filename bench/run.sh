@@ -31,7 +31,7 @@ else
 	SIZES=${SIZES:-10000 50000}
 	REPS=${REPS:-3}
 	BENCHTIME=${BENCHTIME:-1s}
-	COUNT=${COUNT:-5}
+	COUNT=${COUNT:-3}
 	OUT=${OUT:-$here}
 fi
 PORT=${PORT:-18080}
@@ -99,7 +99,7 @@ for n in $SIZES; do
 done
 
 echo "== workqueue benchmarks" >&2
-go test -run '^$' -bench . -benchmem -benchtime "$BENCHTIME" -count "$COUNT" . | tee "$work/workqueue.txt" >&2
+go test -run '^$' -bench . -benchmem -benchtime "$BENCHTIME" -count "$COUNT" -cpu 1,2 . | tee "$work/workqueue.txt" >&2
 
 machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/^Mem:/ {print $2}') GiB, $(uname -sr), $(go version | cut -d' ' -f3)"
 "$work/bin/report" -machine "$machine" -sizes "$work/sizes.tsv" -workqueue "$work/workqueue.txt" \

@@ -245,11 +245,11 @@ func markdown(machine string, sizes []*size, wq []byte) []byte {
 		for _, f := range figures {
 			p(" %s |", f.name)
 		}
-		p(" heap ÷ JSON |\n|---|---|")
+		p(" heap ÷ JSON | list pages, watches |\n|---|---|")
 		for range figures {
 			p("---:|")
 		}
-		p("---:|\n")
+		p("---:|---:|\n")
 		for _, c := range clients {
 			r, ok := s.results[c]
 			if !ok {
@@ -265,9 +265,9 @@ func markdown(machine string, sizes []*size, wq []byte) []byte {
 				}
 			}
 			if r.HeapBytesPerObject > 0 {
-				p(" %.2f |\n", r.HeapBytesPerObject/s.json)
+				p(" %.2f | %d, %d |\n", r.HeapBytesPerObject/s.json, r.ServerLists, r.ServerWatches)
 			} else {
-				p(" — |\n")
+				p(" — | — |\n")
 			}
 		}
 		p("\n")
@@ -331,8 +331,8 @@ func markdown(machine string, sizes []*size, wq []byte) []byte {
 // benchResult is the median of one benchmark's runs.
 type benchResult struct{ ns, bytes, allocs float64 }
 
-// parseBench reads go test -bench output into medians per benchmark name,
-// the name without its -GOMAXPROCS suffix.
+// parseBench reads go test -bench output into medians per benchmark,
+// keyed by name@GOMAXPROCS (go test leaves the -N suffix off when N is 1).
 func parseBench(out []byte) (map[string]benchResult, []string) {
 	runs := map[string][][3]float64{}
 	var order []string
@@ -341,10 +341,13 @@ func parseBench(out []byte) (map[string]benchResult, []string) {
 		if len(f) < 8 || !strings.HasPrefix(f[0], "Benchmark") || f[3] != "ns/op" || f[5] != "B/op" || f[7] != "allocs/op" {
 			continue
 		}
-		name := f[0]
+		name, procs := f[0], "1"
 		if i := strings.LastIndexByte(name, '-'); i > 0 {
-			name = name[:i]
+			if _, err := strconv.Atoi(name[i+1:]); err == nil {
+				name, procs = name[:i], name[i+1:]
+			}
 		}
+		name += "@" + procs
 		var v [3]float64
 		for j, k := range []int{2, 4, 6} {
 			v[j], _ = strconv.ParseFloat(f[k], 64)
@@ -377,7 +380,8 @@ func workqueueSection(b *bytes.Buffer, out []byte) {
 	p("and the plain typed queue under it (which cannot delay items). ")
 	p("*Sequential*: Add, Get, Done on one goroutine. *Workers*: one goroutine adds distinct keys while 1 or 8 workers Get and Done. ")
 	p("*HotKeys*: 8 workers, adds drawn from 100 keys. *AddAfter*: one delayed add while 100,000 others wait. ")
-	p("On two shared cores the contended workloads (Workers) vary by ±30%% from run to run.\n\n")
+	p("Each runs with GOMAXPROCS 1 and 2: with one, the goroutine of client-go's delaying queue cannot run beside the caller. ")
+	p("On two cores shared with other work, figures vary by ±30%% from run to run; PROFILE.md gives the range over several runs.\n\n")
 	p("| workload | listwatch | client-go rate-limiting | client-go typed | listwatch ÷ rate-limiting | listwatch ÷ typed |\n")
 	p("|---|---:|---:|---:|---:|---:|\n")
 	cell := func(r benchResult, ok bool) string {
@@ -388,25 +392,26 @@ func workqueueSection(b *bytes.Buffer, out []byte) {
 	}
 	seen := map[string]bool{}
 	for _, name := range order {
+		name, procs, _ := strings.Cut(name, "@")
 		i := strings.LastIndexByte(name, '/')
 		if i < 0 {
 			continue
 		}
 		w := name[:i]
-		if seen[w] {
+		if seen[w+"@"+procs] {
 			continue
 		}
-		seen[w] = true
-		lw, okLW := res[w+"/listwatch"]
-		rl, okRL := res[w+"/client-go-ratelimiting"]
-		ty, okTY := res[w+"/client-go-typed"]
+		seen[w+"@"+procs] = true
+		lw, okLW := res[w+"/listwatch@"+procs]
+		rl, okRL := res[w+"/client-go-ratelimiting@"+procs]
+		ty, okTY := res[w+"/client-go-typed@"+procs]
 		ratio := func(r benchResult, ok bool) string {
 			if !ok || !okLW || r.ns == 0 {
 				return "—"
 			}
 			return fmt.Sprintf("%.2f×", lw.ns/r.ns)
 		}
-		p("| %s | %s | %s | %s | %s | %s |\n", strings.TrimPrefix(w, "Benchmark"),
+		p("| %s, GOMAXPROCS %s | %s | %s | %s | %s | %s |\n", strings.TrimPrefix(w, "Benchmark"), procs,
 			cell(lw, okLW), cell(rl, okRL), cell(ty, okTY), ratio(rl, okRL), ratio(ty, okTY))
 	}
 	p("\nRaw output:\n\n```\n")

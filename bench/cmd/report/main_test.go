@@ -16,12 +16,14 @@ BenchmarkAddAfter/listwatch-2   	 100	 500 ns/op	 48 B/op	 1 allocs/op
 BenchmarkAddAfter/listwatch-2   	 100	 900 ns/op	 40 B/op	 1 allocs/op
 BenchmarkAddAfter/listwatch-2   	 100	 600 ns/op	 44 B/op	 0 allocs/op
 BenchmarkAddAfter/client-go-ratelimiting-2 	 100	 1200 ns/op	 64 B/op	 1 allocs/op
+BenchmarkAddAfter/client-go-ratelimiting 	 100	 1300 ns/op	 64 B/op	 1 allocs/op
 PASS
 `
 	res, order := parseBench([]byte(out))
-	require.Equal(t, []string{"BenchmarkAddAfter/listwatch", "BenchmarkAddAfter/client-go-ratelimiting"}, order)
-	require.Equal(t, benchResult{600, 44, 1}, res["BenchmarkAddAfter/listwatch"])
-	require.Equal(t, benchResult{1200, 64, 1}, res["BenchmarkAddAfter/client-go-ratelimiting"])
+	require.Equal(t, []string{"BenchmarkAddAfter/listwatch@2", "BenchmarkAddAfter/client-go-ratelimiting@2", "BenchmarkAddAfter/client-go-ratelimiting@1"}, order)
+	require.Equal(t, benchResult{600, 44, 1}, res["BenchmarkAddAfter/listwatch@2"])
+	require.Equal(t, benchResult{1200, 64, 1}, res["BenchmarkAddAfter/client-go-ratelimiting@2"])
+	require.Equal(t, benchResult{1300, 64, 1}, res["BenchmarkAddAfter/client-go-ratelimiting@1"])
 }
 
 func TestTargets(t *testing.T) {
