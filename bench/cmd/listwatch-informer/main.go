@@ -1,0 +1,45 @@
+// Command listwatch-informer is the benchmark's listwatch client: a
+// listwatch informer of pods from a Factory, with one handler that counts
+// notifications. By default the factory drops metadata.managedFields while
+// reading, as listwatch does unless told otherwise; -keep-managed-fields
+// caches objects whole, the same data the client-go informers keep. See
+// internal/measure for what it reports.
+package main
+
+import (
+	"context"
+	"flag"
+
+	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/bench/internal/measure"
+	"github.com/listwatch/listwatch/httpwatch"
+)
+
+func main() {
+	keep := flag.Bool("keep-managed-fields", false, "cache metadata.managedFields too")
+	flag.Parse()
+	name := "listwatch (default: managedFields dropped)"
+	if *keep {
+		name = "listwatch (managedFields kept)"
+	}
+	measure.Main(name, func(ctx context.Context, host string, c *measure.Counter) (measure.Synced, error) {
+		client, err := httpwatch.NewClient(&httpwatch.Config{Host: host})
+		if err != nil {
+			return nil, err
+		}
+		f := listwatch.NewFactory(client)
+		f.KeepManagedFields = *keep
+		// All clients sync by a paged list, not a watch-list stream.
+		f.Configure = func(_ httpwatch.Resource, inf *listwatch.Informer) { inf.Reflector.WatchList = false }
+		inf := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"})
+		if _, err := inf.AddEventHandler(listwatch.HandlerFuncs{
+			AddFunc:    func(*listwatch.Object, bool) { c.Add() },
+			UpdateFunc: func(_, _ *listwatch.Object) { c.Update() },
+			DeleteFunc: func(*listwatch.Object, bool) { c.Delete() },
+		}); err != nil {
+			return nil, err
+		}
+		f.Start(ctx)
+		return inf.HasSynced, nil
+	})
+}
