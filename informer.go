@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -234,7 +233,12 @@ func (inf *Informer) Run(ctx context.Context) {
 			break
 		}
 		if err != nil {
+			// The cache refused a change (a key or index function failed):
+			// an error worth seeing, like the reflector's (decision 6).
 			inf.Processor.Logger.Error("informer: apply deltas", "err", err)
+			if inf.onWatchError != nil {
+				inf.onWatchError(err)
+			}
 		}
 	}
 	stopProc()
@@ -339,4 +343,3 @@ func Key(obj *Object) string {
 	return obj.Namespace() + "/" + obj.Name()
 }
 
-var _ = slog.Default

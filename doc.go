@@ -1,0 +1,31 @@
+// Package listwatch keeps live, indexed, in-memory caches of Kubernetes-style
+// API resources and tells your code about every change, without client-go.
+//
+// An Informer runs the pipeline
+//
+//	httpwatch.Reflector → delta.FIFO → indexer.Cache → processor.Processor → your handlers
+//
+// for one resource: the reflector lists and watches the server, the FIFO
+// queues each object's changes, the indexer holds the cache, and the
+// processor hands notifications to each handler on its own goroutine. A
+// Factory shares informers between the parts of a program; a Lister reads a
+// cache by label selector, name or namespace.
+//
+//	client, _ := httpwatch.NewClient(cfg)
+//	f := listwatch.NewFactory(client)
+//	pods := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"})
+//	pods.AddEventHandler(listwatch.HandlerFuncs{
+//		UpdateFunc: func(old, pod *listwatch.Object) { queue.Add(listwatch.Key(pod)) },
+//	})
+//	f.Start(ctx)
+//	f.WaitForCacheSync(ctx)
+//	running, _ := pods.Lister().List("app=web")
+//
+// Objects are *httpwatch.Object: the raw JSON the server sent (by default
+// without metadata.managedFields), read with gjson paths or decoded on
+// demand. They are shared by the cache, the handlers and the listers, and
+// never modified.
+//
+// The behaviour follows client-go's shared informer; Informer's doc lists
+// where it deliberately differs.
+package listwatch
