@@ -50,6 +50,7 @@ type Queue[T comparable] struct {
 	fifo  ring[T]         // items ready to be handed out, each at most once
 	items map[T]entry     // every item that is dirty, processing, or both
 	busy  map[T]time.Time // processing items and when Get handed them out; only kept with metrics
+	since map[T]time.Time // dirty items and when they became so; only kept with metrics
 	nBusy int             // processing items
 
 	waiting heap[T] // delayed items, earliest first
@@ -62,11 +63,11 @@ type Queue[T comparable] struct {
 }
 
 // entry is one item's state. An item is in fifo exactly when it is dirty and
-// not processing.
+// not processing. It is kept this small because items is probed on every
+// Add, Get and Done: times live in maps that exist only with metrics.
 type entry struct {
-	added      time.Time // when it became dirty; zero without metrics
-	dirty      bool      // needs processing
-	processing bool      // a worker holds it
+	dirty      bool // needs processing
+	processing bool // a worker holds it
 }
 
 // NewQueue returns a running Queue configured by cfg, with defaults filled in
@@ -91,6 +92,7 @@ func NewQueue[T comparable](cfg Config[T]) *Queue[T] {
 	if _, nop := cfg.Metrics.(NopMetrics); cfg.Metrics != nil && !nop {
 		q.metrics = cfg.Metrics
 		q.busy = map[T]time.Time{}
+		q.since = map[T]time.Time{}
 	}
 	q.cond.L = &q.mu
 	q.timer = q.clock.NewTimer(maxWait)
@@ -117,7 +119,7 @@ func (q *Queue[T]) addLocked(item T) {
 	}
 	e.dirty = true
 	if q.metrics != nil {
-		e.added = q.clock.Now()
+		q.since[item] = q.clock.Now()
 		q.metrics.Added(q.name)
 	}
 	q.items[item] = e
@@ -146,7 +148,8 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 	if q.metrics != nil {
 		now := q.clock.Now()
 		q.busy[item] = now
-		q.metrics.Started(q.name, now.Sub(e.added))
+		q.metrics.Started(q.name, now.Sub(q.since[item]))
+		delete(q.since, item)
 	}
 	q.items[item] = e
 	q.nBusy++
