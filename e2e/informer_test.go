@@ -180,6 +180,7 @@ func TestCustomResourceOnTheFly(t *testing.T) {
 	f.Namespace = ns
 	inf := f.ForResource(httpwatch.Resource{Group: group, Version: "v1", Resource: "widgets"})
 	cms := f.ForResource(configMaps)
+	pods := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"})
 	require.Same(t, inf, f.ForResource(httpwatch.Resource{Group: group, Version: "v1", Resource: "widgets"}), "conformance 76: one informer per resource")
 	fctx, cancel := context.WithCancel(ctx)
 	f.Start(fctx)
@@ -189,6 +190,12 @@ func TestCustomResourceOnTheFly(t *testing.T) {
 	synced := f.WaitForCacheSync(ctxTimeout(t, wait))
 	require.True(t, synced[httpwatch.Resource{Group: group, Version: "v1", Resource: "widgets", Namespace: ns}], "%v", synced)
 	require.True(t, cms.HasSynced())
+	require.True(t, pods.HasSynced())
+	cmClient := c.Resource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: ns})
+	_, err = cmClient.Create(ctx, configMap(ns, "follow", "1"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { _, err := cms.Lister().Get(ns, "follow"); return err == nil }, wait, 10*time.Millisecond,
+		"the factory's configmaps informer follows changes")
 
 	_, err = widgets.Create(ctx, fmt.Appendf(nil, `{"apiVersion":"%s/v1","kind":"Widget","metadata":{"name":"w1","namespace":%q},"spec":{"size":3}}`, group, ns))
 	require.NoError(t, err)
