@@ -342,4 +342,3 @@ func Key(obj *Object) string {
 	}
 	return obj.Namespace() + "/" + obj.Name()
 }
-
