@@ -44,13 +44,13 @@ func (s *containerScanner) feed(b []byte) (int, bool) {
 	return n, done
 }
 
-// scan reads eight bytes at a time (SWAR): word-wide tests find the quotes
-// and brackets in a word, and a prefix XOR of the quote bits tells which
-// bytes are inside strings. Brackets outside strings only change the depth,
-// by a population count, except near the top of the value, where they are
-// visited one by one to find its end and its last child. The rare word with
-// a backslash that could matter goes through the byte-at-a-time path, which
-// knows what it escapes.
+// scan reads b in blocks of 64 bytes. For each block, classify gives one bit
+// per byte for the quotes, backslashes and brackets in it; a prefix XOR of
+// the quote bits then marks the bytes inside strings, and what is left of
+// the brackets changes the depth by a population count. Near the top of the
+// value, where a bracket may end the value or one of its members, the
+// brackets are visited one by one instead. The last bytes, too few for a
+// block, go through the byte-at-a-time path.
 func (s *containerScanner) scan(b []byte) (int, bool) {
 	i := 0
 	if s.esc {
@@ -60,65 +60,65 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 		s.esc = false
 		i = 1
 	}
-	const highs, fold = 0x8080808080808080, 0x2020202020202020
-	var carry uint64 // highs while inside a string
+	var carry uint64 // all ones when the last block ended inside a string
 	if s.inStr {
-		carry = highs
+		carry = ^uint64(0)
 	}
-	var escIn uint64 // the high bit of byte 0 when the last word escapes it
-	for i+8 <= len(b) {
-		w := binary.LittleEndian.Uint64(b[i:])
-		q := eqMask(w, '"')
-		if q == 0 && carry != 0 && b[i+7] != '\\' {
-			escIn = 0
-			i += 8 // within a string, and not escaping the next word
-			continue
-		}
-		var esc uint64 // bytes escaped by a backslash
-		if bs := eqMask(w, '\\'); bs != 0 || escIn != 0 {
+	depth := s.depth
+	var escIn uint64 // 1 when the last block's final backslash escapes byte 0
+	for len(b)-i >= 64 {
+		quote, bs, open, closed := classify((*[64]byte)(b[i:]))
+		if bs|escIn != 0 {
 			// Backslashes are rare: walk them, skipping those that are
-			// themselves escaped.
-			esc, escIn = escIn, 0
+			// themselves escaped. Whatever a backslash escapes is neither a
+			// quote nor a bracket.
+			esc := escIn
+			escIn = 0
 			for m := bs; m != 0; m &= m - 1 {
 				bit := m & -m
 				if bit&esc != 0 {
 					continue
 				}
 				if bit == 1<<63 {
-					escIn = 1 << 7
-				} else {
-					esc |= bit << 8
+					escIn = 1
 				}
+				esc |= bit << 1
 			}
-			q &^= esc
+			quote &^= esc
+			open &^= esc
+			closed &^= esc
 		}
-		// inside has the high bit of every byte from an opening quote up to
-		// (not including) its closing quote. Setting bit 0x20 folds '[' onto
-		// '{' and ']' onto '}'.
-		inside := q ^ q<<8
+		// A prefix XOR sets every bit from an opening quote up to (not
+		// including) its closing quote; the top bit carries into the next
+		// block.
+		inside := quote ^ quote<<1
+		inside ^= inside << 2
+		inside ^= inside << 4
+		inside ^= inside << 8
 		inside ^= inside << 16
 		inside ^= inside << 32
 		inside ^= carry
-		carry = -(inside >> 63) & highs
-		f := w | fold
-		open := eqMask(f, '{') &^ (inside | esc)
-		closed := eqMask(f, '}') &^ (inside | esc)
+		carry = uint64(int64(inside) >> 63)
+		open &^= inside
+		closed &^= inside
 		if open|closed != 0 {
-			nc := bits.OnesCount64(closed)
-			if s.depth-nc >= 3 {
+			if nc := bits.OnesCount64(closed); depth-nc >= 3 {
 				// Deep inside: neither the end nor a child boundary.
-				s.depth += bits.OnesCount64(open) - nc
+				depth += bits.OnesCount64(open) - nc
 			} else {
+				s.depth = depth
 				for m := open | closed; m != 0; m &= m - 1 {
-					j := i + bits.TrailingZeros64(m)>>3
+					j := i + bits.TrailingZeros64(m)
 					if s.bracket(b[j], j) {
 						return j + 1, true
 					}
 				}
+				depth = s.depth
 			}
 		}
-		i += 8
+		i += 64
 	}
+	s.depth = depth
 	s.inStr = carry != 0
 	if escIn != 0 {
 		if i == len(b) {
@@ -130,7 +130,49 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 	return s.bytewise(b, i)
 }
 
-// bytewise scans b[i:] one byte at a time, as scan does word by word. A
+// classifyWords is classify in portable Go. Word-wide tests (SWAR) leave a
+// flag in the high bit of each matching byte of a word; the flags of the
+// eight words are shifted so that byte j of one value holds word k's flag
+// for byte j in bit k, and a bit-matrix transpose turns that into bit 8k+j.
+func classifyWords(p *[64]byte) (quote, backslash, open, close uint64) {
+	const highs, fold = 0x8080808080808080, 0x2020202020202020
+	for k := range 8 {
+		w := binary.LittleEndian.Uint64(p[8*k:])
+		lo := w &^ highs
+		ascii := ^w & highs
+		f := lo | fold // '[' to '{', ']' to '}'
+		shift := uint(7-k) & 7
+		quote |= (eqLow(lo, '"') & ascii) >> shift
+		backslash |= (eqLow(lo, '\\') & ascii) >> shift
+		open |= (eqLow(f, '{') & ascii) >> shift
+		close |= (eqLow(f, '}') & ascii) >> shift
+	}
+	return transpose8(quote), transpose8(backslash), transpose8(open), transpose8(close)
+}
+
+// eqLow sets the high bit of each byte of lo that equals c, where lo has no
+// high bits (a word with them masked off) and c is ASCII. Inverting lo^c
+// turns a matching byte into 0xff, the only value that stays at 0x80 or
+// above once 0x7f is subtracted; no byte borrows from the next, since each is
+// at least 0x80 before. The low bits are left as they fall: the caller keeps
+// only the high bits, and only of the bytes that were ASCII.
+func eqLow(lo uint64, c byte) uint64 {
+	return (lo ^ ^(0x0101010101010101 * uint64(c))) - 0x7f7f7f7f7f7f7f7f
+}
+
+// transpose8 transposes x as a matrix of 8x8 bits: bit k of byte j moves to
+// bit j of byte k. Each step swaps the off-diagonal halves of blocks twice
+// as big as the last.
+func transpose8(x uint64) uint64 {
+	t := (x ^ x>>7) & 0x00aa00aa00aa00aa
+	x ^= t ^ t<<7
+	t = (x ^ x>>14) & 0x0000cccc0000cccc
+	x ^= t ^ t<<14
+	t = (x ^ x>>28) & 0x00000000f0f0f0f0
+	return x ^ t ^ t<<28
+}
+
+// bytewise scans b[i:] one byte at a time, as scan does by blocks. A
 // backslash escapes the next byte wherever it is: outside a string it is
 // invalid JSON, left for the frame's reader to reject.
 func (s *containerScanner) bytewise(b []byte, i int) (int, bool) {
@@ -171,13 +213,6 @@ func (s *containerScanner) bracket(c byte, j int) bool {
 	}
 	s.depth--
 	return s.depth == 0
-}
-
-// eqMask sets the high bit of each byte of w that equals c, exactly.
-func eqMask(w uint64, c byte) uint64 {
-	const lows, highs = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
-	x := w ^ (0x0101010101010101 * uint64(c))
-	return ^((x&lows + lows) | x) & highs
 }
 
 var errTruncated = errors.New("value truncated")
