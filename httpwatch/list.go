@@ -23,7 +23,7 @@ type Transform func(*Object) (*Object, error)
 // unchanged when it has none. ResourceClient.DropManagedFields does the same
 // while copying out of the read buffer, at no extra cost.
 func DropManagedFields(o *Object) (*Object, error) {
-	if !strings.Contains(o.raw, `"managedFields"`) {
+	if !strings.Contains(o.String(), `"managedFields"`) {
 		return o, nil
 	}
 	n, err := buildObject(o.Raw(), buildOptions{dropManagedFields: true})
