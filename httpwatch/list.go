@@ -68,6 +68,7 @@ func (so *scanOptions) object(src []byte, typeMeta []byte) (*Object, error) {
 func scanList(body io.Reader, so *scanOptions) (*Page, error) {
 	rd := newReader(body, so.maxFrame, true)
 	defer rd.release()
+	rd.sc.endOnly = true // items are located, not their members
 	p, err := scanListFrom(rd, so)
 	if err != nil {
 		if rd.fromSource(err) {

@@ -31,9 +31,13 @@ type containerScanner struct {
 	// member (a watch event's "object") need not scan it again.
 	fed   int
 	child valueRange
+	// endOnly says the caller wants only the value's end, not child, so
+	// that brackets need a look one by one only near depth 0, not 2. It
+	// outlives reset.
+	endOnly bool
 }
 
-func (s *containerScanner) reset() { *s = containerScanner{} }
+func (s *containerScanner) reset() { *s = containerScanner{endOnly: s.endOnly} }
 
 // feed scans b, which continues the value. It returns the index just past the
 // value's closing bracket and true, or len(b) and false if the value is still
@@ -48,9 +52,9 @@ func (s *containerScanner) feed(b []byte) (int, bool) {
 // per byte for the quotes, backslashes and brackets in it; a prefix XOR of
 // the quote bits then marks the bytes inside strings, and what is left of
 // the brackets changes the depth by a population count. Near the top of the
-// value, where a bracket may end the value or one of its members, the
-// brackets are visited one by one instead. The last bytes, too few for a
-// block, go through the byte-at-a-time path.
+// value, where a bracket may end the value or one of its members (with
+// endOnly, only near the end), the brackets are visited one by one instead.
+// The last bytes, too few for a block, go through the byte-at-a-time path.
 func (s *containerScanner) scan(b []byte) (int, bool) {
 	i := 0
 	if s.esc {
@@ -65,6 +69,10 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 		carry = ^uint64(0)
 	}
 	depth := s.depth
+	floor := 3 // a block that cannot take the depth below this holds no boundary
+	if s.endOnly {
+		floor = 1
+	}
 	var escIn uint64 // 1 when the last block's final backslash escapes byte 0
 	for len(b)-i >= 64 {
 		quote, bs, open, closed := classify((*[64]byte)(b[i:]))
@@ -102,7 +110,7 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 		open &^= inside
 		closed &^= inside
 		if open|closed != 0 {
-			if nc := bits.OnesCount64(closed); depth-nc >= 3 {
+			if nc := bits.OnesCount64(closed); depth-nc >= floor {
 				// Deep inside: neither the end nor a child boundary.
 				depth += bits.OnesCount64(open) - nc
 			} else {
@@ -229,7 +237,7 @@ func skipValue(b []byte, i int) (start, end int, err error) {
 	start = i
 	switch c := b[i]; {
 	case c == '{' || c == '[':
-		var s containerScanner
+		s := containerScanner{endOnly: true}
 		n, done := s.feed(b[i:])
 		if !done {
 			return start, len(b), errTruncated
@@ -252,21 +260,78 @@ func skipValue(b []byte, i int) (start, end int, err error) {
 	}
 }
 
-// scalarOK checks a number or a literal; they are short, so the standard
-// validator costs nothing here.
+// scalarOK checks a number or a literal.
 func scalarOK(b []byte) bool {
 	switch string(b) {
 	case "true", "false", "null":
 		return true
 	}
-	return len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9') && json.Valid(b)
+	return validNumber(b)
+}
+
+// validNumber reports whether b is exactly one JSON number:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func validNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i+1)
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(b, i+1)
+		if j == i+1 {
+			return false
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	return i == len(b)
+}
+
+// digits returns the index of the first byte at or after i that is not a
+// decimal digit.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // skipString returns the index just past the string starting at b[i] (a
-// quote) and whether it holds a backslash escape.
+// quote) and whether it holds a backslash escape. It passes over eight
+// plain bytes at a time: no quote, backslash or control character.
 func skipString(b []byte, i int) (end int, escaped bool, err error) {
+	const highs, below20 = 0x8080808080808080, 0x6060606060606060
 	i++
 	for i < len(b) {
+		if len(b)-i >= 8 {
+			w := binary.LittleEndian.Uint64(b[i:])
+			lo := w &^ highs
+			// lo+0x60 stays under 0x80 exactly for the bytes below 0x20.
+			stop := (eqLow(lo, '"') | eqLow(lo, '\\') | ^(lo + below20)) & ^w & highs
+			if stop == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(stop) >> 3
+		}
 		switch b[i] {
 		case '"':
 			return i + 1, escaped, nil

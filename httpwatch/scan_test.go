@@ -2,6 +2,7 @@ package httpwatch
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -22,32 +23,41 @@ func (s *containerScanner) feedBytewise(b []byte) (int, bool) {
 
 // scanBoth feeds data, cut into pieces of the given sizes (cycled), to the
 // block scanner and to the byte-at-a-time one, and fails on the first
-// difference in what either reports or remembers.
+// difference in what either reports or remembers. It does so twice: with
+// the last child tracked, and with endOnly, where child does not count.
 func scanBoth(t *testing.T, data []byte, sizes []int) {
 	t.Helper()
 	if len(data) == 0 || data[0] != '{' && data[0] != '[' {
 		return
 	}
-	var fast, slow containerScanner
-	off := 0
-	for k := 0; off < len(data); k++ {
-		end := min(off+max(sizes[k%len(sizes)], 1), len(data))
-		piece := data[off:end]
-		n1, done1 := fast.feed(piece)
-		n2, done2 := slow.feedBytewise(piece)
-		if done1 {
-			// Where the value ended and its last child are all that
-			// matters then; the rest is reset before the next value.
-			fast.inStr, slow.inStr = false, false
+	for _, endOnly := range []bool{false, true} {
+		fast := containerScanner{endOnly: endOnly}
+		var slow containerScanner
+		off := 0
+		for k := 0; off < len(data); k++ {
+			end := min(off+max(sizes[k%len(sizes)], 1), len(data))
+			piece := data[off:end]
+			n1, done1 := fast.feed(piece)
+			n2, done2 := slow.feedBytewise(piece)
+			got, want := fast, slow
+			got.endOnly = false
+			if done1 {
+				// Where the value ended and its last child are all that
+				// matters then; the rest is reset before the next value.
+				got.inStr, want.inStr = false, false
+			}
+			if endOnly {
+				got.child, want.child = valueRange{}, valueRange{}
+			}
+			if n1 != n2 || done1 != done2 || got != want {
+				t.Fatalf("%q in pieces of %v, endOnly %v: at %d blocks %d,%v %+v; bytewise %d,%v %+v",
+					data, sizes, endOnly, off, n1, done1, fast, n2, done2, slow)
+			}
+			if done1 {
+				break
+			}
+			off = end
 		}
-		if n1 != n2 || done1 != done2 || fast != slow {
-			t.Fatalf("%q in pieces of %v: at %d blocks %d,%v %+v; bytewise %d,%v %+v",
-				data, sizes, off, n1, done1, fast, n2, done2, slow)
-		}
-		if done1 {
-			return
-		}
-		off = end
 	}
 }
 
@@ -135,5 +145,61 @@ func TestClassify(t *testing.T) {
 	classifyBoth(t, all)
 	for _, fx := range fixtureNames(t) {
 		classifyBoth(t, loadFixture(t, fx).Body)
+	}
+}
+
+// TestValidNumber compares the number check with encoding/json on every
+// string of up to five bytes from the characters numbers are made of, and
+// on longer ones.
+func TestValidNumber(t *testing.T) {
+	const alphabet = "-+.eE019"
+	var check func(prefix []byte, left int)
+	check = func(prefix []byte, left int) {
+		if got, want := validNumber(prefix), json.Valid(prefix) && len(prefix) > 0; got != want {
+			t.Fatalf("validNumber(%q) = %v, encoding/json says %v", prefix, got, want)
+		}
+		if left == 0 {
+			return
+		}
+		for i := range len(alphabet) {
+			check(append(prefix, alphabet[i]), left-1)
+		}
+	}
+	check(nil, 5)
+	for _, s := range []string{"-0.5e+10", "123456789.123e-7", "1E400", "-", "01", "1.", ".5", "1e", "1e+", "--1", "0x1", "1_000", "12a"} {
+		if got, want := validNumber([]byte(s)), json.Valid([]byte(s)); got != want {
+			t.Fatalf("validNumber(%q) = %v, encoding/json says %v", s, got, want)
+		}
+	}
+}
+
+// TestSkipString checks the eight-at-a-time string skipper against the
+// rules: it stops at the closing quote, steps over escapes, rejects control
+// characters, and reports truncation, wherever they fall in a word.
+func TestSkipString(t *testing.T) {
+	for pad := range 20 {
+		x := strings.Repeat("é", pad/2) + strings.Repeat("x", pad%2)
+		for _, tc := range []struct {
+			in      string
+			end     int // -1: an error
+			escaped bool
+		}{
+			{`"` + x + `"tail`, len(x) + 2, false},
+			{`"` + x + `\"` + x + `"`, 2*len(x) + 4, true},
+			{`"` + x + `\\"`, len(x) + 4, true},
+			{`"` + x + "\x1f\"", -1, false},
+			{`"` + x + "\x7f\"", len(x) + 3, false},
+			{`"` + x, -1, false},
+			{`"` + x + `\`, -1, true},
+		} {
+			end, escaped, err := skipString([]byte(tc.in), 0)
+			if tc.end < 0 {
+				require.Error(t, err, "%q", tc.in)
+				continue
+			}
+			require.NoError(t, err, "%q", tc.in)
+			require.Equal(t, tc.end, end, "%q", tc.in)
+			require.Equal(t, tc.escaped, escaped, "%q", tc.in)
+		}
 	}
 }
