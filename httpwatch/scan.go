@@ -1,6 +1,7 @@
 package httpwatch
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -76,22 +77,15 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 	var escIn uint64 // 1 when the last block's final backslash escapes byte 0
 	for len(b)-i >= 64 {
 		quote, bs, open, closed := classify((*[64]byte)(b[i:]))
+		if quote|bs|escIn == 0 && carry != 0 {
+			// All 64 bytes inside a string: a long one, which the
+			// runtime's vectorised IndexByte crosses faster.
+			i = stringRun(b, i+64)
+			continue
+		}
 		if bs|escIn != 0 {
-			// Backslashes are rare: walk them, skipping those that are
-			// themselves escaped. Whatever a backslash escapes is neither a
-			// quote nor a bracket.
-			esc := escIn
-			escIn = 0
-			for m := bs; m != 0; m &= m - 1 {
-				bit := m & -m
-				if bit&esc != 0 {
-					continue
-				}
-				if bit == 1<<63 {
-					escIn = 1
-				}
-				esc |= bit << 1
-			}
+			var esc uint64
+			esc, escIn = escapes(bs, escIn)
 			quote &^= esc
 			open &^= esc
 			closed &^= esc
@@ -136,6 +130,45 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 		i++
 	}
 	return s.bytewise(b, i)
+}
+
+// escapes returns the bytes of a block, other than backslashes, that a
+// backslash escapes, given its backslashes bs and escIn, 1 when the last
+// block's final backslash escapes byte 0; and escOut, the same for the next
+// block. In a run of backslashes the first escapes the second, the third
+// the fourth, and so on; the byte after the run is escaped when the run is
+// odd in length. Adding a run's first bit to the run carries to the bit just
+// past it; runs starting on even and on odd bits are added apart, so the
+// parity of that end bit gives the run's length.
+func escapes(bs, escIn uint64) (esc, escOut uint64) {
+	const even = 0x5555555555555555
+	bs &^= escIn // an escaped backslash starts nothing
+	starts := bs &^ (bs << 1)
+	evenSum := bs + starts&even
+	oddSum := bs + starts&^even
+	evenEnds := evenSum &^ bs // just past runs that start on even bits
+	oddEnds := oddSum &^ bs
+	esc = escIn | evenEnds&^even | oddEnds&even
+	// A run that starts on an odd bit and reaches bit 63 is odd in length.
+	oddRuns := bs &^ oddSum
+	return esc, oddRuns >> 63
+}
+
+// stringRun returns where to resume scanning in a string that continues at
+// b[i], b[i-1] being no backslash: at the next quote or at the end of b,
+// less the backslashes just before, whose count says whether that quote is
+// escaped.
+func stringRun(b []byte, i int) int {
+	q := bytes.IndexByte(b[i:], '"')
+	if q < 0 {
+		q = len(b)
+	} else {
+		q += i
+	}
+	for q > i && b[q-1] == '\\' {
+		q--
+	}
+	return q
 }
 
 // classifyWords is classify in portable Go. Word-wide tests (SWAR) leave a

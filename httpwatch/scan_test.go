@@ -3,6 +3,7 @@ package httpwatch
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -86,6 +87,15 @@ func TestScannerMatchesBytewise(t *testing.T) {
 				`{"a":{"b":{"c":`+strings.Repeat(" ", pad)+`{"d":"`+slashes+`}"}}}}}`)
 		}
 	}
+	// Long strings, crossed by IndexByte, ending in runs of backslashes.
+	for _, pad := range []int{63, 64, 65, 100, 127, 128, 129, 200, 300} {
+		for n := range 5 {
+			slashes := strings.Repeat(`\`, n)
+			inputs = append(inputs,
+				`{"a":"`+strings.Repeat("y", pad)+slashes+`"}]"`+strings.Repeat("z", pad)+`","b":{}}`,
+				`[{"s":"`+strings.Repeat("[", pad)+slashes+`"},"`+strings.Repeat("}", pad)+`"]`)
+		}
+	}
 	for _, fx := range fixtureNames(t) {
 		inputs = append(inputs, string(loadFixture(t, fx).Body))
 	}
@@ -104,6 +114,8 @@ func TestScannerMatchesBytewise(t *testing.T) {
 // cut anywhere.
 func FuzzScanner(f *testing.F) {
 	addFixtureSeeds(f)
+	long := strings.Repeat("y", 100)
+	f.Add([]byte(`{"a":"`+long+`\\\"`+long+`\\"}]`), uint16(70))
 	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
 		scanBoth(t, data, []int{len(data)})
 		scanBoth(t, data, []int{int(cut)%(len(data)+1) + 1, int(cut>>8) + 1})
@@ -201,5 +213,44 @@ func TestSkipString(t *testing.T) {
 			require.Equal(t, tc.end, end, "%q", tc.in)
 			require.Equal(t, tc.escaped, escaped, "%q", tc.in)
 		}
+	}
+}
+
+// TestEscapes checks the carry-based escape masks against walking the
+// backslashes one by one, on every 16-bit pattern at several places in the
+// block and on random blocks dense with backslashes.
+func TestEscapes(t *testing.T) {
+	walk := func(bs, escIn uint64) (esc, out uint64) {
+		esc = escIn
+		for k := range 64 {
+			if bs>>k&1 == 1 && esc>>k&1 == 0 {
+				if k == 63 {
+					out = 1
+				} else {
+					esc |= 1 << (k + 1)
+				}
+			}
+		}
+		return esc, out
+	}
+	check := func(bs, escIn uint64) {
+		esc, out := escapes(bs, escIn)
+		wantEsc, wantOut := walk(bs, escIn)
+		esc, wantEsc = esc&^bs, wantEsc&^bs // only what is not a backslash counts
+		if esc != wantEsc || out != wantOut {
+			t.Fatalf("escapes(%064b, %d) = %064b, %d; want %064b, %d", bs, escIn, esc, out, wantEsc, wantOut)
+		}
+	}
+	for p := range uint64(1 << 16) {
+		for _, shift := range []int{0, 1, 24, 47, 48} {
+			check(p<<shift, 0)
+			check(p<<shift, 1)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		bs := r.Uint64()&r.Uint64() | r.Uint64()&r.Uint64()&r.Uint64()<<1
+		check(bs, r.Uint64()&1)
+		check(^bs, 0)
 	}
 }
