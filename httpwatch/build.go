@@ -31,7 +31,7 @@ const (
 // whose top bit says which table follows. The table locates each metadata
 // field by an offset from the start of the JSON and a length. The compact
 // table, 16-bit offsets and 8-bit lengths, fits nearly every object; the
-// wide one, 32 bits each, the rest (objects over 64 KiB, or a field over
+// wide one, 32 bits each, the rest (a field past the first 64 KiB, or over
 // 255 bytes).
 const (
 	headerSize  = 4

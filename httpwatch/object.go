@@ -17,7 +17,7 @@ import (
 // between goroutines.
 //
 // Memory: one allocation holding a 4-byte header, a 12-byte table locating
-// the four metadata fields (32 bytes for an object over 64 KiB or a field
+// the four metadata fields (32 bytes if one lies past the first 64 KiB or is
 // over 255 bytes) and the JSON, plus the 8-byte Object itself. The metadata
 // accessors return strings that point into the JSON rather than copies, so
 // they cost nothing and pin nothing but the object itself. (A value the
