@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
+	"strings"
 	"unsafe"
 )
 
@@ -27,17 +27,34 @@ const (
 	nFields
 )
 
-// tableSize is the span table after an Object's JSON: an offset and a
-// length, 32 bits each, per field.
-const tableSize = 8 * nFields
+// An Object's allocation starts with a header: the JSON's length, 32 bits,
+// whose top bit says which table follows. The table locates each metadata
+// field by an offset from the start of the JSON and a length. The compact
+// table, 16-bit offsets and 8-bit lengths, fits nearly every object; the
+// wide one, 32 bits each, the rest (a field past the first 64 KiB, or over
+// 255 bytes).
+const (
+	headerSize  = 4
+	wideTable   = 1 << 31
+	compactSize = 3 * nFields
+	wideSize    = 8 * nFields
+)
+
+// tableSize is the size of the table that follows header h.
+func tableSize(h uint32) int {
+	if h&wideTable != 0 {
+		return wideSize
+	}
+	return compactSize
+}
 
 var fieldNames = [nFields]string{"namespace", "name", "resourceVersion", "uid"}
 
 // buildObject parses src, one JSON object, and returns it as an Object. It
 // reads only the top level and metadata, in one pass over each, and copies
 // src into one new allocation: any insertion (typeMeta), removal
-// (managedFields) and decoded escapes are done while copying, and the span
-// table follows the JSON.
+// (managedFields) and decoded escapes are done while copying, behind the
+// header and the span table.
 func buildObject(src []byte, opt buildOptions) (*Object, error) {
 	it := newObjectIter(src, 0)
 	if it.err != nil {
@@ -116,10 +133,7 @@ members:
 		comma = 1
 	}
 	jsonLen := len(src) + len(prefix) + comma - (cutEnd - cutStart)
-	if jsonLen+tableSize+extra > math.MaxUint32 {
-		return nil, errors.New("object larger than 4 GiB")
-	}
-	// shift maps an offset in src to the same byte in out.
+	// shift maps an offset in src to the same byte in the copy.
 	shift := func(p int) int {
 		switch {
 		case p >= cutEnd && cutEnd > 0:
@@ -129,37 +143,63 @@ members:
 		}
 		return p
 	}
-	// One allocation: the JSON, then the table of metadata spans, then any
-	// decoded escapes.
-	out := make([]byte, jsonLen+tableSize+extra)
-	n := copy(out, src[:insertAt])
-	n += copy(out[n:], prefix)
-	if comma == 1 {
-		out[n] = ','
-		n++
-	}
-	if cutEnd > 0 {
-		n += copy(out[n:], src[insertAt:cutStart])
-		copy(out[n:], src[cutEnd:])
-	} else {
-		copy(out[n:], src[insertAt:])
-	}
-	table := out[jsonLen : jsonLen+tableSize]
-	next := jsonLen + tableSize
+	var spans [nFields]struct{ off, size int }
+	next := jsonLen // where the next decoded value goes
+	wide := false
 	for f, r := range vals {
 		var off, size int
 		switch {
 		case decoded[f] != "":
 			off, size = next, len(decoded[f])
-			next += copy(out[next:], decoded[f])
+			next += size
 		case r.end-r.start > 2 && src[r.start] == '"':
 			off, size = shift(r.start+1), r.end-r.start-2
 		}
-		binary.LittleEndian.PutUint32(table[8*f:], uint32(off))
-		binary.LittleEndian.PutUint32(table[8*f+4:], uint32(size))
+		spans[f].off, spans[f].size = off, size
+		wide = wide || off >= 1<<16 || size >= 1<<8
 	}
-	o := &Object{raw: unsafe.String(unsafe.SliceData(out), jsonLen)}
-	return o, nil
+	h := uint32(0)
+	if wide {
+		h = wideTable
+	}
+	total := headerSize + tableSize(h) + jsonLen + extra
+	if uint64(total) >= wideTable {
+		return nil, errors.New("object larger than 2 GiB")
+	}
+	h |= uint32(jsonLen)
+
+	// One allocation, which a Builder leaves uncleared since every byte is
+	// written: the header, the table, the JSON, then any decoded escapes.
+	var head [headerSize + wideSize]byte
+	binary.LittleEndian.PutUint32(head[:], h)
+	t := head[headerSize:]
+	for f, sp := range spans {
+		if wide {
+			binary.LittleEndian.PutUint32(t[8*f:], uint32(sp.off))
+			binary.LittleEndian.PutUint32(t[8*f+4:], uint32(sp.size))
+		} else {
+			binary.LittleEndian.PutUint16(t[3*f:], uint16(sp.off))
+			t[3*f+2] = byte(sp.size)
+		}
+	}
+	var out strings.Builder
+	out.Grow(total)
+	out.Write(head[:headerSize+tableSize(h)])
+	out.Write(src[:insertAt])
+	out.Write(prefix)
+	if comma == 1 {
+		out.WriteByte(',')
+	}
+	if cutEnd > 0 {
+		out.Write(src[insertAt:cutStart])
+		out.Write(src[cutEnd:])
+	} else {
+		out.Write(src[insertAt:])
+	}
+	for _, d := range decoded {
+		out.WriteString(d)
+	}
+	return &Object{p: unsafe.StringData(out.String())}, nil
 }
 
 // valueRange is where a raw JSON value lies in its buffer.

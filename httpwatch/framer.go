@@ -22,7 +22,9 @@ type Framer struct {
 // bytes is an error wrapping ErrFrameTooLarge; maxFrameSize <= 0 means
 // DefaultMaxFrameSize. The buffer grows to the largest frame seen.
 func NewFramer(r io.Reader, maxFrameSize int) *Framer {
-	return &Framer{rd: newReader(r, maxFrameSize, false)}
+	rd := newReader(r, maxFrameSize, false)
+	rd.sc.endOnly = true
+	return &Framer{rd: rd}
 }
 
 // Next returns the next frame. The slice is valid only until the following

@@ -23,7 +23,7 @@ type Transform func(*Object) (*Object, error)
 // unchanged when it has none. ResourceClient.DropManagedFields does the same
 // while copying out of the read buffer, at no extra cost.
 func DropManagedFields(o *Object) (*Object, error) {
-	if !strings.Contains(o.raw, `"managedFields"`) {
+	if !strings.Contains(o.String(), `"managedFields"`) {
 		return o, nil
 	}
 	n, err := buildObject(o.Raw(), buildOptions{dropManagedFields: true})
@@ -68,6 +68,7 @@ func (so *scanOptions) object(src []byte, typeMeta []byte) (*Object, error) {
 func scanList(body io.Reader, so *scanOptions) (*Page, error) {
 	rd := newReader(body, so.maxFrame, true)
 	defer rd.release()
+	rd.sc.endOnly = true // items are located, not their members
 	p, err := scanListFrom(rd, so)
 	if err != nil {
 		if rd.fromSource(err) {

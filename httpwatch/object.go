@@ -16,16 +16,17 @@ import (
 // found once when it was built. An Object is immutable; share it freely
 // between goroutines.
 //
-// Memory: one allocation holding the JSON and a 32-byte table locating the
-// four metadata fields (which usually fits in the allocator's rounding, so
-// costs nothing), plus the 16-byte Object itself. The metadata accessors
-// return strings that point into the JSON rather than copies, so they cost
-// nothing and pin nothing but the object itself. (A value the server
-// escaped, say "\u002d", is decoded once into a few bytes after the table.) The flip side: a map that keeps one of those strings as a key
-// keeps the whole object alive, even after the object is replaced (an
-// assignment to an existing key keeps the old key). Key maps by a string
-// built from them (namespace + "/" + name), or strings.Clone the value.
-// Labels, Annotations, Label and OwnerUIDs return copies.
+// Memory: one allocation holding a 4-byte header, a 12-byte table locating
+// the four metadata fields (32 bytes if one lies past the first 64 KiB or is
+// over 255 bytes) and the JSON, plus the 8-byte Object itself. The metadata
+// accessors return strings that point into the JSON rather than copies, so
+// they cost nothing and pin nothing but the object itself. (A value the
+// server escaped, say "\u002d", is decoded once into a few bytes after the
+// JSON.) The flip side: a map that keeps one of those strings as a key keeps
+// the whole object alive, even after the object is replaced (an assignment
+// to an existing key keeps the old key). Key maps by a string built from
+// them (namespace + "/" + name), or strings.Clone the value. Labels,
+// Annotations, Label and OwnerUIDs return copies.
 //
 // Items of a built-in list carry no kind or apiVersion on the wire, while
 // watch events and custom resources do. The list scanner adds them (kind from
@@ -33,10 +34,10 @@ import (
 // reads the same whichever way it arrived and Decode fills TypeMeta. Objects
 // from NewObject are kept exactly as given.
 type Object struct {
-	// raw is the JSON; never modified. The same allocation continues past
-	// len(raw) with a table locating each metadata field (see tableSize),
-	// then any escaped field value, decoded.
-	raw string
+	// p is the start of the allocation buildObject laid out (header, table,
+	// JSON, decoded escapes; see headerSize), never modified; nil in the
+	// zero Object.
+	p *byte
 }
 
 // NewObject checks that raw is one valid JSON object whose metadata fields,
@@ -53,18 +54,34 @@ func NewObject(raw []byte) (*Object, error) {
 	return o, nil
 }
 
+// header reads the allocation's header; o.p must not be nil.
+func (o *Object) header() uint32 {
+	return binary.LittleEndian.Uint32(unsafe.Slice(o.p, headerSize))
+}
+
+// json is where the JSON starts, after the header h and its table.
+func (o *Object) json(h uint32) unsafe.Pointer {
+	return unsafe.Add(unsafe.Pointer(o.p), headerSize+tableSize(h))
+}
+
 // field returns metadata field f (fNamespace...) from the span table.
 func (o *Object) field(f int) string {
-	if len(o.raw) == 0 {
+	if o.p == nil {
 		return "" // the zero Object
 	}
-	base := unsafe.Pointer(unsafe.StringData(o.raw))
-	t := unsafe.Slice((*byte)(unsafe.Add(base, len(o.raw)+8*f)), 8)
-	n := binary.LittleEndian.Uint32(t[4:])
-	if n == 0 {
+	h := o.header()
+	var off, size uint32
+	if h&wideTable == 0 {
+		t := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(o.p), headerSize+3*f)), 3)
+		off, size = uint32(binary.LittleEndian.Uint16(t)), uint32(t[2])
+	} else {
+		t := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(o.p), headerSize+8*f)), 8)
+		off, size = binary.LittleEndian.Uint32(t), binary.LittleEndian.Uint32(t[4:])
+	}
+	if size == 0 {
 		return ""
 	}
-	return unsafe.String((*byte)(unsafe.Add(base, binary.LittleEndian.Uint32(t))), n)
+	return unsafe.String((*byte)(unsafe.Add(o.json(h), off)), size)
 }
 
 // Namespace is metadata.namespace ("" for cluster-scoped objects).
@@ -82,22 +99,29 @@ func (o *Object) UID() string { return o.field(fUID) }
 // Raw returns the object's JSON. The bytes are shared, not copied: never
 // modify them.
 func (o *Object) Raw() []byte {
-	return unsafe.Slice(unsafe.StringData(o.raw), len(o.raw))
+	s := o.String()
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // String returns the JSON as a string, without copying.
-func (o *Object) String() string { return o.raw }
+func (o *Object) String() string {
+	if o.p == nil {
+		return ""
+	}
+	h := o.header()
+	return unsafe.String((*byte)(o.json(h)), h&^wideTable)
+}
 
 // Get reads the value at a gjson path. The result's strings point into the
 // object, so keeping one keeps the whole object alive; copy what you keep
 // if the object itself may go.
-func (o *Object) Get(path string) gjson.Result { return gjson.Get(o.raw, path) }
+func (o *Object) Get(path string) gjson.Result { return gjson.Get(o.String(), path) }
 
 // Kind is the top-level "kind", or "" if there is none.
-func (o *Object) Kind() string { return gjson.Get(o.raw, "kind").String() }
+func (o *Object) Kind() string { return gjson.Get(o.String(), "kind").String() }
 
 // APIVersion is the top-level "apiVersion", or "" if there is none.
-func (o *Object) APIVersion() string { return gjson.Get(o.raw, "apiVersion").String() }
+func (o *Object) APIVersion() string { return gjson.Get(o.String(), "apiVersion").String() }
 
 // Labels returns metadata.labels as a new map (nil if there are none).
 func (o *Object) Labels() map[string]string { return o.stringMap("labels") }
@@ -115,7 +139,7 @@ func (o *Object) Annotation(key string) (string, bool) { return o.mapEntry("anno
 
 func (o *Object) stringMap(field string) map[string]string {
 	var m map[string]string
-	gjson.Get(o.raw, "metadata."+field).ForEach(func(k, v gjson.Result) bool {
+	gjson.Get(o.String(), "metadata."+field).ForEach(func(k, v gjson.Result) bool {
 		if m == nil {
 			m = make(map[string]string)
 		}
@@ -126,7 +150,7 @@ func (o *Object) stringMap(field string) map[string]string {
 }
 
 func (o *Object) mapEntry(field, key string) (value string, ok bool) {
-	gjson.Get(o.raw, "metadata."+field).ForEach(func(k, v gjson.Result) bool {
+	gjson.Get(o.String(), "metadata."+field).ForEach(func(k, v gjson.Result) bool {
 		if k.String() == key {
 			value, ok = strings.Clone(v.String()), true
 			return false
@@ -139,7 +163,7 @@ func (o *Object) mapEntry(field, key string) (value string, ok bool) {
 // OwnerUIDs returns the uid of every metadata.ownerReferences entry.
 func (o *Object) OwnerUIDs() []string {
 	var uids []string
-	gjson.Get(o.raw, "metadata.ownerReferences").ForEach(func(_, ref gjson.Result) bool {
+	gjson.Get(o.String(), "metadata.ownerReferences").ForEach(func(_, ref gjson.Result) bool {
 		if uid := ref.Get("uid").String(); uid != "" {
 			uids = append(uids, strings.Clone(uid))
 		}

@@ -52,12 +52,59 @@ func TestObjectStringsShareTheJSON(t *testing.T) {
 	base := uintptr(unsafe.Pointer(&o.Raw()[0]))
 	name := uintptr(unsafe.Pointer(unsafe.StringData(o.Name())))
 	require.True(t, name > base && name < base+uintptr(len(raw)))
-	require.Equal(t, 16, int(unsafe.Sizeof(Object{})))
+	require.Equal(t, unsafe.Sizeof(uintptr(0)), unsafe.Sizeof(Object{}), "an Object is one pointer")
 	raw[15] = 'X'
 	require.Equal(t, "web", o.Name(), "NewObject copied its input")
 	var zero Object
 	require.Equal(t, "", zero.Name())
 	require.Equal(t, "", zero.UID())
+}
+
+// TestObjectTableWidths: the compact span table (16-bit offsets,
+// 8-bit lengths) and the wide one, chosen per object, read back the same.
+func TestObjectTableWidths(t *testing.T) {
+	pad := func(n int) string { return strings.Repeat("x", n) }
+	for _, tc := range []struct {
+		name      string
+		data      int // bytes of padding before metadata
+		nameLen   int
+		escaped   bool
+		wantWide  bool
+		wantTable int
+	}{
+		{"small", 10, 5, false, false, compactSize},
+		{"name of 255 bytes", 10, 255, false, false, compactSize},
+		{"name of 256 bytes", 10, 256, false, true, wideSize},
+		{"fields just below 64 KiB", 1<<16 - 128, 5, false, false, compactSize},
+		{"name past 64 KiB", 1 << 16, 5, false, true, wideSize},
+		{"escaped past 64 KiB", 1 << 16, 5, true, true, wideSize},
+		{"escaped", 10, 5, true, false, compactSize},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := pad(tc.nameLen)
+			lit := name
+			if tc.escaped {
+				lit = `\u0078` + name[1:]
+			}
+			prefix := `{"data":"` + pad(tc.data) + `","metadata":{"namespace":"ns","name":"`
+			raw := prefix + lit + `","uid":"u-1","resourceVersion":"7"}}`
+			o, err := NewObject([]byte(raw))
+			require.NoError(t, err)
+			require.Equal(t, raw, o.String())
+			require.Equal(t, name, o.Name())
+			require.Equal(t, "ns", o.Namespace())
+			require.Equal(t, "u-1", o.UID())
+			require.Equal(t, "7", o.ResourceVersion())
+			h := o.header()
+			require.Equal(t, tc.wantWide, h&wideTable != 0)
+			require.Equal(t, tc.wantTable, tableSize(h))
+			require.Equal(t, len(raw), int(h&^wideTable))
+			if !tc.escaped {
+				require.Equal(t, len(prefix), int(uintptr(unsafe.Pointer(unsafe.StringData(o.Name())))-uintptr(o.json(h))),
+					"the name points into the JSON")
+			}
+		})
+	}
 }
 
 func TestNewObjectRejects(t *testing.T) {

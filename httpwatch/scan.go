@@ -1,6 +1,7 @@
 package httpwatch
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -31,9 +32,13 @@ type containerScanner struct {
 	// member (a watch event's "object") need not scan it again.
 	fed   int
 	child valueRange
+	// endOnly says the caller wants only the value's end, not child, so
+	// that brackets need a look one by one only near depth 0, not 2. It
+	// outlives reset.
+	endOnly bool
 }
 
-func (s *containerScanner) reset() { *s = containerScanner{} }
+func (s *containerScanner) reset() { *s = containerScanner{endOnly: s.endOnly} }
 
 // feed scans b, which continues the value. It returns the index just past the
 // value's closing bracket and true, or len(b) and false if the value is still
@@ -44,13 +49,13 @@ func (s *containerScanner) feed(b []byte) (int, bool) {
 	return n, done
 }
 
-// scan reads eight bytes at a time (SWAR): word-wide tests find the quotes
-// and brackets in a word, and a prefix XOR of the quote bits tells which
-// bytes are inside strings. Brackets outside strings only change the depth,
-// by a population count, except near the top of the value, where they are
-// visited one by one to find its end and its last child. The rare word with
-// a backslash that could matter goes through the byte-at-a-time path, which
-// knows what it escapes.
+// scan reads b in blocks of 64 bytes. For each block, classify gives one bit
+// per byte for the quotes, backslashes and brackets in it; a prefix XOR of
+// the quote bits then marks the bytes inside strings, and what is left of
+// the brackets changes the depth by a population count. Near the top of the
+// value, where a bracket may end the value or one of its members (with
+// endOnly, only near the end), the brackets are visited one by one instead.
+// The last bytes, too few for a block, go through the byte-at-a-time path.
 func (s *containerScanner) scan(b []byte) (int, bool) {
 	i := 0
 	if s.esc {
@@ -60,65 +65,62 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 		s.esc = false
 		i = 1
 	}
-	const highs, fold = 0x8080808080808080, 0x2020202020202020
-	var carry uint64 // highs while inside a string
+	var carry uint64 // all ones when the last block ended inside a string
 	if s.inStr {
-		carry = highs
+		carry = ^uint64(0)
 	}
-	var escIn uint64 // the high bit of byte 0 when the last word escapes it
-	for i+8 <= len(b) {
-		w := binary.LittleEndian.Uint64(b[i:])
-		q := eqMask(w, '"')
-		if q == 0 && carry != 0 && b[i+7] != '\\' {
-			escIn = 0
-			i += 8 // within a string, and not escaping the next word
+	depth := s.depth
+	floor := 3 // a block that cannot take the depth below this holds no boundary
+	if s.endOnly {
+		floor = 1
+	}
+	var escIn uint64 // 1 when the last block's final backslash escapes byte 0
+	for len(b)-i >= 64 {
+		quote, bs, open, closed := classify((*[64]byte)(b[i:]))
+		if quote|bs|escIn == 0 && carry != 0 {
+			// All 64 bytes inside a string: a long one, which the
+			// runtime's vectorised IndexByte crosses faster.
+			i = stringRun(b, i+64)
 			continue
 		}
-		var esc uint64 // bytes escaped by a backslash
-		if bs := eqMask(w, '\\'); bs != 0 || escIn != 0 {
-			// Backslashes are rare: walk them, skipping those that are
-			// themselves escaped.
-			esc, escIn = escIn, 0
-			for m := bs; m != 0; m &= m - 1 {
-				bit := m & -m
-				if bit&esc != 0 {
-					continue
-				}
-				if bit == 1<<63 {
-					escIn = 1 << 7
-				} else {
-					esc |= bit << 8
-				}
-			}
-			q &^= esc
+		if bs|escIn != 0 {
+			var esc uint64
+			esc, escIn = escapes(bs, escIn)
+			quote &^= esc
+			open &^= esc
+			closed &^= esc
 		}
-		// inside has the high bit of every byte from an opening quote up to
-		// (not including) its closing quote. Setting bit 0x20 folds '[' onto
-		// '{' and ']' onto '}'.
-		inside := q ^ q<<8
+		// A prefix XOR sets every bit from an opening quote up to (not
+		// including) its closing quote; the top bit carries into the next
+		// block.
+		inside := quote ^ quote<<1
+		inside ^= inside << 2
+		inside ^= inside << 4
+		inside ^= inside << 8
 		inside ^= inside << 16
 		inside ^= inside << 32
 		inside ^= carry
-		carry = -(inside >> 63) & highs
-		f := w | fold
-		open := eqMask(f, '{') &^ (inside | esc)
-		closed := eqMask(f, '}') &^ (inside | esc)
+		carry = uint64(int64(inside) >> 63)
+		open &^= inside
+		closed &^= inside
 		if open|closed != 0 {
-			nc := bits.OnesCount64(closed)
-			if s.depth-nc >= 3 {
+			if nc := bits.OnesCount64(closed); depth-nc >= floor {
 				// Deep inside: neither the end nor a child boundary.
-				s.depth += bits.OnesCount64(open) - nc
+				depth += bits.OnesCount64(open) - nc
 			} else {
+				s.depth = depth
 				for m := open | closed; m != 0; m &= m - 1 {
-					j := i + bits.TrailingZeros64(m)>>3
+					j := i + bits.TrailingZeros64(m)
 					if s.bracket(b[j], j) {
 						return j + 1, true
 					}
 				}
+				depth = s.depth
 			}
 		}
-		i += 8
+		i += 64
 	}
+	s.depth = depth
 	s.inStr = carry != 0
 	if escIn != 0 {
 		if i == len(b) {
@@ -130,7 +132,88 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 	return s.bytewise(b, i)
 }
 
-// bytewise scans b[i:] one byte at a time, as scan does word by word. A
+// escapes returns the bytes of a block, other than backslashes, that a
+// backslash escapes, given its backslashes bs and escIn, 1 when the last
+// block's final backslash escapes byte 0; and escOut, the same for the next
+// block. In a run of backslashes the first escapes the second, the third
+// the fourth, and so on; the byte after the run is escaped when the run is
+// odd in length. Adding a run's first bit to the run carries to the bit just
+// past it; runs starting on even and on odd bits are added apart, so the
+// parity of that end bit gives the run's length.
+func escapes(bs, escIn uint64) (esc, escOut uint64) {
+	const even = 0x5555555555555555
+	bs &^= escIn // an escaped backslash starts nothing
+	starts := bs &^ (bs << 1)
+	evenSum := bs + starts&even
+	oddSum := bs + starts&^even
+	evenEnds := evenSum &^ bs // just past runs that start on even bits
+	oddEnds := oddSum &^ bs
+	esc = escIn | evenEnds&^even | oddEnds&even
+	// A run that starts on an odd bit and reaches bit 63 is odd in length.
+	oddRuns := bs &^ oddSum
+	return esc, oddRuns >> 63
+}
+
+// stringRun returns where to resume scanning in a string that continues at
+// b[i], b[i-1] being no backslash: at the next quote or at the end of b,
+// less the backslashes just before, whose count says whether that quote is
+// escaped.
+func stringRun(b []byte, i int) int {
+	q := bytes.IndexByte(b[i:], '"')
+	if q < 0 {
+		q = len(b)
+	} else {
+		q += i
+	}
+	for q > i && b[q-1] == '\\' {
+		q--
+	}
+	return q
+}
+
+// classifyWords is classify in portable Go. Word-wide tests (SWAR) leave a
+// flag in the high bit of each matching byte of a word; the flags of the
+// eight words are shifted so that byte j of one value holds word k's flag
+// for byte j in bit k, and a bit-matrix transpose turns that into bit 8k+j.
+func classifyWords(p *[64]byte) (quote, backslash, open, close uint64) {
+	const highs, fold = 0x8080808080808080, 0x2020202020202020
+	for k := range 8 {
+		w := binary.LittleEndian.Uint64(p[8*k:])
+		lo := w &^ highs
+		ascii := ^w & highs
+		f := lo | fold // '[' to '{', ']' to '}'
+		shift := uint(7-k) & 7
+		quote |= (eqLow(lo, '"') & ascii) >> shift
+		backslash |= (eqLow(lo, '\\') & ascii) >> shift
+		open |= (eqLow(f, '{') & ascii) >> shift
+		close |= (eqLow(f, '}') & ascii) >> shift
+	}
+	return transpose8(quote), transpose8(backslash), transpose8(open), transpose8(close)
+}
+
+// eqLow sets the high bit of each byte of lo that equals c, where lo has no
+// high bits (a word with them masked off) and c is ASCII. Inverting lo^c
+// turns a matching byte into 0xff, the only value that stays at 0x80 or
+// above once 0x7f is subtracted; no byte borrows from the next, since each is
+// at least 0x80 before. The low bits are left as they fall: the caller keeps
+// only the high bits, and only of the bytes that were ASCII.
+func eqLow(lo uint64, c byte) uint64 {
+	return (lo ^ ^(0x0101010101010101 * uint64(c))) - 0x7f7f7f7f7f7f7f7f
+}
+
+// transpose8 transposes x as a matrix of 8x8 bits: bit k of byte j moves to
+// bit j of byte k. Each step swaps the off-diagonal halves of blocks twice
+// as big as the last.
+func transpose8(x uint64) uint64 {
+	t := (x ^ x>>7) & 0x00aa00aa00aa00aa
+	x ^= t ^ t<<7
+	t = (x ^ x>>14) & 0x0000cccc0000cccc
+	x ^= t ^ t<<14
+	t = (x ^ x>>28) & 0x00000000f0f0f0f0
+	return x ^ t ^ t<<28
+}
+
+// bytewise scans b[i:] one byte at a time, as scan does by blocks. A
 // backslash escapes the next byte wherever it is: outside a string it is
 // invalid JSON, left for the frame's reader to reject.
 func (s *containerScanner) bytewise(b []byte, i int) (int, bool) {
@@ -173,13 +256,6 @@ func (s *containerScanner) bracket(c byte, j int) bool {
 	return s.depth == 0
 }
 
-// eqMask sets the high bit of each byte of w that equals c, exactly.
-func eqMask(w uint64, c byte) uint64 {
-	const lows, highs = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
-	x := w ^ (0x0101010101010101 * uint64(c))
-	return ^((x&lows + lows) | x) & highs
-}
-
 var errTruncated = errors.New("value truncated")
 
 // skipValue returns the index just past the JSON value that starts at b[i]
@@ -194,7 +270,7 @@ func skipValue(b []byte, i int) (start, end int, err error) {
 	start = i
 	switch c := b[i]; {
 	case c == '{' || c == '[':
-		var s containerScanner
+		s := containerScanner{endOnly: true}
 		n, done := s.feed(b[i:])
 		if !done {
 			return start, len(b), errTruncated
@@ -217,21 +293,78 @@ func skipValue(b []byte, i int) (start, end int, err error) {
 	}
 }
 
-// scalarOK checks a number or a literal; they are short, so the standard
-// validator costs nothing here.
+// scalarOK checks a number or a literal.
 func scalarOK(b []byte) bool {
 	switch string(b) {
 	case "true", "false", "null":
 		return true
 	}
-	return len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9') && json.Valid(b)
+	return validNumber(b)
+}
+
+// validNumber reports whether b is exactly one JSON number:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func validNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i+1)
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(b, i+1)
+		if j == i+1 {
+			return false
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	return i == len(b)
+}
+
+// digits returns the index of the first byte at or after i that is not a
+// decimal digit.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // skipString returns the index just past the string starting at b[i] (a
-// quote) and whether it holds a backslash escape.
+// quote) and whether it holds a backslash escape. It passes over eight
+// plain bytes at a time: no quote, backslash or control character.
 func skipString(b []byte, i int) (end int, escaped bool, err error) {
+	const highs, below20 = 0x8080808080808080, 0x6060606060606060
 	i++
 	for i < len(b) {
+		if len(b)-i >= 8 {
+			w := binary.LittleEndian.Uint64(b[i:])
+			lo := w &^ highs
+			// lo+0x60 stays under 0x80 exactly for the bytes below 0x20.
+			stop := (eqLow(lo, '"') | eqLow(lo, '\\') | ^(lo + below20)) & ^w & highs
+			if stop == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(stop) >> 3
+		}
 		switch b[i] {
 		case '"':
 			return i + 1, escaped, nil

@@ -220,8 +220,8 @@ func decodeEvent(frame []byte, child valueRange, so *scanOptions) (Event, error)
 	case Error:
 		ev.Object, err = buildObject(src, buildOptions{})
 		if err == nil {
-			if isStatus(ev.Object.raw) {
-				ev.Err, ev.Object = statusFromJSON(ev.Object.raw), nil
+			if isStatus(ev.Object.String()) {
+				ev.Err, ev.Object = statusFromJSON(ev.Object.String()), nil
 			} else {
 				ev.Err = &UnexpectedObjectError{Object: ev.Object}
 			}

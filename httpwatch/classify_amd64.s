@@ -1,0 +1,58 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// SPLAT fills the 16 bytes of X with the byte c.
+#define SPLAT(c, X) \
+	MOVQ $(c*0x0101010101010101), AX \
+	MOVQ AX, X \
+	PUNPCKLQDQ X, X
+
+// CHUNK classifies the 16 bytes at off(SI): PCMPEQB leaves 0xff in each
+// matching byte and PMOVMSKB gathers their top bits into 16 bits, which go
+// to bits off..off+15 of the four masks. OR with 0x20 folds '[' onto '{' and
+// ']' onto '}'; no other byte becomes either.
+#define CHUNK(off) \
+	MOVOU off(SI), X0 \
+	MOVO X0, X1 \
+	PCMPEQB X8, X1 \
+	PMOVMSKB X1, AX \
+	SHLQ $off, AX \
+	ORQ AX, R8 \
+	MOVO X0, X2 \
+	PCMPEQB X9, X2 \
+	PMOVMSKB X2, BX \
+	SHLQ $off, BX \
+	ORQ BX, R9 \
+	POR X10, X0 \
+	MOVO X0, X3 \
+	PCMPEQB X11, X3 \
+	PMOVMSKB X3, CX \
+	SHLQ $off, CX \
+	ORQ CX, R10 \
+	PCMPEQB X12, X0 \
+	PMOVMSKB X0, DX \
+	SHLQ $off, DX \
+	ORQ DX, R11
+
+// func classify(p *[64]byte) (quote, backslash, open, close uint64)
+TEXT ·classify(SB), NOSPLIT, $0-40
+	MOVQ p+0(FP), SI
+	SPLAT(0x22, X8)  // '"'
+	SPLAT(0x5c, X9)  // '\\'
+	SPLAT(0x20, X10) // the fold
+	SPLAT(0x7b, X11) // '{'
+	SPLAT(0x7d, X12) // '}'
+	XORQ R8, R8
+	XORQ R9, R9
+	XORQ R10, R10
+	XORQ R11, R11
+	CHUNK(0)
+	CHUNK(16)
+	CHUNK(32)
+	CHUNK(48)
+	MOVQ R8, quote+8(FP)
+	MOVQ R9, backslash+16(FP)
+	MOVQ R10, open+24(FP)
+	MOVQ R11, close+32(FP)
+	RET
