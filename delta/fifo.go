@@ -54,6 +54,7 @@ type FIFO[T any] struct {
 
 	items map[string]Deltas[T] // never holds an empty Deltas
 	queue keyQueue             // keys of items, each once, in order
+	peak  int                  // most keys items held since it was last made
 
 	// The deltas of the Pop in progress, not yet applied by the consumer.
 	// Producers treat them as applied; see the package doc.
@@ -136,12 +137,17 @@ func (f *FIFO[T]) knownLocked(key string) bool {
 	return exists || err != nil
 }
 
+// shrinkAfter is the number of keys above which a drained FIFO drops its map
+// for a fresh one; below it, keeping the map saves steady-state allocations.
+const shrinkAfter = 1024
+
 func (f *FIFO[T]) appendLocked(key string, d Delta[T]) {
 	ds, queued := f.items[key]
 	f.items[key] = appendDeduped(ds, d)
 	if !queued {
 		f.queue.push(key)
 		f.cond.Signal()
+		f.peak = max(f.peak, len(f.items))
 	}
 }
 
@@ -291,6 +297,11 @@ func (f *FIFO[T]) Pop(process func(d Deltas[T], isInInitialList bool) error) (De
 	key := f.queue.pop()
 	ds := f.items[key]
 	delete(f.items, key)
+	if len(f.items) == 0 && f.peak > shrinkAfter {
+		// Go maps never shrink: after a big list the emptied map would keep
+		// about 80 bytes per object of the initial sync for good.
+		f.items, f.peak = map[string]Deltas[T]{}, 0
+	}
 	f.inflightKey, f.inflight = key, ds
 	f.mu.Unlock()
 
