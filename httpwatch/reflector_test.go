@@ -226,7 +226,7 @@ func TestReflectorTransitions(t *testing.T) {
 			from: state{phase: phaseStart}, want: phaseWatch, lastRV: "77",
 		},
 		{
-			name: "conformance 12 16: first list reads RV 0 in pages of 500, then Replace",
+			name: "conformance 12, conformance 16: first list reads RV 0 in pages of 500, then Replace",
 			prep: func(_ *Reflector, src *scriptSource) { src.pages = append(src.pages, page("10", "", a1, b2)) },
 			from: state{phase: phaseList}, want: phaseWatch, calls: []string{"replace 2@10"}, lastRV: "10",
 			checkOpt: func(t *testing.T, src *scriptSource) {
@@ -532,7 +532,7 @@ func TestBackoffSequence(t *testing.T) {
 	assert.Equal(t, 800*ms, b.Next(now.Add(2*time.Minute+time.Second), 0), "reset after 2 minutes")
 }
 
-// conformance 9 26: Run lists, watches, backs off between failures on its
+// conformance 9, conformance 26: Run lists, watches, backs off between failures on its
 // clock and returns promptly when cancelled, leaving no goroutine.
 func TestReflectorRunRecoversAndStops(t *testing.T) {
 	w := newWatcher(ev(Added, obj("c", "12")))
