@@ -15,6 +15,14 @@
 //		...
 //	}
 //
+// # Reaching a cluster
+//
+// Config holds what kubectl would use: LoadKubeconfig and FromEnvironment read
+// kubeconfig files (KUBECONFIG merged by kubectl's rules, exec credential
+// plugins, client certificates, tokens and token files), InClusterConfig
+// reads a pod's service account, and a Config can be written by hand. Secrets
+// never appear in a Config's printed form or in errors.
+//
 // # Objects
 //
 // An Object is the raw JSON of one API object, copied out of the read
@@ -61,4 +69,11 @@
 // a *DecodeError (client-go sends a synthetic ERROR event); an ERROR event
 // arrives as Event{Type: Error, Err: *StatusError}. After Stop, Next
 // returns io.EOF and delivers nothing more.
+//
+// # Keeping a cache in sync
+//
+// A Reflector drives any ListerWatcher into a Sink (delta.FIFO is one): it
+// lists or streams the initial state, watches from there, and relists when
+// the server says a version is gone, following client-go's reflector. Its
+// doc states the relist and backoff policy.
 package httpwatch
