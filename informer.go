@@ -189,6 +189,20 @@ func (inf *Informer) LastSyncResourceVersion() string {
 	return inf.Reflector.LastSyncResourceVersion()
 }
 
+// Stats is a snapshot of what an informer holds and has done: enough to
+// export cache sizes and sync health as metrics.
+type Stats struct {
+	httpwatch.ReflectorStats
+	Objects int // objects in the cache
+	Queued  int // keys with changes not yet applied to the cache
+}
+
+// Stats returns a snapshot of the informer's counters. Each handler's backlog
+// is its Registration's Pending.
+func (inf *Informer) Stats() Stats {
+	return Stats{ReflectorStats: inf.Reflector.Stats(), Objects: inf.indexer.Len(), Queued: inf.fifo.Len()}
+}
+
 // IsStopped reports whether Run has returned.
 func (inf *Informer) IsStopped() bool {
 	inf.mu.Lock()

@@ -249,6 +249,11 @@ func TestInformerDeliversChanges(t *testing.T) {
 	}, rec.lines())
 	assert.Equal(t, map[string]string{"ns/b": "3"}, cacheView(inf))
 	assert.Equal(t, "4", inf.LastSyncResourceVersion())
+	st := inf.Stats()
+	assert.Equal(t, 1, st.Objects)
+	assert.Zero(t, st.Queued)
+	assert.EqualValues(t, 1, st.Lists)
+	assert.EqualValues(t, 3, st.Events, "three watch events")
 }
 
 // Decision 5: managedFields are dropped before anything is cached, unless
