@@ -350,9 +350,4 @@ func WaitForCacheSync(ctx context.Context, synced ...func() bool) bool {
 
 // Key returns the key under which obj is cached and queued: "namespace/name",
 // or "name" for cluster-scoped objects. store.SplitKey splits it back.
-func Key(obj *Object) string {
-	if obj.Namespace() == "" {
-		return obj.Name()
-	}
-	return obj.Namespace() + "/" + obj.Name()
-}
+func Key(obj *Object) string { return store.JoinKey(obj.Namespace(), obj.Name()) }

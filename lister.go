@@ -6,6 +6,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/selector"
+	"github.com/listwatch/listwatch/store"
 )
 
 // Lister reads an informer's cache: by label selector, by name, by
@@ -48,10 +49,7 @@ func (l *Lister) Get(namespace, name string) (*Object, error) {
 	if l.namespace != "" {
 		namespace = l.namespace
 	}
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
+	key := store.JoinKey(namespace, name)
 	o, ok, err := l.cache.GetByKey(key)
 	if err != nil {
 		return nil, fmt.Errorf("get %q: %w", key, err)

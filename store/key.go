@@ -28,10 +28,16 @@ func MetaNamespaceKey[T Named](obj T) (string, error) {
 	if name == "" {
 		return "", fmt.Errorf("meta namespace key: %w", ErrNoName)
 	}
-	if ns := obj.Namespace(); ns != "" {
-		return ns + "/" + name, nil
+	return JoinKey(obj.Namespace(), name), nil
+}
+
+// JoinKey is the key of the object with this namespace and name:
+// "namespace/name", or "name" when namespace is empty.
+func JoinKey(namespace, name string) string {
+	if namespace == "" {
+		return name
 	}
-	return name, nil
+	return namespace + "/" + name
 }
 
 // SplitKey undoes MetaNamespaceKey: "ns/name" gives ("ns", "name"), "name"
