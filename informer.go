@@ -60,13 +60,12 @@ type Informer struct {
 
 	// mu is held while a batch of deltas is applied and distributed, and
 	// while a handler joins, so a late handler sees every object exactly once.
-	mu            sync.Mutex
-	started       bool
-	stopped       bool
-	checkPeriod   time.Duration
-	transform     func(*Object) (*Object, error)
-	onWatchError  func(error)
-	stoppedSignal chan struct{}
+	mu           sync.Mutex
+	started      bool
+	stopped      bool
+	checkPeriod  time.Duration
+	transform    func(*Object) (*Object, error)
+	onWatchError func(error)
 }
 
 // NewInformer returns an informer of the objects source lists and watches,
@@ -74,12 +73,11 @@ type Informer struct {
 // (0: none).
 func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer {
 	inf := &Informer{
-		Processor:     processor.New[*Object](),
-		resync:        resync,
-		checkPeriod:   resync,
-		indexer:       indexer.New(store.MetaNamespaceKey[*Object], indexer.Indexers[*Object]{indexer.Namespace: indexer.NamespaceIndex[*Object]}),
-		transform:     httpwatch.DropManagedFields,
-		stoppedSignal: make(chan struct{}),
+		Processor:   processor.New[*Object](),
+		resync:      resync,
+		checkPeriod: resync,
+		indexer:     indexer.New(store.MetaNamespaceKey[*Object], indexer.Indexers[*Object]{indexer.Namespace: indexer.NamespaceIndex[*Object]}),
+		transform:   httpwatch.DropManagedFields,
 	}
 	inf.fifo = delta.NewFIFO(store.MetaNamespaceKey[*Object])
 	inf.fifo.KnownObjects = inf.indexer
@@ -210,9 +208,6 @@ func (inf *Informer) IsStopped() bool {
 	return inf.stopped
 }
 
-// Stopped returns a channel closed when Run has returned.
-func (inf *Informer) Stopped() <-chan struct{} { return inf.stoppedSignal }
-
 // Run syncs the cache and delivers notifications until ctx is done, then
 // stops every goroutine it started and returns. A second call logs and
 // returns at once.
@@ -260,7 +255,6 @@ func (inf *Informer) Run(ctx context.Context) {
 	inf.mu.Lock()
 	inf.stopped = true
 	inf.mu.Unlock()
-	close(inf.stoppedSignal)
 }
 
 // apply writes one key's deltas to the cache and notifies the handlers.
