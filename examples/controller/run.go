@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := firstSync.Wait(ctx, nil); err != nil {
 		return cli.Explain(err, cfg.Host)
 	}
-	fmt.Fprintf(stderr, "synced %d pods; starting %d workers\n", len(pods.Indexer().ListKeys()), o.workers)
+	fmt.Fprintf(stderr, "synced %d pods; starting %d workers\n", pods.Indexer().Len(), o.workers)
 	if world.Server != nil {
 		churn(ctx, world.Server)
 	}

@@ -66,16 +66,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := firstSync.Wait(ctx, stderr); err != nil {
 		return cli.Explain(err, cfg.Host)
 	}
-	st := inf.Reflector.Stats()
+	st := inf.Stats()
 	fmt.Fprintf(stderr, "synced %d objects (%d pages) in %s; watching from resourceVersion %s\n",
-		len(inf.Indexer().ListKeys()), st.ListPages, time.Since(start).Round(time.Millisecond), inf.LastSyncResourceVersion())
+		st.Objects, st.ListPages, time.Since(start).Round(time.Millisecond), inf.LastSyncResourceVersion())
 
 	<-ctx.Done()
 	cancel()
 	<-runDone
-	st = inf.Reflector.Stats()
+	st = inf.Stats()
 	fmt.Fprintf(stderr, "summary: %d objects cached, %d events, %d reconnects, %d relists, %d errors\n",
-		len(inf.Indexer().ListKeys()), p.count.Load(), max(st.Watches-1, 0), max(st.Lists-1, 0), st.Errors)
+		st.Objects, p.count.Load(), max(st.Watches-1, 0), max(st.Lists-1, 0), st.Errors)
 	return nil
 }
 
