@@ -276,7 +276,7 @@ func TestInformerDropsManagedFieldsByDefault(t *testing.T) {
 	}
 }
 
-// conformance 59, decision 8: after a 410 the informer relists; an object
+// conformance 59, decisions 8 and 11: after a 410 the informer relists; an object
 // deleted during the outage is reported with finalStateUnknown, and objects
 // that did not change produce no notification for a handler without resync.
 func TestInformerRelistNotifiesOnlyChanges(t *testing.T) {

@@ -182,7 +182,7 @@ func TestDeleteOfUnknownKeyIsDropped(t *testing.T) {
 	}
 }
 
-// conformance 35
+// conformance 35; decision 2: a relist reaches the queue as one Replace.
 func TestReplace(t *testing.T) {
 	boom := errors.New("boom")
 	f := delta.NewFIFO(key)

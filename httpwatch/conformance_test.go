@@ -245,7 +245,7 @@ func TestConformance6ErrorEvents(t *testing.T) {
 }
 
 // conformance 7: the predicates, as the server's own error helpers define
-// them (IsGone here also covers reason Expired, see its doc).
+// them; decision 9: IsGone also covers reason Expired and any 410.
 func TestConformance7Predicates(t *testing.T) {
 	tooLarge := &StatusError{Code: 504, Reason: "Timeout", Details: StatusDetails{Causes: []StatusCause{{Reason: "ResourceVersionTooLarge"}}}}
 	legacyTooLarge := &StatusError{Code: 504, Reason: "Timeout", Message: "Timeout: Too large resource version: 9, current: 3"}
@@ -260,6 +260,7 @@ func TestConformance7Predicates(t *testing.T) {
 		{"Expired with another code is expired", &StatusError{Code: 500, Reason: "Expired"}, IsExpired, true},
 		{"Gone", &StatusError{Code: 410, Reason: "Gone"}, IsGone, true},
 		{"410 unknown reason", &StatusError{Code: 410}, IsGone, true},
+		{"any 410 is gone", &StatusError{Code: 410, Reason: "Conflict"}, IsGone, true},
 		{"Expired is gone here", &StatusError{Code: 410, Reason: "Expired"}, IsGone, true},
 		{"500 is not gone", &StatusError{Code: 500}, IsGone, false},
 		{"TooManyRequests", &StatusError{Code: 503, Reason: "TooManyRequests"}, IsTooManyRequests, true},

@@ -193,7 +193,9 @@ func newTestReflector(src *scriptSource) (*Reflector, *recordSink, *clock.Fake) 
 }
 
 // Each case is one transition of the state machine: a state, what the source
-// answers, and the state, wait and sink calls that must follow.
+// answers, and the state, wait and sink calls that must follow. The relist
+// policy is client-go's (decision 1), and a reflector can start from a saved
+// resourceVersion (decision 10).
 func TestReflectorTransitions(t *testing.T) {
 	a1, b2 := obj("a", "1"), obj("b", "2")
 	cases := []struct {

@@ -151,7 +151,7 @@ func TestUnknownIndex(t *testing.T) {
 	}
 }
 
-// conformance 54: upstream panics on an IndexFunc error; we return it from
+// conformance 54, decision 12: upstream panics on an IndexFunc error; we return it from
 // the write and leave items and indices as they were.
 func TestIndexFuncErrorChangesNothing(t *testing.T) {
 	boom := errors.New("boom")

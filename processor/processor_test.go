@@ -261,7 +261,7 @@ func TestOrderWithinAHandlerConcurrencyAcrossHandlers(t *testing.T) {
 	require.False(t, overlap.Load(), "a handler was called while its previous call was running")
 }
 
-// conformance 65 (deliberately different): notifications distributed before
+// conformance 65 (decision 13, deliberately different): notifications distributed before
 // Run are buffered, not blocking, and delivered in order once Run starts.
 func TestDistributeBeforeRunIsBuffered(t *testing.T) {
 	p := processor.New[int]()
