@@ -149,7 +149,7 @@ func TestPaginationOver1200Objects(t *testing.T) {
 	assert.Equal(t, 3, pages, "1200 objects in pages of 500 from etcd")
 
 	// The reflector's first list reads resourceVersion 0, which the watch
-	// cache answers in one piece whatever the limit (CONFORMANCE item 15).
+	// cache answers in one piece whatever the limit (conformance 15, docs/behaviour.md).
 	inf := listwatch.NewInformer(rc, 0)
 	inf.Reflector.WatchList = false
 	run(t, inf)

@@ -61,7 +61,7 @@
 //
 // A Watcher is pulled, not pushed: Next blocks on the caller's goroutine and
 // the package starts none. client-go's channel-based contract maps as
-// follows (CONFORMANCE items 1-6): a non-200 answer is a *StatusError from
+// follows (docs/behaviour.md, items 1–6): a non-200 answer is a *StatusError from
 // Watch; a connection that ends before the answer gives an empty Watcher
 // (Next returns io.EOF); a clean end of the body is io.EOF; a connection
 // cut mid-stream is an error for which IsProbableEOF is true (client-go

@@ -87,7 +87,7 @@ const initialEventsEndAnnotation = "k8s.io/initial-events-end"
 // lists (page by page, or as a watch-list stream), then watches from the
 // list's resourceVersion, resuming after every clean end of a watch and
 // relisting when the server says the version is gone. It follows
-// client-go's reflector (CONFORMANCE items 8–31, decision 1):
+// client-go's reflector (docs/behaviour.md, items 8–31 and decision 1):
 //
 //   - The first list asks for resourceVersion "0" (the watch cache); relists
 //     ask for the last synced version, so the cache never goes back in time.

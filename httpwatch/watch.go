@@ -13,7 +13,7 @@ import (
 // Watch opens a watch stream: GET ?watch=1 with opts. It returns once the
 // server has answered; events are then pulled with Next.
 //
-// How the outcomes map (CONFORMANCE items 1, 2 and 4):
+// How the outcomes map (docs/behaviour.md, items 1, 2 and 4):
 //   - HTTP 200: a Watcher.
 //   - Any other status: a *StatusError from the body, no Watcher
 //     (conformance 1). A refused connection: an error satisfying
