@@ -737,9 +737,22 @@ func (r *Reflector) backoff(err error) time.Duration {
 	r.mu.Unlock()
 	var se *StatusError
 	if errors.As(err, &se) && se.RetryAfter > d {
-		d = se.RetryAfter
+		d = min(se.RetryAfter, r.maxRetryAfter())
 	}
 	return d
+}
+
+// defaultMaxRetryAfter bounds a server's Retry-After when Backoff has no cap.
+const defaultMaxRetryAfter = 30 * time.Second
+
+// maxRetryAfter is the longest the reflector honours a server's
+// Retry-After: like client-go, never longer than its own backoff maximum,
+// so one answer cannot park the reflector for a day.
+func (r *Reflector) maxRetryAfter() time.Duration {
+	if r.Backoff.Cap > 0 {
+		return r.Backoff.Cap
+	}
+	return defaultMaxRetryAfter
 }
 
 func (r *Reflector) report(op string, err error) {
