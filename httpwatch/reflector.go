@@ -99,6 +99,8 @@ const initialEventsEndAnnotation = "k8s.io/initial-events-end"
 //     answered 429 is retried after a backoff without a relist.
 //   - Every other failure waits one step of Backoff (800 ms doubling to
 //     30 s with full jitter, reset after 2 minutes) before relisting.
+//   - An error carrying the server's Retry-After waits that long instead of
+//     a step (and takes none), but never longer than Backoff.Cap (30 s).
 //   - With WatchList set (the default, as upstream since 1.35) the sync is a
 //     watch with sendInitialEvents; a server that refuses it, or a stream that
 //     fails before the initial-events-end bookmark, falls back to a paged
@@ -727,19 +729,21 @@ func (r *Reflector) watchFailed(s state, err error) (state, time.Duration) {
 	return state{phase: phaseList}, r.backoff(err)
 }
 
-// backoff returns the next delay, at least the server's Retry-After.
+// backoff returns how long to wait after err: the server's Retry-After if
+// it gave one, else the next step of Backoff. Retry-After leaves the steps
+// alone, as upstream, where the request layer honours it before the
+// reflector's backoff ever sees the error.
 func (r *Reflector) backoff(err error) time.Duration {
 	r.mu.Lock()
-	d := r.Backoff.Next(r.Clock.Now(), r.Random())
+	defer r.mu.Unlock()
 	if !IsInternalError(err) {
 		r.internalSince = time.Time{}
 	}
-	r.mu.Unlock()
 	var se *StatusError
-	if errors.As(err, &se) && se.RetryAfter > d {
-		d = min(se.RetryAfter, r.maxRetryAfter())
+	if errors.As(err, &se) && se.RetryAfter > 0 {
+		return min(se.RetryAfter, r.maxRetryAfter())
 	}
-	return d
+	return r.Backoff.Next(r.Clock.Now(), r.Random())
 }
 
 // defaultMaxRetryAfter bounds a server's Retry-After when Backoff has no cap.

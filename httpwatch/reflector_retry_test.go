@@ -173,3 +173,21 @@ func TestReflectorRunRetriesThrottledListAfterBackoffMax(t *testing.T) {
 	require.Eventually(t, func() bool { return r.Stats().Watches == 1 }, 10*time.Second, time.Millisecond)
 	assert.Equal(t, []string{"replace 1@10"}, sink.log())
 }
+
+// Issue 16 item 13: a 429 with Retry-After waits what the server asked, not
+// a backoff step already advanced by an earlier failure, and takes no step:
+// the failure after it waits the step the 429 found.
+func TestReflectorRetryAfterReplacesBackoffStep(t *testing.T) {
+	src := &scriptSource{
+		pages:   []func(ListOptions) (*Page, error){fail(errInternal), fail(errInternal)},
+		watches: []func(ListOptions) (Watcher, error){watchFail(throttled("WATCH", "1"))},
+	}
+	r, _, _ := newTestReflector(src)
+	r.lastRV = "5"
+	var waits []time.Duration
+	for _, p := range []phase{phaseList, phaseWatch, phaseList} {
+		_, wait := r.step(context.Background(), state{phase: p})
+		waits = append(waits, wait)
+	}
+	assert.Equal(t, []time.Duration{800 * time.Millisecond, time.Second, 1600 * time.Millisecond}, waits)
+}
