@@ -104,7 +104,9 @@ const initialEventsEndAnnotation = "k8s.io/initial-events-end"
 //   - With WatchList set (the default, as upstream since 1.35) the sync is a
 //     watch with sendInitialEvents; a server that refuses it, or a stream that
 //     fails before the initial-events-end bookmark, falls back to a paged
-//     list in the same cycle.
+//     list in the same cycle. Every relist begins a new cycle (as upstream's
+//     ListAndWatch does), which tries a watch-list again: a refusal is not
+//     remembered, so a server upgraded to stream is used at the next relist.
 //
 // Unlike client-go, every error, including those upstream only logs, reaches
 // OnError as a *SyncError (decision 6).
@@ -169,6 +171,7 @@ type Reflector struct {
 	lastRV        string
 	rvUnavailable bool // the last list said lastRV is gone: next list reads ""
 	paginated     bool // the first list came back in pages: keep paging relists
+	cycled        bool // a list-and-watch cycle has begun: no more resuming
 	started       bool
 	current       Watcher // the open watch, for resync failures to abort
 	resyncFailed  bool
@@ -289,7 +292,7 @@ func (r *Reflector) resyncLoop(ctx context.Context) {
 type phase int
 
 const (
-	phaseStart     phase = iota // choose how to sync
+	phaseStart     phase = iota // begin a list-and-watch cycle: choose how to sync
 	phaseList                   // list page by page, then Replace
 	phaseWatchList              // open a watch-list stream
 	phaseWatch                  // open a watch at the last synced version
@@ -322,8 +325,12 @@ type state struct {
 func (r *Reflector) step(ctx context.Context, s state) (state, time.Duration) {
 	switch s.phase {
 	case phaseStart:
-		if r.LastSyncResourceVersion() != "" && r.Stats().Lists == 0 {
-			return state{phase: phaseWatch}, 0 // resume from a saved version
+		r.mu.Lock()
+		resume := r.lastRV != "" && !r.cycled
+		r.cycled = true
+		r.mu.Unlock()
+		if resume {
+			return state{phase: phaseWatch}, 0 // from a saved version, once
 		}
 		if r.useWatchList() {
 			return state{phase: phaseWatchList}, 0
@@ -408,11 +415,11 @@ func (r *Reflector) list(ctx context.Context) (state, time.Duration) {
 			r.setVersionUnavailable()
 			return state{phase: phaseList}, 0
 		}
-		return state{phase: phaseList}, r.backoff(err)
+		return state{phase: phaseStart}, r.backoff(err)
 	}
 	if err := r.Sink.Replace(page.Items, page.ResourceVersion); err != nil {
 		r.report("sink", err)
-		return state{phase: phaseList}, r.backoff(err)
+		return state{phase: phaseStart}, r.backoff(err)
 	}
 	r.synced(page.ResourceVersion, len(page.Items))
 	return state{phase: phaseWatch}, 0
@@ -474,7 +481,7 @@ func (r *Reflector) openWatch(ctx context.Context) (state, time.Duration) {
 		if IsConnectionRefused(err) || IsTooManyRequests(err) {
 			return state{phase: phaseWatch}, r.backoff(err) // conformance 22
 		}
-		return state{phase: phaseList}, r.backoff(err)
+		return state{phase: phaseStart}, r.backoff(err)
 	}
 	return r.opened(w, opts.ResourceVersion == "" || opts.ResourceVersion == "0", false), 0
 }
@@ -576,7 +583,7 @@ func (r *Reflector) stream(ctx context.Context, s state) (state, time.Duration) 
 			return s, 0
 		}
 		if resyncFailed {
-			return state{phase: phaseList}, r.backoff(nil)
+			return state{phase: phaseStart}, r.backoff(nil)
 		}
 		if err == nil {
 			err = ev.Err
@@ -683,7 +690,7 @@ func (r *Reflector) watchEnded(s state, err error) (state, time.Duration) {
 		// A stream we cannot decode any further: relist to be sure nothing is
 		// lost (upstream turns this into a synthetic InternalError).
 		r.report("watch", err)
-		return state{phase: phaseList}, r.backoff(err)
+		return state{phase: phaseStart}, r.backoff(err)
 	}
 	if !errors.Is(err, io.EOF) {
 		r.report("watch", err)
@@ -694,7 +701,7 @@ func (r *Reflector) watchEnded(s state, err error) (state, time.Duration) {
 	}
 	if s.events == 0 && r.Clock.Since(s.opened) < time.Second {
 		r.report("watch", ErrVeryShortWatch)
-		return state{phase: phaseList}, r.backoff(ErrVeryShortWatch) // conformance 21
+		return state{phase: phaseStart}, r.backoff(ErrVeryShortWatch) // conformance 21
 	}
 	return state{phase: phaseWatch}, 0 // conformance 20
 }
@@ -726,7 +733,7 @@ func (r *Reflector) watchFailed(s state, err error) (state, time.Duration) {
 	}
 	// 410 and everything else: relist at the last synced version
 	// (conformance 13); only that list's own 410 drops to "".
-	return state{phase: phaseList}, r.backoff(err)
+	return state{phase: phaseStart}, r.backoff(err)
 }
 
 // backoff returns how long to wait after err: the server's Retry-After if

@@ -102,7 +102,7 @@ func TestReflectorCapsRetryAfter(t *testing.T) {
 					src.pages = append(src.pages, fail(fmt.Errorf("giving up after 5 attempts: %w", throttled("GET", secs))))
 					return state{phase: phaseList}
 				},
-				want: phaseList,
+				want: phaseStart, // a new cycle
 			},
 			{
 				name: "429 on watch start",
