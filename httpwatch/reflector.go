@@ -175,7 +175,9 @@ type Reflector struct {
 	started       bool
 	current       Watcher // the open watch, for resync failures to abort
 	resyncFailed  bool
-	internalSince time.Time // first InternalError of the current run of them
+	// internalFirst and internalLast bound the current run of InternalError
+	// watch ends, which MaxInternalErrorRetryDuration limits.
+	internalFirst, internalLast time.Time
 
 	stats struct {
 		lists, pages, items, watches, events, errors atomic.Int64
@@ -328,6 +330,7 @@ func (r *Reflector) step(ctx context.Context, s state) (state, time.Duration) {
 		r.mu.Lock()
 		resume := r.lastRV != "" && !r.cycled
 		r.cycled = true
+		r.internalFirst, r.internalLast = time.Time{}, time.Time{} // each cycle gets a fresh window
 		r.mu.Unlock()
 		if resume {
 			return state{phase: phaseWatch}, 0 // from a saved version, once
@@ -719,21 +722,34 @@ func (r *Reflector) watchFailed(s state, err error) (state, time.Duration) {
 	switch {
 	case IsTooManyRequests(err):
 		return state{phase: phaseWatch}, r.backoff(err) // conformance 23
-	case IsInternalError(err) && r.MaxInternalErrorRetryDuration > 0:
-		now := r.Clock.Now()
-		r.mu.Lock()
-		if r.internalSince.IsZero() {
-			r.internalSince = now
-		}
-		within := now.Sub(r.internalSince) <= r.MaxInternalErrorRetryDuration
-		r.mu.Unlock()
-		if within {
-			return state{phase: phaseWatch}, 0
-		}
+	case IsInternalError(err) && r.retryInternalError():
+		return state{phase: phaseWatch}, 0
 	}
 	// 410 and everything else: relist at the last synced version
 	// (conformance 13); only that list's own 410 drops to "".
 	return state{phase: phaseStart}, r.backoff(err)
+}
+
+// internalErrorQuiet is how long without an InternalError ends a run of
+// them: the next one opens a fresh retry window (upstream's one minute).
+const internalErrorQuiet = time.Minute
+
+// retryInternalError records a watch ended by an InternalError and reports
+// whether it falls within MaxInternalErrorRetryDuration of the first of its
+// run (conformance 23). A run ends after internalErrorQuiet without one, or
+// with the list-and-watch cycle.
+func (r *Reflector) retryInternalError() bool {
+	if r.MaxInternalErrorRetryDuration <= 0 {
+		return false
+	}
+	now := r.Clock.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if now.Sub(r.internalLast) >= internalErrorQuiet {
+		r.internalFirst = now
+	}
+	r.internalLast = now
+	return now.Sub(r.internalFirst) <= r.MaxInternalErrorRetryDuration
 }
 
 // backoff returns how long to wait after err: the server's Retry-After if
@@ -743,9 +759,6 @@ func (r *Reflector) watchFailed(s state, err error) (state, time.Duration) {
 func (r *Reflector) backoff(err error) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !IsInternalError(err) {
-		r.internalSince = time.Time{}
-	}
 	var se *StatusError
 	if errors.As(err, &se) && se.RetryAfter > 0 {
 		return min(se.RetryAfter, r.maxRetryAfter())

@@ -191,3 +191,65 @@ func TestReflectorRetryAfterReplacesBackoffStep(t *testing.T) {
 	}
 	assert.Equal(t, []time.Duration{800 * time.Millisecond, time.Second, 1600 * time.Millisecond}, waits)
 }
+
+// Issue 16 item 15, conformance 23: InternalError watch ends are retried at
+// once while within MaxInternalErrorRetryDuration of the first of their run.
+// A quiet minute ends the run, and so does a new list-and-watch cycle: the
+// next InternalError opens a fresh window instead of relisting for ever.
+func TestReflectorInternalErrorWindowResets(t *testing.T) {
+	type at struct {
+		after time.Duration // fake time passed since the previous step
+		from  phase         // phaseStream: an ERROR InternalError ends the watch
+		want  phase
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []at
+	}{
+		{
+			name: "within the window, then past it",
+			steps: []at{
+				{0, phaseStream, phaseWatch},
+				{20 * time.Second, phaseStream, phaseWatch},
+				{20 * time.Second, phaseStream, phaseStart}, // 40 s since the first
+			},
+		},
+		{
+			name: "a quiet minute opens a fresh window",
+			steps: []at{
+				{0, phaseStream, phaseWatch},
+				{20 * time.Second, phaseStream, phaseWatch},
+				{time.Minute, phaseStream, phaseWatch},
+				{20 * time.Second, phaseStream, phaseWatch},
+				{15 * time.Second, phaseStream, phaseStart}, // 35 s since the run began
+			},
+		},
+		{
+			name: "a new cycle opens a fresh window",
+			steps: []at{
+				{0, phaseStream, phaseWatch},
+				{40 * time.Second, phaseStream, phaseStart},
+				{0, phaseStart, phaseList},
+				{5 * time.Second, phaseStream, phaseWatch},
+				{20 * time.Second, phaseStream, phaseWatch},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _, c := newTestReflector(&scriptSource{})
+			r.lastRV = "5"
+			r.cycled = true // not resuming from lastRV
+			r.MaxInternalErrorRetryDuration = 30 * time.Second
+			for i, st := range tc.steps {
+				c.Step(st.after)
+				from := state{phase: st.from}
+				if st.from == phaseStream {
+					from = streamOf(newWatcher(errEv(errInternal)))
+					from.events = 1
+				}
+				next, _ := r.step(context.Background(), from)
+				require.Equal(t, st.want, next.phase, "step %d", i)
+			}
+		})
+	}
+}
