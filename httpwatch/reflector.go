@@ -280,6 +280,7 @@ func (r *Reflector) resyncLoop(ctx context.Context) {
 				r.mu.Lock()
 				r.resyncFailed = true
 				w := r.current
+				r.current = nil // stopped here, so closeWatch leaves it alone
 				r.mu.Unlock()
 				if w != nil {
 					w.Stop()
@@ -565,17 +566,24 @@ func (r *Reflector) opened(w Watcher, fromAny, initial bool) state {
 	return s
 }
 
-// closeWatch stops the open watch and says whether a resync failed while it
-// was open.
+// closeWatch stops the open watch, unless a failed resync already did, and
+// says whether a resync failed while it was open. Whoever takes the watch
+// from r.current stops it, so Stop is called exactly once.
 func (r *Reflector) closeWatch(s state) (resyncFailed bool) {
-	s.watcher.Stop()
+	r.mu.Lock()
+	mine := r.current == s.watcher
+	if mine {
+		r.current = nil
+	}
+	resyncFailed = r.resyncFailed
+	r.mu.Unlock()
+	if mine {
+		s.watcher.Stop()
+	}
 	if s.quiet != nil {
 		s.quiet()
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.current = nil
-	return r.resyncFailed
+	return resyncFailed
 }
 
 func (r *Reflector) stream(ctx context.Context, s state) (state, time.Duration) {
@@ -583,7 +591,7 @@ func (r *Reflector) stream(ctx context.Context, s state) (state, time.Duration) 
 	if err != nil || ev.Type == Error {
 		resyncFailed := r.closeWatch(s)
 		if ctx.Err() != nil {
-			return s, 0
+			return state{}, 0 // closed: nothing left for Run to stop
 		}
 		if resyncFailed {
 			return state{phase: phaseStart}, r.backoff(nil)
