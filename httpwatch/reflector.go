@@ -154,7 +154,9 @@ type Reflector struct {
 	MinWatchTimeout time.Duration
 
 	// MaxInternalErrorRetryDuration is how long a watch ending with an
-	// InternalError is reopened without a relist; 0 always relists.
+	// InternalError is reopened without a relist, counted from the first of
+	// a run of them; a minute without one, or a relist, starts a new run.
+	// 0 always relists.
 	MaxInternalErrorRetryDuration time.Duration
 
 	// OnError sees every error the reflector recovers from.
