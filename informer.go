@@ -152,8 +152,9 @@ func (inf *Informer) AddEventHandlerWithResync(h Handler, period time.Duration) 
 
 // RemoveEventHandler stops delivering to the handler of reg. It does not
 // wait for a notification in progress; see Registration.Shutdown for that.
+// A registration from another informer is ignored, as upstream does.
 func (inf *Informer) RemoveEventHandler(reg *processor.Registration) {
-	reg.Remove()
+	inf.Processor.RemoveHandler(reg)
 }
 
 // AddIndexers adds indices to the cache, indexing what it already holds.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -124,8 +125,8 @@ func statusFromJSON(raw string) *StatusError {
 		})
 		return true
 	})
-	if s := d.Get("retryAfterSeconds").Int(); s > 0 {
-		e.RetryAfter = time.Duration(s) * time.Second
+	if s := d.Get("retryAfterSeconds"); s.Type == gjson.Number && s.Num > 0 {
+		e.RetryAfter = retryAfterSeconds(int64(min(s.Num, maxRetryAfterSeconds)))
 	}
 	return e
 }
@@ -164,13 +165,27 @@ func statusFromBody(verb, path string, code int, h http.Header, body []byte) *St
 	return e
 }
 
-// parseRetryAfter reads a Retry-After header: seconds or an HTTP date.
+// maxRetryAfterSeconds is the longest advice a Duration holds. A server may
+// send any number of digits; longer advice saturates here rather than
+// overflowing into a negative or arbitrary wait. Callers cap it further.
+const maxRetryAfterSeconds = math.MaxInt64 / 1_000_000_000 // nanoseconds per second
+
+func retryAfterSeconds(s int64) time.Duration {
+	return time.Duration(min(s, maxRetryAfterSeconds)) * time.Second
+}
+
+// parseRetryAfter reads a Retry-After header: whole seconds or an HTTP date.
+// Anything else (a sign, a fraction, garbage) is no advice.
 func parseRetryAfter(v string) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second, true
+	if strings.Trim(v, "0123456789") == "" {
+		s, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			s = maxRetryAfterSeconds // only digits: the error is ErrRange
+		}
+		return retryAfterSeconds(s), true
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return max(time.Until(t), 0), true

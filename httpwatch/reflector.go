@@ -99,10 +99,14 @@ const initialEventsEndAnnotation = "k8s.io/initial-events-end"
 //     answered 429 is retried after a backoff without a relist.
 //   - Every other failure waits one step of Backoff (800 ms doubling to
 //     30 s with full jitter, reset after 2 minutes) before relisting.
+//   - An error carrying the server's Retry-After waits that long instead of
+//     a step (and takes none), but never longer than Backoff.Cap (30 s).
 //   - With WatchList set (the default, as upstream since 1.35) the sync is a
 //     watch with sendInitialEvents; a server that refuses it, or a stream that
 //     fails before the initial-events-end bookmark, falls back to a paged
-//     list in the same cycle.
+//     list in the same cycle. Every relist begins a new cycle (as upstream's
+//     ListAndWatch does), which tries a watch-list again: a refusal is not
+//     remembered, so a server upgraded to stream is used at the next relist.
 //
 // Unlike client-go, every error, including those upstream only logs, reaches
 // OnError as a *SyncError (decision 6).
@@ -150,7 +154,9 @@ type Reflector struct {
 	MinWatchTimeout time.Duration
 
 	// MaxInternalErrorRetryDuration is how long a watch ending with an
-	// InternalError is reopened without a relist; 0 always relists.
+	// InternalError is reopened without a relist, counted from the first of
+	// a run of them; a minute without one, or a relist, starts a new run.
+	// 0 always relists.
 	MaxInternalErrorRetryDuration time.Duration
 
 	// OnError sees every error the reflector recovers from.
@@ -167,10 +173,13 @@ type Reflector struct {
 	lastRV        string
 	rvUnavailable bool // the last list said lastRV is gone: next list reads ""
 	paginated     bool // the first list came back in pages: keep paging relists
+	cycled        bool // a list-and-watch cycle has begun: no more resuming
 	started       bool
 	current       Watcher // the open watch, for resync failures to abort
 	resyncFailed  bool
-	internalSince time.Time // first InternalError of the current run of them
+	// internalFirst and internalLast bound the current run of InternalError
+	// watch ends, which MaxInternalErrorRetryDuration limits.
+	internalFirst, internalLast time.Time
 
 	stats struct {
 		lists, pages, items, watches, events, errors atomic.Int64
@@ -273,6 +282,7 @@ func (r *Reflector) resyncLoop(ctx context.Context) {
 				r.mu.Lock()
 				r.resyncFailed = true
 				w := r.current
+				r.current = nil // stopped here, so closeWatch leaves it alone
 				r.mu.Unlock()
 				if w != nil {
 					w.Stop()
@@ -287,7 +297,7 @@ func (r *Reflector) resyncLoop(ctx context.Context) {
 type phase int
 
 const (
-	phaseStart     phase = iota // choose how to sync
+	phaseStart     phase = iota // begin a list-and-watch cycle: choose how to sync
 	phaseList                   // list page by page, then Replace
 	phaseWatchList              // open a watch-list stream
 	phaseWatch                  // open a watch at the last synced version
@@ -320,8 +330,13 @@ type state struct {
 func (r *Reflector) step(ctx context.Context, s state) (state, time.Duration) {
 	switch s.phase {
 	case phaseStart:
-		if r.LastSyncResourceVersion() != "" && r.Stats().Lists == 0 {
-			return state{phase: phaseWatch}, 0 // resume from a saved version
+		r.mu.Lock()
+		resume := r.lastRV != "" && !r.cycled
+		r.cycled = true
+		r.internalFirst, r.internalLast = time.Time{}, time.Time{} // each cycle gets a fresh window
+		r.mu.Unlock()
+		if resume {
+			return state{phase: phaseWatch}, 0 // from a saved version, once
 		}
 		if r.useWatchList() {
 			return state{phase: phaseWatchList}, 0
@@ -406,11 +421,11 @@ func (r *Reflector) list(ctx context.Context) (state, time.Duration) {
 			r.setVersionUnavailable()
 			return state{phase: phaseList}, 0
 		}
-		return state{phase: phaseList}, r.backoff(err)
+		return state{phase: phaseStart}, r.backoff(err)
 	}
 	if err := r.Sink.Replace(page.Items, page.ResourceVersion); err != nil {
 		r.report("sink", err)
-		return state{phase: phaseList}, r.backoff(err)
+		return state{phase: phaseStart}, r.backoff(err)
 	}
 	r.synced(page.ResourceVersion, len(page.Items))
 	return state{phase: phaseWatch}, 0
@@ -472,7 +487,7 @@ func (r *Reflector) openWatch(ctx context.Context) (state, time.Duration) {
 		if IsConnectionRefused(err) || IsTooManyRequests(err) {
 			return state{phase: phaseWatch}, r.backoff(err) // conformance 22
 		}
-		return state{phase: phaseList}, r.backoff(err)
+		return state{phase: phaseStart}, r.backoff(err)
 	}
 	return r.opened(w, opts.ResourceVersion == "" || opts.ResourceVersion == "0", false), 0
 }
@@ -553,17 +568,24 @@ func (r *Reflector) opened(w Watcher, fromAny, initial bool) state {
 	return s
 }
 
-// closeWatch stops the open watch and says whether a resync failed while it
-// was open.
+// closeWatch stops the open watch, unless a failed resync already did, and
+// says whether a resync failed while it was open. Whoever takes the watch
+// from r.current stops it, so Stop is called exactly once.
 func (r *Reflector) closeWatch(s state) (resyncFailed bool) {
-	s.watcher.Stop()
+	r.mu.Lock()
+	mine := r.current == s.watcher
+	if mine {
+		r.current = nil
+	}
+	resyncFailed = r.resyncFailed
+	r.mu.Unlock()
+	if mine {
+		s.watcher.Stop()
+	}
 	if s.quiet != nil {
 		s.quiet()
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.current = nil
-	return r.resyncFailed
+	return resyncFailed
 }
 
 func (r *Reflector) stream(ctx context.Context, s state) (state, time.Duration) {
@@ -571,10 +593,10 @@ func (r *Reflector) stream(ctx context.Context, s state) (state, time.Duration) 
 	if err != nil || ev.Type == Error {
 		resyncFailed := r.closeWatch(s)
 		if ctx.Err() != nil {
-			return s, 0
+			return state{}, 0 // closed: nothing left for Run to stop
 		}
 		if resyncFailed {
-			return state{phase: phaseList}, r.backoff(nil)
+			return state{phase: phaseStart}, r.backoff(nil)
 		}
 		if err == nil {
 			err = ev.Err
@@ -681,7 +703,7 @@ func (r *Reflector) watchEnded(s state, err error) (state, time.Duration) {
 		// A stream we cannot decode any further: relist to be sure nothing is
 		// lost (upstream turns this into a synthetic InternalError).
 		r.report("watch", err)
-		return state{phase: phaseList}, r.backoff(err)
+		return state{phase: phaseStart}, r.backoff(err)
 	}
 	if !errors.Is(err, io.EOF) {
 		r.report("watch", err)
@@ -692,7 +714,7 @@ func (r *Reflector) watchEnded(s state, err error) (state, time.Duration) {
 	}
 	if s.events == 0 && r.Clock.Since(s.opened) < time.Second {
 		r.report("watch", ErrVeryShortWatch)
-		return state{phase: phaseList}, r.backoff(ErrVeryShortWatch) // conformance 21
+		return state{phase: phaseStart}, r.backoff(ErrVeryShortWatch) // conformance 21
 	}
 	return state{phase: phaseWatch}, 0 // conformance 20
 }
@@ -710,36 +732,61 @@ func (r *Reflector) watchFailed(s state, err error) (state, time.Duration) {
 	switch {
 	case IsTooManyRequests(err):
 		return state{phase: phaseWatch}, r.backoff(err) // conformance 23
-	case IsInternalError(err) && r.MaxInternalErrorRetryDuration > 0:
-		now := r.Clock.Now()
-		r.mu.Lock()
-		if r.internalSince.IsZero() {
-			r.internalSince = now
-		}
-		within := now.Sub(r.internalSince) <= r.MaxInternalErrorRetryDuration
-		r.mu.Unlock()
-		if within {
-			return state{phase: phaseWatch}, 0
-		}
+	case IsInternalError(err) && r.retryInternalError():
+		return state{phase: phaseWatch}, 0
 	}
 	// 410 and everything else: relist at the last synced version
 	// (conformance 13); only that list's own 410 drops to "".
-	return state{phase: phaseList}, r.backoff(err)
+	return state{phase: phaseStart}, r.backoff(err)
 }
 
-// backoff returns the next delay, at least the server's Retry-After.
+// internalErrorQuiet is how long without an InternalError ends a run of
+// them: the next one opens a fresh retry window (upstream's one minute).
+const internalErrorQuiet = time.Minute
+
+// retryInternalError records a watch ended by an InternalError and reports
+// whether it falls within MaxInternalErrorRetryDuration of the first of its
+// run (conformance 23). A run ends after internalErrorQuiet without one, or
+// with the list-and-watch cycle.
+func (r *Reflector) retryInternalError() bool {
+	if r.MaxInternalErrorRetryDuration <= 0 {
+		return false
+	}
+	now := r.Clock.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if now.Sub(r.internalLast) >= internalErrorQuiet {
+		r.internalFirst = now
+	}
+	r.internalLast = now
+	return now.Sub(r.internalFirst) <= r.MaxInternalErrorRetryDuration
+}
+
+// backoff returns how long to wait after err: the server's Retry-After if
+// it gave one, else the next step of Backoff. Retry-After leaves the steps
+// alone, as upstream, where the request layer honours it before the
+// reflector's backoff ever sees the error.
 func (r *Reflector) backoff(err error) time.Duration {
 	r.mu.Lock()
-	d := r.Backoff.Next(r.Clock.Now(), r.Random())
-	if !IsInternalError(err) {
-		r.internalSince = time.Time{}
-	}
-	r.mu.Unlock()
+	defer r.mu.Unlock()
 	var se *StatusError
-	if errors.As(err, &se) && se.RetryAfter > d {
-		d = se.RetryAfter
+	if errors.As(err, &se) && se.RetryAfter > 0 {
+		return min(se.RetryAfter, r.maxRetryAfter())
 	}
-	return d
+	return r.Backoff.Next(r.Clock.Now(), r.Random())
+}
+
+// defaultMaxRetryAfter bounds a server's Retry-After when Backoff has no cap.
+const defaultMaxRetryAfter = 30 * time.Second
+
+// maxRetryAfter is the longest the reflector honours a server's
+// Retry-After: like client-go, never longer than its own backoff maximum,
+// so one answer cannot park the reflector for a day.
+func (r *Reflector) maxRetryAfter() time.Duration {
+	if r.Backoff.Cap > 0 {
+		return r.Backoff.Cap
+	}
+	return defaultMaxRetryAfter
 }
 
 func (r *Reflector) report(op string, err error) {

@@ -287,9 +287,9 @@ func TestReflectorTransitions(t *testing.T) {
 			checkOpt: func(t *testing.T, _ *scriptSource) {},
 		},
 		{
-			name: "conformance 9: any other list error backs off and lists again",
+			name: "conformance 9: any other list error backs off and begins a new cycle",
 			prep: func(_ *Reflector, src *scriptSource) { src.pages = append(src.pages, fail(errInternal)) },
-			from: state{phase: phaseList}, want: phaseList, wait: 800 * time.Millisecond,
+			from: state{phase: phaseList}, want: phaseStart, wait: 800 * time.Millisecond,
 		},
 		{
 			name: "conformance 10 11: a watch asks for bookmarks at the last RV with a 5-10 min timeout",
@@ -328,7 +328,7 @@ func TestReflectorTransitions(t *testing.T) {
 				r.lastRV = "10"
 				src.watches = append(src.watches, watchFail(errGone))
 			},
-			from: state{phase: phaseWatch}, want: phaseList, wait: 800 * time.Millisecond, lastRV: "10",
+			from: state{phase: phaseWatch}, want: phaseStart, wait: 800 * time.Millisecond, lastRV: "10",
 		},
 		{
 			name: "conformance 17: events reach the sink and move the RV",
@@ -373,7 +373,7 @@ func TestReflectorTransitions(t *testing.T) {
 		{
 			name: "conformance 21: a watch closed in under a second without events relists after a backoff",
 			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
-			from: streamOf(newWatcher(end(io.EOF))), want: phaseList, wait: 800 * time.Millisecond, lastRV: "5",
+			from: streamOf(newWatcher(end(io.EOF))), want: phaseStart, wait: 800 * time.Millisecond, lastRV: "5",
 		},
 		{
 			name: "an undecodable stream relists after a backoff",
@@ -383,12 +383,12 @@ func TestReflectorTransitions(t *testing.T) {
 				s.events = 4
 				return s
 			}(),
-			want: phaseList, wait: 800 * time.Millisecond, lastRV: "5",
+			want: phaseStart, wait: 800 * time.Millisecond, lastRV: "5",
 		},
 		{
 			name: "conformance 13: an ERROR 410 relists (at the last RV) after a backoff",
 			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
-			from: streamOf(newWatcher(errEv(errExpired))), want: phaseList, wait: 800 * time.Millisecond, lastRV: "5",
+			from: streamOf(newWatcher(errEv(errExpired))), want: phaseStart, wait: 800 * time.Millisecond, lastRV: "5",
 		},
 		{
 			name: "conformance 23: an ERROR 429 watches again after Retry-After",
@@ -398,7 +398,7 @@ func TestReflectorTransitions(t *testing.T) {
 		{
 			name: "conformance 23: an ERROR InternalError relists by default",
 			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
-			from: streamOf(newWatcher(errEv(errInternal))), want: phaseList, wait: 800 * time.Millisecond, lastRV: "5",
+			from: streamOf(newWatcher(errEv(errInternal))), want: phaseStart, wait: 800 * time.Millisecond, lastRV: "5",
 		},
 		{
 			name: "conformance 23: an ERROR InternalError within the retry window watches again at once",

@@ -147,6 +147,18 @@ func (p *Processor[T]) AddHandler(h Handler[T], resyncPeriod time.Duration, init
 	return &Registration{l: l}, nil
 }
 
+// RemoveHandler removes the handler of r, as r.Remove does, if r came from
+// p's AddHandler. A Registration from another Processor is ignored, so one
+// informer cannot unregister another's handler.
+func (p *Processor[T]) RemoveHandler(r *Registration) {
+	if r == nil {
+		return
+	}
+	if l, ok := r.l.(*listener[T]); ok && l.p == p {
+		l.remove()
+	}
+}
+
 // Distribute hands n to every handler, or, if n.Resync is set, to the
 // handlers whose resync is due (see ShouldResync). It returns without
 // waiting for any handler. After Run has returned it does nothing, and a
