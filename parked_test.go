@@ -12,16 +12,7 @@ import (
 // until another one acts, so seeing it there is a synchronisation point that
 // does not depend on how soon the scheduler runs anything.
 func parkedIn(fn, reason string) bool {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	for g := range strings.SplitSeq(string(buf), "\n\n") {
+	for g := range strings.SplitSeq(allStacks(), "\n\n") {
 		lines := strings.Split(g, "\n")
 		if !strings.Contains(lines[0], "["+reason) {
 			continue
@@ -39,4 +30,18 @@ func parkedIn(fn, reason string) bool {
 		}
 	}
 	return false
+}
+
+// runningIn reports whether fn is on the stack of any goroutine.
+func runningIn(fn string) bool { return strings.Contains(allStacks(), fn) }
+
+func allStacks() string {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
