@@ -11,6 +11,7 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/processor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -53,7 +54,7 @@ func TestInformerRelistAfterOutageDeliversEachChange(t *testing.T) {
 	inf.Processor.Clock = fake
 	inf.Reflector.Backoff = httpwatch.Backoff{Initial: time.Second}
 	recs := []*recorder{newRecorder(), newRecorder(), newRecorder()}
-	var regs []interface{ HasSynced() bool }
+	var regs []*processor.Registration
 	for i, rec := range recs {
 		period := time.Duration(0)
 		if i == 2 {
