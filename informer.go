@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
@@ -325,7 +326,14 @@ func (inf *Informer) applyDelete(d delta.Delta[*Object]) error {
 // WaitForCacheSync waits until every check reports true or ctx is done, and
 // says which. It polls every 100 ms, like client-go.
 func WaitForCacheSync(ctx context.Context, synced ...func() bool) bool {
-	t := time.NewTicker(100 * time.Millisecond)
+	return waitForCacheSync(ctx, clock.Real, synced...)
+}
+
+// syncedPollPeriod is how often WaitForCacheSync polls (conformance 75).
+const syncedPollPeriod = 100 * time.Millisecond
+
+func waitForCacheSync(ctx context.Context, clk clock.Clock, synced ...func() bool) bool {
+	t := clk.NewTimer(syncedPollPeriod)
 	defer t.Stop()
 	for {
 		all := true
@@ -338,7 +346,8 @@ func WaitForCacheSync(ctx context.Context, synced ...func() bool) bool {
 		select {
 		case <-ctx.Done():
 			return false
-		case <-t.C:
+		case <-t.C():
+			t.Reset(syncedPollPeriod)
 		}
 	}
 }

@@ -432,6 +432,18 @@ func TestInformerRunStopsHandlers(t *testing.T) {
 	<-entered
 	cancel()
 	require.Eventually(t, func() bool { return inf.fifo.IsClosed() }, wait, time.Millisecond)
+	// Either Run has returned, or it and the processor are parked waiting
+	// with the reflector gone, the handler being all that holds them.
+	require.Eventually(t, func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return !runningIn("httpwatch.(*Reflector).Run(") &&
+				parkedIn("processor.(*Processor[...]).Run(", "sync.WaitGroup.Wait") &&
+				parkedIn("listwatch.(*Informer).Run(", "sync.WaitGroup.Wait")
+		}
+	}, wait, time.Millisecond)
 	select {
 	case <-done:
 		t.Fatal("Run returned while a handler was still running")

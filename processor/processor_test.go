@@ -516,6 +516,16 @@ func TestRunWaitsForHandlersAndDropsTheRest(t *testing.T) {
 	g.waitEntered(t)
 	cancel()
 	require.Eventually(t, func() bool { return reg.Pending() == 0 }, wait, time.Millisecond, "stop drops the buffer")
+	// Either Run has returned or it is parked waiting for the handler: once
+	// one of the two holds, whether it returned is settled.
+	require.Eventually(t, func() bool {
+		select {
+		case <-returned:
+			return true
+		default:
+			return parkedIn("processor.(*Processor[...]).Run(", "sync.WaitGroup.Wait")
+		}
+	}, wait, time.Millisecond)
 	select {
 	case <-returned:
 		t.Fatal("Run returned while a handler was still running")

@@ -41,16 +41,19 @@ func TestAddWhileProcessingRequeuesOnDone(t *testing.T) {
 	q.Add("a")
 	require.Equal(t, 0, q.Len(), "an item being processed is marked dirty, not queued")
 
+	// Had a been queued again, it would come before b.
+	q.Add("b")
+	require.Equal(t, "b", getNow(t, q), "a second worker gets what else is queued, not a")
+	q.Done("b")
+
+	// A worker parked waiting was handed nothing, a included.
 	second := make(chan string)
 	go func() {
 		k, _ := q.Get()
 		second <- k
 	}()
-	select {
-	case k := <-second:
-		t.Fatalf("a second worker got %q while a was being processed", k)
-	default:
-	}
+	require.Eventually(t, func() bool { return parkedIn("ratelimit.(*Queue[...]).Get(", "sync.Cond.Wait") }, 10*time.Second, time.Millisecond,
+		"a second worker was not left waiting while a was being processed")
 
 	q.Done("a")
 	require.Equal(t, "a", <-second, "dirty item queued again, once, on Done")
@@ -125,8 +128,20 @@ func TestShutDownWithDrainWaitsForDone(t *testing.T) {
 		q.ShutDownWithDrain()
 		close(drained)
 	}()
-	require.Eventually(t, q.ShuttingDown, 10*time.Second, time.Millisecond)
+	// Either the drain has returned or it is parked waiting for Done: once
+	// one of the two holds, whether it returned is settled.
+	waitingOrDrained := func() bool {
+		select {
+		case <-drained:
+			return true
+		default:
+			return parkedIn("ratelimit.(*Queue[...]).ShutDownWithDrain(", "sync.Cond.Wait")
+		}
+	}
+	require.Eventually(t, waitingOrDrained, 10*time.Second, time.Millisecond)
+	require.True(t, q.ShuttingDown())
 	q.Done(a)
+	require.Eventually(t, waitingOrDrained, 10*time.Second, time.Millisecond)
 	select {
 	case <-drained:
 		t.Fatal("drain returned with b still being processed")
