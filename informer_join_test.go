@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/parked"
+
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/processor"
 	"github.com/stretchr/testify/assert"
@@ -50,7 +52,7 @@ func TestInformerHandlerJoiningMidApplyWaitsForIt(t *testing.T) {
 		joined <- reg
 	}()
 	require.Eventually(t, func() bool {
-		return parkedIn("listwatch.(*Informer).AddEventHandlerWithResync(", "sync.Mutex.Lock")
+		return parked.In("listwatch.(*Informer).AddEventHandlerWithResync(", "sync.Mutex.Lock")
 	}, wait, time.Millisecond, "a handler joining mid-apply must wait on the informer's lock")
 	released.Do(func() { close(release) })
 	var regLate *processor.Registration

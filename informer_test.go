@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/parked"
+
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/stretchr/testify/assert"
@@ -439,9 +441,9 @@ func TestInformerRunStopsHandlers(t *testing.T) {
 		case <-done:
 			return true
 		default:
-			return !runningIn("httpwatch.(*Reflector).Run(") &&
-				parkedIn("processor.(*Processor[...]).Run(", "sync.WaitGroup.Wait") &&
-				parkedIn("listwatch.(*Informer).Run(", "sync.WaitGroup.Wait")
+			return !parked.Running("httpwatch.(*Reflector).Run(") &&
+				parked.In("processor.(*Processor[...]).Run(", "sync.WaitGroup.Wait") &&
+				parked.In("listwatch.(*Informer).Run(", "sync.WaitGroup.Wait")
 		}
 	}, wait, time.Millisecond)
 	select {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/parked"
+
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/processor"
 	"github.com/stretchr/testify/require"
@@ -523,7 +525,7 @@ func TestRunWaitsForHandlersAndDropsTheRest(t *testing.T) {
 		case <-returned:
 			return true
 		default:
-			return parkedIn("processor.(*Processor[...]).Run(", "sync.WaitGroup.Wait")
+			return parked.In("processor.(*Processor[...]).Run(", "sync.WaitGroup.Wait")
 		}
 	}, wait, time.Millisecond)
 	select {

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/parked"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/ratelimit"
@@ -52,7 +54,7 @@ func TestAddWhileProcessingRequeuesOnDone(t *testing.T) {
 		k, _ := q.Get()
 		second <- k
 	}()
-	require.Eventually(t, func() bool { return parkedIn("ratelimit.(*Queue[...]).Get(", "sync.Cond.Wait") }, 10*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return parked.In("ratelimit.(*Queue[...]).Get(", "sync.Cond.Wait") }, 10*time.Second, time.Millisecond,
 		"a second worker was not left waiting while a was being processed")
 
 	q.Done("a")
@@ -135,7 +137,7 @@ func TestShutDownWithDrainWaitsForDone(t *testing.T) {
 		case <-drained:
 			return true
 		default:
-			return parkedIn("ratelimit.(*Queue[...]).ShutDownWithDrain(", "sync.Cond.Wait")
+			return parked.In("ratelimit.(*Queue[...]).ShutDownWithDrain(", "sync.Cond.Wait")
 		}
 	}
 	require.Eventually(t, waitingOrDrained, 10*time.Second, time.Millisecond)
