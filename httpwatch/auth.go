@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -26,6 +28,9 @@ type roundTripper struct {
 	userAgent string
 	imp       Impersonation
 	caSource  string // where the server CA came from, for TLS errors
+	// origin is the configured server as scheme://host:port: credentials
+	// are sent there and nowhere else.
+	origin string
 }
 
 // credential is what one request is sent with. id changes whenever the
@@ -58,12 +63,24 @@ func (t *roundTripper) CloseIdleConnections() {
 }
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := checkRedirect(req); err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
 	r := req.Clone(req.Context())
 	if r.Header.Get("User-Agent") == "" {
 		r.Header.Set("User-Agent", t.userAgent)
 	}
 	t.impersonate(r.Header)
-	if t.auth == nil {
+	foreign := origin(req.URL) != t.origin
+	if foreign && req.Response != nil {
+		// A redirect to another server: net/http copies the caller's
+		// Authorization to another port of the same host.
+		r.Header.Del("Authorization")
+	}
+	if t.auth == nil || foreign {
 		return t.send(r)
 	}
 	c, err := t.auth.credential(req.Context())
@@ -97,6 +114,31 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body.Close()
 	setAuthorization(retry.Header, next)
 	return t.send(retry)
+}
+
+// checkRedirect refuses to follow a redirect from https to plain http,
+// which would send the request (and any cookie or header the caller set)
+// in the clear. req.Response is set only on requests following a redirect.
+func checkRedirect(req *http.Request) error {
+	prev := req.Response
+	if prev == nil || prev.Request == nil || prev.Request.URL.Scheme != "https" || req.URL.Scheme != "http" {
+		return nil
+	}
+	return fmt.Errorf("refusing a redirect from https to http (%s to %s)", prev.Request.URL.Redacted(), req.URL.Redacted())
+}
+
+// origin is u's scheme, host and port, the port made explicit.
+func origin(u *url.URL) string {
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		switch scheme {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 func setAuthorization(h http.Header, c credential) {

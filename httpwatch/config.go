@@ -159,17 +159,22 @@ func (c *Config) Rate() (qps float64, burst int) {
 // and sends the request once more if its body can be replayed
 // (Request.GetBody set, as http.NewRequest does for in-memory bodies).
 //
+// Credentials are sent only to the server in Host (same scheme, host and
+// port): a request, or a redirect, to any other is sent without them, and a
+// redirect from https to http is refused.
+//
 // Files named by c are read now, so a missing file is reported here; exec
 // plugins run on the first request.
 func (c *Config) RoundTripper() (http.RoundTripper, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
+	host, _ := url.Parse(c.Host) // validate parsed it
 	clk := c.Clock
 	if clk == nil {
 		clk = clock.Real
 	}
-	rt := &roundTripper{userAgent: c.UserAgent, imp: c.Impersonate}
+	rt := &roundTripper{userAgent: c.UserAgent, imp: c.Impersonate, origin: origin(host)}
 	if rt.userAgent == "" {
 		rt.userAgent = defaultUserAgent()
 	}
