@@ -104,15 +104,17 @@ type Config struct {
 	QPS   float64
 	Burst int
 	// Timeout bounds each non-watch request; zero means no limit beyond the
-	// request's context. Watches are never given one.
+	// request's context. Watches are never given one: they wait at most
+	// Client.WatchHeaderTimeout for the response headers, then stream for
+	// as long as the server keeps them open.
 	Timeout time.Duration
 	// Transport, if set, replaces the transport built from the TLS and proxy
 	// fields (which must then be empty); credentials, impersonation and the
 	// user agent are still added on top. Tests pass an httptest server's
 	// Client().Transport here.
 	Transport http.RoundTripper
-	// Clock times token-file re-reads and exec credential expiry. Nil means
-	// clock.Real.
+	// Clock times token-file re-reads, exec credential expiry and a watch's
+	// wait for response headers. Nil means clock.Real.
 	Clock clock.Clock
 }
 
