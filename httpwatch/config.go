@@ -46,7 +46,8 @@ const (
 // affects only transports built later.
 //
 // Secrets (tokens, passwords, private keys, exec plugin environment values)
-// are redacted when a Config is formatted with fmt or logged.
+// are redacted when a Config is formatted with fmt, encoded with
+// encoding/json or logged with log/slog.
 type Config struct {
 	// Host is the server's base URL, "https://host:port" or "http://host:port",
 	// optionally with a path prefix (for servers behind a proxy).
