@@ -93,19 +93,19 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	setAuthorization(r.Header, c)
 	resp, err := t.send(r)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized {
-		return resp, err
+		return redactErrorBody(resp, c), err
 	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	next, ok := t.auth.refresh(req.Context(), c)
 	if !ok || !replayable {
 		// The next request uses the fresh credential, if there is one.
-		return resp, nil
+		return redactErrorBody(resp, c), nil
 	}
 	retry := r.Clone(req.Context())
 	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 		body, err := req.GetBody()
 		if err != nil {
-			return resp, nil
+			return redactErrorBody(resp, c), nil
 		}
 		retry.Body = body
 	}
@@ -113,7 +113,26 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	io.CopyN(io.Discard, resp.Body, 4<<10)
 	resp.Body.Close()
 	setAuthorization(retry.Header, next)
-	return t.send(retry)
+	resp, err = t.send(retry)
+	return redactErrorBody(resp, next), err
+}
+
+// redactErrorBody cuts the credential c out of an error response's body,
+// which servers and proxies sometimes echo and callers put in errors. The
+// first maxErrorBody bytes, all that error handling reads, are redacted.
+func redactErrorBody(resp *http.Response, c credential) *http.Response {
+	if resp == nil || resp.StatusCode < 400 || c.authorization == "" {
+		return resp
+	}
+	// A read error recurs when the rest of the body is read.
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	clean := redactSecrets(string(head), authorizationSecrets(c.authorization))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(strings.NewReader(clean), resp.Body), resp.Body}
+	resp.ContentLength = -1
+	return resp
 }
 
 // checkRedirect refuses to follow a redirect from https to plain http,

@@ -70,10 +70,15 @@ func NewClient(cfg *Config) (*Client, error) {
 	}
 	host, err := url.Parse(cfg.Host)
 	if err != nil {
-		return nil, fmt.Errorf("httpwatch: new client: host %q: %w", cfg.Host, err)
+		// url.Error repeats the URL, password and all; its Err does not.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("httpwatch: new client: host %q: %w", redactURL(cfg.Host), err)
 	}
 	if host.Scheme != "http" && host.Scheme != "https" || host.Host == "" {
-		return nil, fmt.Errorf("httpwatch: new client: host %q: want http(s)://host[:port]", cfg.Host)
+		return nil, fmt.Errorf("httpwatch: new client: host %q: want http(s)://host[:port]", host.Redacted())
 	}
 	rt, err := cfg.RoundTripper()
 	if err != nil {

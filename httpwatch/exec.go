@@ -304,9 +304,29 @@ func (a *execAuth) exec() (*execCreds, error) {
 		err = fmt.Errorf("exec plugin %s: %w", a.cfg.Command, err)
 	}
 	if msg := strings.TrimSpace(stderr.String()); msg != "" {
+		msg = redactSecrets(msg, a.secrets(stdout.b))
 		return nil, fmt.Errorf("%w; its stderr ends: %s", err, msg)
 	}
 	return nil, err
+}
+
+// secrets are what a failed plugin's stderr must not show: the values of
+// its environment variables and whatever credential it printed.
+func (a *execAuth) secrets(stdout []byte) []string {
+	var s []string
+	for _, v := range a.cfg.Env {
+		s = append(s, v.Value)
+	}
+	var cred struct {
+		Status struct {
+			Token     string `json:"token"`
+			ClientKey string `json:"clientKeyData"`
+		} `json:"status"`
+	}
+	if json.Unmarshal(stdout, &cred) == nil {
+		s = append(s, cred.Status.Token, cred.Status.ClientKey)
+	}
+	return s
 }
 
 func (a *execAuth) parse(out []byte) (*execCreds, error) {

@@ -1,11 +1,13 @@
 package httpwatch
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -263,4 +265,51 @@ func redactURL(s string) string {
 		return "<unparsable URL>"
 	}
 	return u.Redacted()
+}
+
+// Text from elsewhere (an error body, a plugin's stderr) may repeat a
+// credential. redactSecrets cuts out the secrets known to have been used,
+// then anything shaped like a credential: an Authorization value, a JWT, a
+// private key, a token or key field of JSON. The replacements hold no
+// quote or backslash, so JSON stays JSON.
+
+// minSecretLen is the shortest known secret searched for: shorter ones
+// (an environment value of "1") cannot be told from ordinary text.
+const minSecretLen = 4
+
+var credentialShapes = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + redacted},
+	{regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), redacted},
+	{regexp.MustCompile(`(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`), redacted},
+	{regexp.MustCompile(`(?i)("(?:token|password|clientKeyData|client-key-data)"\s*:\s*)"(?:[^"\\]|\\.)*"`), `${1}"` + redacted + `"`},
+}
+
+func redactSecrets(s string, known []string) string {
+	for _, k := range known {
+		if len(k) >= minSecretLen {
+			s = strings.ReplaceAll(s, k, redacted)
+		}
+	}
+	for _, c := range credentialShapes {
+		s = c.re.ReplaceAllString(s, c.repl)
+	}
+	return s
+}
+
+// authorizationSecrets is what an Authorization header value gives away:
+// the token, or for basic authentication the encoded pair and the password.
+func authorizationSecrets(authorization string) []string {
+	scheme, value, _ := strings.Cut(authorization, " ")
+	secrets := []string{value}
+	if strings.EqualFold(scheme, "Basic") {
+		if pair, err := base64.StdEncoding.DecodeString(value); err == nil {
+			if _, password, ok := strings.Cut(string(pair), ":"); ok {
+				secrets = append(secrets, password)
+			}
+		}
+	}
+	return secrets
 }
