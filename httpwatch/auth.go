@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -26,6 +28,9 @@ type roundTripper struct {
 	userAgent string
 	imp       Impersonation
 	caSource  string // where the server CA came from, for TLS errors
+	// origin is the configured server as scheme://host:port: credentials
+	// are sent there and nowhere else.
+	origin string
 }
 
 // credential is what one request is sent with. id changes whenever the
@@ -58,12 +63,24 @@ func (t *roundTripper) CloseIdleConnections() {
 }
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := checkRedirect(req); err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
 	r := req.Clone(req.Context())
 	if r.Header.Get("User-Agent") == "" {
 		r.Header.Set("User-Agent", t.userAgent)
 	}
 	t.impersonate(r.Header)
-	if t.auth == nil {
+	foreign := origin(req.URL) != t.origin
+	if foreign && req.Response != nil {
+		// A redirect to another server: net/http copies the caller's
+		// Authorization to another port of the same host.
+		r.Header.Del("Authorization")
+	}
+	if t.auth == nil || foreign {
 		return t.send(r)
 	}
 	c, err := t.auth.credential(req.Context())
@@ -76,19 +93,19 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	setAuthorization(r.Header, c)
 	resp, err := t.send(r)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized {
-		return resp, err
+		return redactErrorBody(resp, c), err
 	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	next, ok := t.auth.refresh(req.Context(), c)
 	if !ok || !replayable {
 		// The next request uses the fresh credential, if there is one.
-		return resp, nil
+		return redactErrorBody(resp, c), nil
 	}
 	retry := r.Clone(req.Context())
 	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 		body, err := req.GetBody()
 		if err != nil {
-			return resp, nil
+			return redactErrorBody(resp, c), nil
 		}
 		retry.Body = body
 	}
@@ -96,7 +113,51 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	io.CopyN(io.Discard, resp.Body, 4<<10)
 	resp.Body.Close()
 	setAuthorization(retry.Header, next)
-	return t.send(retry)
+	resp, err = t.send(retry)
+	return redactErrorBody(resp, next), err
+}
+
+// redactErrorBody cuts the credential c out of an error response's body,
+// which servers and proxies sometimes echo and callers put in errors. The
+// first maxErrorBody bytes, all that error handling reads, are redacted.
+func redactErrorBody(resp *http.Response, c credential) *http.Response {
+	if resp == nil || resp.StatusCode < 400 || c.authorization == "" {
+		return resp
+	}
+	// A read error recurs when the rest of the body is read.
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	clean := redactSecrets(string(head), authorizationSecrets(c.authorization))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(strings.NewReader(clean), resp.Body), resp.Body}
+	resp.ContentLength = -1
+	return resp
+}
+
+// checkRedirect refuses to follow a redirect from https to plain http,
+// which would send the request (and any cookie or header the caller set)
+// in the clear. req.Response is set only on requests following a redirect.
+func checkRedirect(req *http.Request) error {
+	prev := req.Response
+	if prev == nil || prev.Request == nil || prev.Request.URL.Scheme != "https" || req.URL.Scheme != "http" {
+		return nil
+	}
+	return fmt.Errorf("refusing a redirect from https to http (%s to %s)", prev.Request.URL.Redacted(), req.URL.Redacted())
+}
+
+// origin is u's scheme, host and port, the port made explicit.
+func origin(u *url.URL) string {
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		switch scheme {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 func setAuthorization(h http.Header, c credential) {

@@ -10,9 +10,11 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	"github.com/listwatch/listwatch/clock"
 	"golang.org/x/time/rate"
 )
 
@@ -44,48 +46,66 @@ type Client struct {
 	// MaxFrameSize bounds one watch frame, one list item and one Get
 	// response. NewClient sets DefaultMaxFrameSize.
 	MaxFrameSize int
+	// WatchHeaderTimeout bounds the wait for a watch's response headers,
+	// which the API server sends once the watch is registered. The stream
+	// itself has no time limit. Zero means no limit. NewClient sets
+	// DefaultWatchHeaderTimeout.
+	WatchHeaderTimeout time.Duration
 
 	host    *url.URL
 	list    *http.Client // cfg.Timeout per attempt
-	watch   *http.Client // no timeout: timeoutSeconds and the context bound a watch
+	watch   *http.Client // WatchHeaderTimeout for the headers; timeoutSeconds and the context bound the stream
 	limiter *rate.Limiter
+	clock   clock.Clock
 }
 
 // NewClient returns a client for the server cfg describes. It uses only
 // cfg.Host, cfg.QPS and cfg.Burst (QPS 0 means 50, below 0 unlimited;
 // Burst 0 means 100), cfg.Timeout (per attempt of a
-// non-streaming request, 0 for none; never applied to watches) and
-// cfg.RoundTripper (TLS, credentials).
+// non-streaming request, 0 for none; never applied to watches), cfg.Clock
+// and cfg.RoundTripper (TLS, credentials).
 func NewClient(cfg *Config) (*Client, error) {
 	if cfg == nil || cfg.Host == "" {
 		return nil, errors.New("httpwatch: new client: no host in config")
 	}
 	host, err := url.Parse(cfg.Host)
 	if err != nil {
-		return nil, fmt.Errorf("httpwatch: new client: host %q: %w", cfg.Host, err)
+		// url.Error repeats the URL, password and all; its Err does not.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("httpwatch: new client: host %q: %w", redactURL(cfg.Host), err)
 	}
 	if host.Scheme != "http" && host.Scheme != "https" || host.Host == "" {
-		return nil, fmt.Errorf("httpwatch: new client: host %q: want http(s)://host[:port]", cfg.Host)
+		return nil, fmt.Errorf("httpwatch: new client: host %q: want http(s)://host[:port]", host.Redacted())
 	}
 	rt, err := cfg.RoundTripper()
 	if err != nil {
 		return nil, fmt.Errorf("httpwatch: new client: %w", err)
 	}
-	var lim *rate.Limiter
-	if qps, burst := cfg.Rate(); !math.IsInf(qps, 1) {
-		lim = rate.NewLimiter(rate.Limit(qps), burst)
-		rt = &limited{next: rt, limiter: lim}
+	c := &Client{
+		RetryMax:           4,
+		RetryWaitMin:       500 * time.Millisecond,
+		RetryWaitMax:       30 * time.Second,
+		MaxFrameSize:       DefaultMaxFrameSize,
+		WatchHeaderTimeout: DefaultWatchHeaderTimeout,
+		host:               host,
+		clock:              cfg.Clock,
 	}
-	return &Client{
-		RetryMax:     4,
-		RetryWaitMin: 500 * time.Millisecond,
-		RetryWaitMax: 30 * time.Second,
-		MaxFrameSize: DefaultMaxFrameSize,
-		host:         host,
-		list:         &http.Client{Transport: rt, Timeout: cfg.Timeout},
-		watch:        &http.Client{Transport: rt},
-		limiter:      lim,
-	}, nil
+	if c.clock == nil {
+		c.clock = clock.Real
+	}
+	// The header timer starts after the rate limiter's wait.
+	var watchRT http.RoundTripper = &headerTimeout{next: rt, c: c}
+	if qps, burst := cfg.Rate(); !math.IsInf(qps, 1) {
+		c.limiter = rate.NewLimiter(rate.Limit(qps), burst)
+		rt = &limited{next: rt, limiter: c.limiter}
+		watchRT = &limited{next: watchRT, limiter: c.limiter}
+	}
+	c.list = &http.Client{Transport: rt, Timeout: cfg.Timeout}
+	c.watch = &http.Client{Transport: watchRT}
+	return c, nil
 }
 
 // limited makes every request wait for the client-side rate limiter.
@@ -235,4 +255,72 @@ func backoff(lo, hi time.Duration, attempt int, resp *http.Response) time.Durati
 		return d
 	}
 	return d - rand.N(d/2)
+}
+
+// DefaultWatchHeaderTimeout is how long a watch waits for the server's
+// response headers unless Client.WatchHeaderTimeout says otherwise. The
+// API server sends them as soon as the watch is registered; a minute is
+// its own limit on ordinary requests, and so covers queueing under load.
+const DefaultWatchHeaderTimeout = time.Minute
+
+// ErrResponseHeaderTimeout is wrapped by the error of a watch whose server
+// sent no response headers within Client.WatchHeaderTimeout.
+var ErrResponseHeaderTimeout = errors.New("no response headers")
+
+// headerTimeout fails a request whose response headers do not arrive within
+// c.WatchHeaderTimeout. It never limits the body: a watch streams for as
+// long as the server keeps it open.
+type headerTimeout struct {
+	next http.RoundTripper
+	c    *Client
+}
+
+func (h *headerTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
+	d := h.c.WatchHeaderTimeout
+	if d <= 0 {
+		return h.next.RoundTrip(req)
+	}
+	ctx, cancel := context.WithCancelCause(req.Context())
+	const waiting, timedOut, answered = 0, 1, 2
+	var state atomic.Int32
+	timer := h.c.clock.NewTimer(d)
+	returned := make(chan struct{})
+	go func() {
+		select {
+		case <-timer.C():
+			if state.CompareAndSwap(waiting, timedOut) {
+				cancel(ErrResponseHeaderTimeout)
+			}
+		case <-returned:
+		}
+	}()
+	resp, err := h.next.RoundTrip(req.WithContext(ctx))
+	timer.Stop()
+	close(returned)
+	if !state.CompareAndSwap(waiting, answered) {
+		// The timer won, even if an answer came in at the same moment.
+		if err == nil {
+			resp.Body.Close()
+		}
+		cancel(nil)
+		return nil, fmt.Errorf("%w within %v", ErrResponseHeaderTimeout, d)
+	}
+	if err != nil {
+		cancel(nil)
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose releases the request's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelCauseFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel(nil)
+	return err
 }

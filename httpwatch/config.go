@@ -46,7 +46,8 @@ const (
 // affects only transports built later.
 //
 // Secrets (tokens, passwords, private keys, exec plugin environment values)
-// are redacted when a Config is formatted with fmt or logged.
+// are redacted when a Config is formatted with fmt, encoded with
+// encoding/json or logged with log/slog.
 type Config struct {
 	// Host is the server's base URL, "https://host:port" or "http://host:port",
 	// optionally with a path prefix (for servers behind a proxy).
@@ -104,15 +105,17 @@ type Config struct {
 	QPS   float64
 	Burst int
 	// Timeout bounds each non-watch request; zero means no limit beyond the
-	// request's context. Watches are never given one.
+	// request's context. Watches are never given one: they wait at most
+	// Client.WatchHeaderTimeout for the response headers, then stream for
+	// as long as the server keeps them open.
 	Timeout time.Duration
 	// Transport, if set, replaces the transport built from the TLS and proxy
 	// fields (which must then be empty); credentials, impersonation and the
 	// user agent are still added on top. Tests pass an httptest server's
 	// Client().Transport here.
 	Transport http.RoundTripper
-	// Clock times token-file re-reads and exec credential expiry. Nil means
-	// clock.Real.
+	// Clock times token-file re-reads, exec credential expiry and a watch's
+	// wait for response headers. Nil means clock.Real.
 	Clock clock.Clock
 }
 
@@ -159,17 +162,22 @@ func (c *Config) Rate() (qps float64, burst int) {
 // and sends the request once more if its body can be replayed
 // (Request.GetBody set, as http.NewRequest does for in-memory bodies).
 //
+// Credentials are sent only to the server in Host (same scheme, host and
+// port): a request, or a redirect, to any other is sent without them, and a
+// redirect from https to http is refused.
+//
 // Files named by c are read now, so a missing file is reported here; exec
 // plugins run on the first request.
 func (c *Config) RoundTripper() (http.RoundTripper, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
+	host, _ := url.Parse(c.Host) // validate parsed it
 	clk := c.Clock
 	if clk == nil {
 		clk = clock.Real
 	}
-	rt := &roundTripper{userAgent: c.UserAgent, imp: c.Impersonate}
+	rt := &roundTripper{userAgent: c.UserAgent, imp: c.Impersonate, origin: origin(host)}
 	if rt.userAgent == "" {
 		rt.userAgent = defaultUserAgent()
 	}

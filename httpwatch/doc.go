@@ -21,7 +21,8 @@
 // kubeconfig files (KUBECONFIG merged by kubectl's rules, exec credential
 // plugins, client certificates, tokens and token files), InClusterConfig
 // reads a pod's service account, and a Config can be written by hand. Secrets
-// never appear in a Config's printed form or in errors.
+// never appear in a Config's printed, JSON or slog form or in errors, and
+// are sent only to the configured server, never where it redirects.
 //
 // # Objects
 //

@@ -138,6 +138,8 @@ const maxErrorBody = 1 << 20
 // (a bounded part of) the body; the caller closes it.
 func statusFromResponse(verb, path string, resp *http.Response) *StatusError {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	// A server or proxy may echo the request's credentials.
+	body = []byte(redactSecrets(string(body), nil))
 	return statusFromBody(verb, path, resp.StatusCode, resp.Header, body)
 }
 

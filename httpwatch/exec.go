@@ -1,7 +1,6 @@
 package httpwatch
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -32,7 +31,9 @@ const (
 // cached until its expirationTimestamp, shared by every request of the
 // transport, and fetched anew when it expires or when the server answers
 // 401. Concurrent requests wait for one run. A run that does not finish
-// within a minute is killed.
+// within a minute is killed together with every process it started; once
+// the plugin has exited, a background child of it still holding its output
+// is killed after two seconds. At most 1 MiB of output is read.
 type ExecConfig struct {
 	// Command is the plugin executable, looked up in PATH unless it holds
 	// a path separator.
@@ -65,6 +66,16 @@ type ExecEnvVar struct {
 // execTimeout bounds one plugin run. Plugins that talk to a cloud's token
 // service take a second or two; a run never waits for a human.
 const execTimeout = time.Minute
+
+// execWaitDelay is how long a run waits for the plugin's output pipes to
+// close once the plugin has exited (or been killed): a background child
+// that inherited them must not hold the run open.
+const execWaitDelay = 2 * time.Second
+
+// maxExecOutput caps what is read of a plugin's stdout. An ExecCredential
+// with a client certificate is a few KB; anything near the cap is a plugin
+// gone wrong, and reading on would only grow the heap.
+const maxExecOutput = 1 << 20
 
 func (e *ExecConfig) validate() error {
 	if e.Command == "" {
@@ -131,6 +142,9 @@ type execAuth struct {
 	// Transport cannot present one at all.
 	onCertChange func()
 	certUnusable bool
+	// timeout bounds a run; waitDelay is how long output is awaited
+	// after the plugin exits or is killed.
+	timeout, waitDelay time.Duration
 
 	mu     sync.Mutex
 	cur    *execCreds // nil: never fetched, or rejected by the server
@@ -149,7 +163,7 @@ func newExecAuth(cfg *ExecConfig, cluster *execCluster, clk clock.Clock) *execAu
 		Kind       string `json:"kind"`
 		Spec       spec   `json:"spec"`
 	}{cfg.APIVersion, "ExecCredential", spec{Cluster: cluster}})
-	return &execAuth{cfg: *cfg, info: string(info), clock: clk}
+	return &execAuth{cfg: *cfg, info: string(info), clock: clk, timeout: execTimeout, waitDelay: execWaitDelay}
 }
 
 func (a *execAuth) credential(ctx context.Context) (credential, error) {
@@ -249,7 +263,7 @@ func (a *execAuth) run(f *execFlight) {
 
 // exec runs the plugin once and parses its ExecCredential.
 func (a *execAuth) exec() (*execCreds, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), execTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, a.cfg.Command, a.cfg.Args...)
 	cmd.Env = os.Environ()
@@ -257,23 +271,62 @@ func (a *execAuth) exec() (*execCreds, error) {
 		cmd.Env = append(cmd.Env, v.Name+"="+v.Value)
 	}
 	cmd.Env = append(cmd.Env, "KUBERNETES_EXEC_INFO="+a.info)
-	var stdout bytes.Buffer
+	stdout := &cappedBuffer{max: maxExecOutput}
 	stderr := &tailBuffer{max: 2 << 10}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	if err := cmd.Run(); err != nil {
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-			hint := ""
-			if a.cfg.InstallHint != "" {
-				hint = "\n\n" + strings.TrimSpace(a.cfg.InstallHint)
-			}
-			return nil, fmt.Errorf("exec plugin %s is not installed: %w%s", a.cfg.Command, err, hint)
-		}
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return nil, fmt.Errorf("exec plugin %s: %w; its stderr ends: %s", a.cfg.Command, err, msg)
-		}
-		return nil, fmt.Errorf("exec plugin %s: %w", a.cfg.Command, err)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// Without WaitDelay, Run waits for every process holding the output
+	// pipes, however long a forgotten background child lives.
+	cmd.WaitDelay = a.waitDelay
+	ownProcessGroup(cmd)
+	// Run returns within timeout+WaitDelay whatever the plugin does, so
+	// the run (and every request waiting on it) ends in bounded time.
+	err := cmd.Run()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		// The plugin exited 0 and its answer is complete; a child of it
+		// still held the pipes. Nothing of the plugin's should outlive it.
+		killProcessGroup(cmd)
+		err = nil
 	}
-	return a.parse(stdout.Bytes())
+	switch {
+	case stdout.full:
+		return nil, fmt.Errorf("exec plugin %s printed more than %d MiB; an ExecCredential is a few KB", a.cfg.Command, maxExecOutput>>20)
+	case err == nil:
+		return a.parse(stdout.b)
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
+		hint := ""
+		if a.cfg.InstallHint != "" {
+			hint = "\n\n" + strings.TrimSpace(a.cfg.InstallHint)
+		}
+		return nil, fmt.Errorf("exec plugin %s is not installed: %w%s", a.cfg.Command, err, hint)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		err = fmt.Errorf("exec plugin %s did not finish within %v and was killed: %w", a.cfg.Command, a.timeout, err)
+	default:
+		err = fmt.Errorf("exec plugin %s: %w", a.cfg.Command, err)
+	}
+	if msg := strings.TrimSpace(stderr.String()); msg != "" {
+		msg = redactSecrets(msg, a.secrets(stdout.b))
+		return nil, fmt.Errorf("%w; its stderr ends: %s", err, msg)
+	}
+	return nil, err
+}
+
+// secrets are what a failed plugin's stderr must not show: the values of
+// its environment variables and whatever credential it printed.
+func (a *execAuth) secrets(stdout []byte) []string {
+	var s []string
+	for _, v := range a.cfg.Env {
+		s = append(s, v.Value)
+	}
+	var cred struct {
+		Status struct {
+			Token     string `json:"token"`
+			ClientKey string `json:"clientKeyData"`
+		} `json:"status"`
+	}
+	if json.Unmarshal(stdout, &cred) == nil {
+		s = append(s, cred.Status.Token, cred.Status.ClientKey)
+	}
+	return s
 }
 
 func (a *execAuth) parse(out []byte) (*execCreds, error) {
@@ -340,3 +393,22 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 }
 
 func (t *tailBuffer) String() string { return string(t.b) }
+
+// cappedBuffer keeps up to max bytes and fails the write that would exceed
+// them, which closes the pipe and so stops the plugin writing.
+type cappedBuffer struct {
+	b    []byte
+	max  int
+	full bool
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if len(c.b)+len(p) > c.max {
+		c.full = true
+		return 0, errExecOutputFull
+	}
+	c.b = append(c.b, p...)
+	return len(p), nil
+}
+
+var errExecOutputFull = errors.New("plugin output exceeds the cap")

@@ -55,8 +55,10 @@ func fakePlugin() int {
 		io.Copy(io.Discard, fifo)
 		fifo.Close()
 	}
-	if msg := env("FAKE_FAIL"); msg != "" {
-		fmt.Fprintln(os.Stderr, msg)
+	if env("FAKE_FAIL") != "" {
+		// Not the variable's value: environment values are cut out of
+		// the stderr shown in errors.
+		fmt.Fprintln(os.Stderr, "error: you must log in first")
 		fmt.Println(`{"status":{"token":"printed-before-failing"}}`)
 		return 3
 	}
@@ -274,7 +276,7 @@ func TestExecErrors(t *testing.T) {
 		},
 		{
 			name:   "fails",
-			exec:   fakePluginConfig(t, ExecAPIVersionV1, "FAKE_FAIL", "error: you must log in first", "PLUGIN_PASSWORD", "hunter2"),
+			exec:   fakePluginConfig(t, ExecAPIVersionV1, "FAKE_FAIL", "1", "PLUGIN_PASSWORD", "hunter2"),
 			want:   []string{"exit status 3", "its stderr ends: error: you must log in first"},
 			secret: "printed-before-failing",
 		},

@@ -1,30 +1,43 @@
 package httpwatch
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 )
 
-// A Config is logged and printed often ("connecting with %+v"), so every
-// fmt verb goes through these methods, which replace secrets with
-// "<redacted>" and large byte fields with their length.
+// A Config is logged and printed often ("connecting with %+v", slog.Any,
+// json.Marshal), so every encoding goes through these methods, which
+// replace secrets with "<redacted>" and large byte fields with their
+// length. Each type lists its set fields once (fields) and every encoding
+// renders that list.
 
 const redacted = "<redacted>"
 
 // String describes c with secrets redacted, in the style of %+v.
-func (c Config) String() string { return c.describe(false) }
+func (c Config) String() string { return plainText(c.fields()) }
 
 // GoString describes c with secrets redacted, in the style of %#v.
-func (c Config) GoString() string { return c.describe(true) }
+func (c Config) GoString() string { return goText("httpwatch.Config", c.fields()) }
 
 // Format makes every fmt verb print the redacted description.
 func (c Config) Format(f fmt.State, verb rune) { formatRedacted(f, verb, c) }
 
-func (c Config) describe(goSyntax bool) string {
-	d := describer{goSyntax: goSyntax}
+// MarshalJSON encodes the set fields of c with secrets redacted. It is for
+// logs; the result does not decode back into a usable Config.
+func (c Config) MarshalJSON() ([]byte, error) { return marshalFields(c.fields()) }
+
+// LogValue makes slog log the set fields of c with secrets redacted.
+func (c Config) LogValue() slog.Value { return logValue(c.fields()) }
+
+func (c Config) fields() []field {
+	var d describer
 	d.str("Host", redactURL(c.Host))
 	d.str("Namespace", c.Namespace)
 	d.secret("BearerToken", c.BearerToken != "")
@@ -32,73 +45,80 @@ func (c Config) describe(goSyntax bool) string {
 	d.str("Username", c.Username)
 	d.secret("Password", c.Password != "")
 	if c.Exec != nil {
-		d.add("Exec", c.Exec.String(), "&"+c.Exec.GoString())
+		d.add("Exec", c.Exec.String(), "&"+c.Exec.GoString(), *c.Exec)
 	}
 	d.bytes("CAData", c.CAData)
 	d.str("CAFile", c.CAFile)
 	d.bytes("CertData", c.CertData)
 	if len(c.KeyData) > 0 {
-		d.add("KeyData", redacted, `[]byte("`+redacted+`")`)
+		d.add("KeyData", redacted, `[]byte("`+redacted+`")`, redacted)
 	}
 	d.str("CertFile", c.CertFile)
 	d.str("KeyFile", c.KeyFile)
 	d.str("ServerName", c.ServerName)
 	if c.Insecure {
-		d.add("Insecure", "true", "true")
+		d.add("Insecure", "true", "true", true)
 	}
 	d.str("ProxyURL", redactURL(c.ProxyURL))
 	d.str("UserAgent", c.UserAgent)
 	if !c.Impersonate.isZero() {
-		d.add("Impersonate", fmt.Sprintf("%+v", c.Impersonate), fmt.Sprintf("%#v", c.Impersonate))
+		d.add("Impersonate", fmt.Sprintf("%+v", c.Impersonate), fmt.Sprintf("%#v", c.Impersonate), c.Impersonate)
 	}
 	if c.QPS != 0 {
-		d.add("QPS", fmt.Sprint(c.QPS), fmt.Sprintf("%#v", c.QPS))
+		d.add("QPS", fmt.Sprint(c.QPS), fmt.Sprintf("%#v", c.QPS), c.QPS)
 	}
 	if c.Burst != 0 {
-		d.add("Burst", fmt.Sprint(c.Burst), fmt.Sprint(c.Burst))
+		d.add("Burst", fmt.Sprint(c.Burst), fmt.Sprint(c.Burst), c.Burst)
 	}
 	if c.Timeout != 0 {
-		d.add("Timeout", c.Timeout.String(), fmt.Sprintf("%d", c.Timeout))
+		d.add("Timeout", c.Timeout.String(), fmt.Sprintf("%d", c.Timeout), c.Timeout.String())
 	}
 	if c.Transport != nil {
-		d.add("Transport", fmt.Sprintf("%T", c.Transport), fmt.Sprintf("%T", c.Transport))
+		d.typeName("Transport", c.Transport)
 	}
 	if c.Clock != nil {
-		d.add("Clock", fmt.Sprintf("%T", c.Clock), fmt.Sprintf("%T", c.Clock))
+		d.typeName("Clock", c.Clock)
 	}
-	return d.finish("httpwatch.Config")
+	return d.fields
 }
 
 // String describes e with environment values redacted.
-func (e ExecConfig) String() string { return e.describe(false) }
+func (e ExecConfig) String() string { return plainText(e.fields()) }
 
 // GoString describes e with environment values redacted.
-func (e ExecConfig) GoString() string { return e.describe(true) }
+func (e ExecConfig) GoString() string { return goText("httpwatch.ExecConfig", e.fields()) }
 
 // Format makes every fmt verb print the redacted description.
 func (e ExecConfig) Format(f fmt.State, verb rune) { formatRedacted(f, verb, e) }
 
-func (e ExecConfig) describe(goSyntax bool) string {
-	d := describer{goSyntax: goSyntax}
+// MarshalJSON encodes the set fields of e with environment values redacted.
+func (e ExecConfig) MarshalJSON() ([]byte, error) { return marshalFields(e.fields()) }
+
+// LogValue makes slog log the set fields of e with environment values
+// redacted.
+func (e ExecConfig) LogValue() slog.Value { return logValue(e.fields()) }
+
+func (e ExecConfig) fields() []field {
+	var d describer
 	d.str("Command", e.Command)
 	if len(e.Args) > 0 {
-		d.add("Args", fmt.Sprintf("%q", e.Args), fmt.Sprintf("%#v", e.Args))
+		d.add("Args", fmt.Sprintf("%q", e.Args), fmt.Sprintf("%#v", e.Args), e.Args)
 	}
 	if len(e.Env) > 0 {
 		plain, gos := make([]string, len(e.Env)), make([]string, len(e.Env))
 		for i, v := range e.Env {
 			plain[i], gos[i] = v.String(), v.GoString()
 		}
-		d.add("Env", "["+strings.Join(plain, " ")+"]", "[]httpwatch.ExecEnvVar{"+strings.Join(gos, ", ")+"}")
+		d.add("Env", "["+strings.Join(plain, " ")+"]", "[]httpwatch.ExecEnvVar{"+strings.Join(gos, ", ")+"}", envList(e.Env))
 	}
 	d.str("APIVersion", e.APIVersion)
 	d.str("InstallHint", e.InstallHint)
 	if e.ProvideClusterInfo {
-		d.add("ProvideClusterInfo", "true", "true")
+		d.add("ProvideClusterInfo", "true", "true", true)
 	}
 	d.str("InteractiveMode", e.InteractiveMode)
 	d.bytes("ClusterConfig", e.ClusterConfig)
-	return d.finish("httpwatch.ExecConfig")
+	return d.fields
 }
 
 // String shows the variable's name only.
@@ -111,6 +131,28 @@ func (v ExecEnvVar) GoString() string {
 
 // Format makes every fmt verb print the redacted description.
 func (v ExecEnvVar) Format(f fmt.State, verb rune) { formatRedacted(f, verb, v) }
+
+// MarshalJSON encodes the variable's name only.
+func (v ExecEnvVar) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct{ Name, Value string }{v.Name, redacted})
+}
+
+// LogValue makes slog log the variable's name only.
+func (v ExecEnvVar) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("Name", v.Name), slog.String("Value", redacted))
+}
+
+// envList logs as a group keyed by variable name, which reads better than
+// a list of groups; in JSON it is the list of redacted variables.
+type envList []ExecEnvVar
+
+func (l envList) LogValue() slog.Value {
+	attrs := make([]slog.Attr, len(l))
+	for i, v := range l {
+		attrs[i] = slog.String(v.Name, redacted)
+	}
+	return slog.GroupValue(attrs...)
+}
 
 type redactable interface {
 	String() string
@@ -130,43 +172,87 @@ func formatRedacted(f fmt.State, verb rune, r redactable) {
 	}
 }
 
-// describer writes the set fields of a struct in %+v or %#v style.
-type describer struct {
-	goSyntax bool
-	fields   []string
+// field is one set field of a struct, already redacted, as %+v and %#v
+// print it and as JSON and slog encode it (value).
+type field struct {
+	name, plain, goSyntax string
+	value                 any
 }
 
-func (d *describer) add(name, plain, goSyntax string) {
-	if d.goSyntax {
-		d.fields = append(d.fields, name+":"+goSyntax)
-	} else {
-		d.fields = append(d.fields, name+":"+plain)
-	}
+// describer collects the set fields of a struct.
+type describer struct {
+	fields []field
+}
+
+func (d *describer) add(name, plain, goSyntax string, value any) {
+	d.fields = append(d.fields, field{name, plain, goSyntax, value})
 }
 
 func (d *describer) str(name, v string) {
 	if v != "" {
-		d.add(name, v, strconv.Quote(v))
+		d.add(name, v, strconv.Quote(v), v)
 	}
 }
 
 func (d *describer) secret(name string, set bool) {
 	if set {
-		d.add(name, redacted, strconv.Quote(redacted))
+		d.add(name, redacted, strconv.Quote(redacted), redacted)
 	}
 }
 
 func (d *describer) bytes(name string, b []byte) {
 	if len(b) > 0 {
-		d.add(name, fmt.Sprintf("<%d bytes>", len(b)), fmt.Sprintf("[]byte{/* %d bytes */}", len(b)))
+		n := fmt.Sprintf("<%d bytes>", len(b))
+		d.add(name, n, fmt.Sprintf("[]byte{/* %d bytes */}", len(b)), n)
 	}
 }
 
-func (d *describer) finish(typeName string) string {
-	if d.goSyntax {
-		return typeName + "{" + strings.Join(d.fields, ", ") + "}"
+// typeName describes an interface field (a transport, a clock) by its type.
+func (d *describer) typeName(name string, v any) {
+	t := fmt.Sprintf("%T", v)
+	d.add(name, t, t, t)
+}
+
+func plainText(fs []field) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = f.name + ":" + f.plain
 	}
-	return "{" + strings.Join(d.fields, " ") + "}"
+	return "{" + strings.Join(parts, " ") + "}"
+}
+
+func goText(typeName string, fs []field) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = f.name + ":" + f.goSyntax
+	}
+	return typeName + "{" + strings.Join(parts, ", ") + "}"
+}
+
+// marshalFields encodes fields as a JSON object, in order.
+func marshalFields(fs []field) ([]byte, error) {
+	b := []byte{'{'}
+	for i, f := range fs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, f.name)
+		v, err := json.Marshal(f.value)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", f.name, err)
+		}
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	return append(b, '}'), nil
+}
+
+func logValue(fs []field) slog.Value {
+	attrs := make([]slog.Attr, len(fs))
+	for i, f := range fs {
+		attrs[i] = slog.Any(f.name, f.value)
+	}
+	return slog.GroupValue(attrs...)
 }
 
 // redactURL hides a password in a URL's user info.
@@ -179,4 +265,51 @@ func redactURL(s string) string {
 		return "<unparsable URL>"
 	}
 	return u.Redacted()
+}
+
+// Text from elsewhere (an error body, a plugin's stderr) may repeat a
+// credential. redactSecrets cuts out the secrets known to have been used,
+// then anything shaped like a credential: an Authorization value, a JWT, a
+// private key, a token or key field of JSON. The replacements hold no
+// quote or backslash, so JSON stays JSON.
+
+// minSecretLen is the shortest known secret searched for: shorter ones
+// (an environment value of "1") cannot be told from ordinary text.
+const minSecretLen = 4
+
+var credentialShapes = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + redacted},
+	{regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), redacted},
+	{regexp.MustCompile(`(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`), redacted},
+	{regexp.MustCompile(`(?i)("(?:token|password|clientKeyData|client-key-data)"\s*:\s*)"(?:[^"\\]|\\.)*"`), `${1}"` + redacted + `"`},
+}
+
+func redactSecrets(s string, known []string) string {
+	for _, k := range known {
+		if len(k) >= minSecretLen {
+			s = strings.ReplaceAll(s, k, redacted)
+		}
+	}
+	for _, c := range credentialShapes {
+		s = c.re.ReplaceAllString(s, c.repl)
+	}
+	return s
+}
+
+// authorizationSecrets is what an Authorization header value gives away:
+// the token, or for basic authentication the encoded pair and the password.
+func authorizationSecrets(authorization string) []string {
+	scheme, value, _ := strings.Cut(authorization, " ")
+	secrets := []string{value}
+	if strings.EqualFold(scheme, "Basic") {
+		if pair, err := base64.StdEncoding.DecodeString(value); err == nil {
+			if _, password, ok := strings.Cut(string(pair), ":"); ok {
+				secrets = append(secrets, password)
+			}
+		}
+	}
+	return secrets
 }

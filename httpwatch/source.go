@@ -18,7 +18,8 @@ type ListOptions struct {
 	ResourceVersion      string
 	ResourceVersionMatch string
 	// TimeoutSeconds asks the server to end a watch (cleanly) after this
-	// long; watches have no client-side timeout.
+	// long; a watch has no client-side timeout once the server has
+	// answered (Client.WatchHeaderTimeout bounds the wait for that).
 	TimeoutSeconds      int64
 	AllowWatchBookmarks bool
 	// SendInitialEvents makes a watch start with an ADDED event for every

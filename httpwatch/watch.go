@@ -29,8 +29,10 @@ import (
 //     a *DecodeError for a malformed stream, which client-go reports as a
 //     synthetic ERROR event.
 //
-// The request has no client-side timeout; opts.TimeoutSeconds and ctx bound
-// it. Stop (or cancelling ctx) ends it.
+// The server must send the response headers within the client's
+// WatchHeaderTimeout (an error wrapping ErrResponseHeaderTimeout otherwise);
+// after that the stream has no client-side timeout: opts.TimeoutSeconds and
+// ctx bound it. Stop (or cancelling ctx) ends it.
 func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher, error) {
 	path, err := rc.res.Path()
 	if err != nil {

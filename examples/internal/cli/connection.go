@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
+	"strings"
 
 	"github.com/listwatch/listwatch/httpwatch"
 )
@@ -44,7 +46,7 @@ func (c *Connection) RegisterFlags(fs *flag.FlagSet) {
 }
 
 // Config chooses the server in the order Connection describes. where says
-// which one it chose, for the user. demo starts the embedded server and is
+// which one it chose, for the user, with any password in the URL hidden. demo starts the embedded server and is
 // called only when nothing else applies; its closeFn is returned for the
 // caller to run when done. For any other server closeFn does nothing, so
 // callers can always defer it.
@@ -52,17 +54,17 @@ func (c *Connection) Config(ctx context.Context, demo func(context.Context) (hos
 	switch {
 	case c.Server != "":
 		cfg = &httpwatch.Config{Host: c.Server, BearerToken: c.Token, BearerTokenFile: c.TokenFile, CAFile: c.CA, Insecure: c.Insecure}
-		return cfg, c.Server, func() {}, nil
+		return cfg, RedactURL(c.Server), func() {}, nil
 	case c.Kubeconfig != "":
 		if cfg, err = httpwatch.LoadKubeconfig(c.Kubeconfig, c.Context); err != nil {
 			return nil, "", nil, err
 		}
-		return cfg, cfg.Host, func() {}, nil
+		return cfg, RedactURL(cfg.Host), func() {}, nil
 	case c.Context != "":
 		if cfg, err = httpwatch.FromEnvironment(c.Context); err != nil {
 			return nil, "", nil, err
 		}
-		return cfg, cfg.Host, func() {}, nil
+		return cfg, RedactURL(cfg.Host), func() {}, nil
 	case os.Getenv("KUBERNETES_SERVICE_HOST") != "":
 		if cfg, err = httpwatch.InClusterConfig(); err != nil {
 			return nil, "", nil, fmt.Errorf("in-cluster config (KUBERNETES_SERVICE_HOST is set): %w", err)
@@ -74,4 +76,16 @@ func (c *Connection) Config(ctx context.Context, demo func(context.Context) (hos
 		return nil, "", nil, err
 	}
 	return &httpwatch.Config{Host: host}, host + " (embedded demo server; --server or --kubeconfig for a real one)", closeFn, nil
+}
+
+// RedactURL hides a password in a server URL, for banners and errors.
+func RedactURL(s string) string {
+	if !strings.Contains(s, "@") {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "<unparsable URL>"
+	}
+	return u.Redacted()
 }

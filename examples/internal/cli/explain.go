@@ -9,10 +9,12 @@ import (
 )
 
 // Explain turns an error that ended a first sync into one line a person can
-// act on; host is the server's URL. Errors it does not know come back as
-// they are. The server's own error, which names the request and so the
-// resource, stays wrapped except after a 401, where it adds nothing.
+// act on; host is the server's URL, shown without any password in it.
+// Errors it does not know come back as they are. The server's own error,
+// which names the request and so the resource, stays wrapped except after a
+// 401, where it adds nothing.
 func Explain(err error, host string) error {
+	host = RedactURL(host)
 	switch {
 	case httpwatch.IsUnauthorized(err):
 		return fmt.Errorf("the server at %s did not accept the credentials (401 Unauthorized): check --token, --token-file or the kubeconfig user", host)

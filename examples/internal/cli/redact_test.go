@@ -1,0 +1,32 @@
+package cli_test
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/examples/internal/cli"
+	"github.com/listwatch/listwatch/httpwatch"
+)
+
+// A password in the server URL is never shown (issue 16, item 11).
+func TestServerPasswordHidden(t *testing.T) {
+	const server = "https://admin:hunter2@k.example:6443"
+	_, where, _, err := (&cli.Connection{Server: server}).Config(t.Context(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "https://admin:xxxxx@k.example:6443", where)
+
+	for _, e := range []error{
+		&httpwatch.StatusError{Code: 401, Reason: "Unauthorized"},
+		fmt.Errorf("dial: %w", syscall.ECONNREFUSED),
+		errors.New("other"),
+	} {
+		assert.NotContains(t, cli.Explain(e, server).Error(), "hunter2")
+	}
+	assert.Equal(t, "<unparsable URL>", cli.RedactURL("http://admin:hunter2@k:bad"))
+	assert.Equal(t, "https://k.example:6443", cli.RedactURL("https://k.example:6443"))
+}

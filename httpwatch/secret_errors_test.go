@@ -1,0 +1,94 @@
+package httpwatch
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A password in Host never shows in NewClient's errors (issue 16, item 11).
+func TestNewClientErrorsHidePassword(t *testing.T) {
+	for _, host := range []string{
+		"http://admin:hunter2@127.0.0.1:bad-port",
+		"ftp://admin:hunter2@127.0.0.1",
+		"http://admin:hunter2@",
+		"http://admin:hunter2@10.0.0.1:6443/%zz",
+		"http://admin:hunter2@[::1",
+	} {
+		_, err := NewClient(&Config{Host: host})
+		require.Error(t, err, host)
+		require.NotContains(t, err.Error(), "hunter2", host)
+		require.Contains(t, err.Error(), "httpwatch: new client: host ")
+	}
+}
+
+// A server (or a proxy in front of it) that echoes the credential in an
+// error body does not get it into the error (issue 16, item 11).
+func TestStatusErrorHidesEchoedCredential(t *testing.T) {
+	bearer := Config{BearerToken: "hunter2-token"}
+	basic := Config{Username: "admin", Password: "hunter2-password"}
+	// A credential the library did not add (a custom Transport's) is
+	// caught by its shape.
+	none := Config{}
+	tests := []struct {
+		name string
+		cfg  Config
+		body string
+	}{
+		{"header echoed", bearer, "Unauthorized: the request had Authorization: Bearer hunter2-token"},
+		{"bare token", bearer, "token hunter2-token has expired"},
+		{"status message", bearer, `{"kind":"Status","apiVersion":"v1","status":"Failure","code":401,"reason":"Unauthorized","message":"invalid bearer token hunter2-token"}`},
+		{"basic echoed", basic, "bad credentials in Authorization: Basic YWRtaW46aHVudGVyMi1wYXNzd29yZA=="},
+		{"password", basic, "user admin, password hunter2-password: denied"},
+		{"foreign bearer", none, "rejected Authorization: Bearer hunter2.other-token"},
+		{"foreign basic", none, "rejected authorization: basic aHVudGVyMjpodW50ZXIy"},
+		{"jwt", none, "rejected eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJodW50ZXIyIn0.c2lnbmF0dXJlaHVudGVyMg"},
+	}
+	for _, tt := range tests {
+		for _, code := range []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusInternalServerError} {
+			t.Run(tt.name+"/"+http.StatusText(code), func(t *testing.T) {
+				srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+					w.WriteHeader(code)
+					io.WriteString(w, tt.body)
+				})
+				cfg := tt.cfg
+				cfg.Host = srv.URL
+				c, rc := podsClient(t, &cfg)
+				c.RetryMax = 0
+				_, listErr := rc.List(context.Background(), ListOptions{})
+				_, watchErr := rc.Watch(context.Background(), ListOptions{})
+				for _, err := range []error{listErr, watchErr} {
+					require.Error(t, err)
+					require.NotContains(t, err.Error(), "hunter2")
+					_, ok := asStatus(err)
+					require.True(t, ok)
+					require.Contains(t, err.Error(), redacted, "the message stays, with the secret cut out")
+				}
+			})
+		}
+	}
+}
+
+// A failing plugin's stderr is shown without the secrets in it (issue 16,
+// item 11): the token it printed, its environment values, anything shaped
+// like a credential.
+func TestExecStderrHidesSecrets(t *testing.T) {
+	cfg := shellPlugin(t, `
+printf '%s' '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"hunter2-stdout"}}'
+echo "debug: token hunter2-stdout" >&2
+echo "debug: secret $PLUGIN_SECRET" >&2
+echo "debug: Authorization: Bearer hunter2.sent" >&2
+echo 'debug: {"token": "hunter2-json"}' >&2
+echo "fatal: cannot refresh" >&2
+exit 1
+`)
+	cfg.Env = []ExecEnvVar{{"PLUGIN_SECRET", "hunter2-env"}}
+	_, _, err := get(t, &Config{Host: "http://127.0.0.1:1", Exec: cfg})
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "hunter2")
+	require.Contains(t, err.Error(), "its stderr ends: debug: token "+redacted)
+	require.Contains(t, err.Error(), "fatal: cannot refresh")
+}
