@@ -281,7 +281,11 @@ var credentialShapes = []struct {
 	re   *regexp.Regexp
 	repl string
 }{
-	{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + redacted},
+	// After "Authorization:" any value is a credential; elsewhere "Bearer x"
+	// is one only when x is long enough to be a token, so that "Basic
+	// authentication failed" stays readable.
+	{regexp.MustCompile(`(?i)(authorization"?\s*[:=]\s*"?(?:bearer|basic)\s+)[^\s"]+`), "${1}" + redacted},
+	{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]{16,}=*`), "${1}${2}" + redacted},
 	{regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), redacted},
 	{regexp.MustCompile(`(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`), redacted},
 	{regexp.MustCompile(`(?i)("(?:token|password|clientKeyData|client-key-data)"\s*:\s*)"(?:[^"\\]|\\.)*"`), `${1}"` + redacted + `"`},
