@@ -7,6 +7,7 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/kubeconfig"
 )
 
 // A shared informer over a fake API server: sync, then read the cache.
@@ -16,7 +17,7 @@ func Example() {
 	_, _ = server.Create(watchtest.Pods, `{"metadata":{"name":"web-1","namespace":"shop","labels":{"app":"web"}}}`)
 	_, _ = server.Create(watchtest.Pods, `{"metadata":{"name":"db-1","namespace":"shop","labels":{"app":"db"}}}`)
 
-	client, _ := httpwatch.NewClient(&httpwatch.Config{Host: server.URL})
+	client, _ := httpwatch.NewClient(&kubeconfig.Config{Host: server.URL})
 	defer client.CloseIdleConnections()
 	factory := listwatch.NewFactory(client)
 	pods := factory.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -49,7 +50,7 @@ func TestFactoryManagedFieldsAndTransform(t *testing.T) {
 				defer s.Close()
 				_, err := s.Create(watchtest.Pods, podWithManagedFields("listed"))
 				require.NoError(t, err)
-				client, err := httpwatch.NewClient(&httpwatch.Config{Host: s.URL})
+				client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 				require.NoError(t, err)
 				defer client.CloseIdleConnections()
 
@@ -91,7 +92,7 @@ func TestFactoryManagedFieldsAndTransform(t *testing.T) {
 func TestFactoryStartAfterShutdownStartsNothing(t *testing.T) {
 	s := watchtest.NewServer()
 	defer s.Close()
-	client, err := httpwatch.NewClient(&httpwatch.Config{Host: s.URL})
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 	require.NoError(t, err)
 	defer client.CloseIdleConnections()
 	f := NewFactory(client)

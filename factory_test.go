@@ -7,6 +7,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -31,7 +32,7 @@ func TestFactory(t *testing.T) {
 		_, err := s.Create(watchtest.Pods, p)
 		require.NoError(t, err)
 	}
-	client, err := httpwatch.NewClient(&httpwatch.Config{Host: s.URL})
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 	require.NoError(t, err)
 	defer client.CloseIdleConnections()
 

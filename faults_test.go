@@ -12,6 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -76,7 +77,7 @@ func (c *sequenceChecker) state() map[string]string {
 func TestInformerUnderFaults(t *testing.T) {
 	s := watchtest.NewServer()
 	defer s.Close()
-	client, err := httpwatch.NewClient(&httpwatch.Config{Host: s.URL, QPS: -1})
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1})
 	require.NoError(t, err)
 	defer client.CloseIdleConnections()
 	client.RetryWaitMin, client.RetryWaitMax = time.Millisecond, 5*time.Millisecond

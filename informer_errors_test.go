@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -43,7 +44,7 @@ func badFrameServer() *httptest.Server {
 func TestInformerReportsDecodeErrors(t *testing.T) {
 	s := badFrameServer()
 	defer s.Close()
-	client, err := httpwatch.NewClient(&httpwatch.Config{Host: s.URL, QPS: -1})
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1})
 	require.NoError(t, err)
 	defer client.CloseIdleConnections()
 

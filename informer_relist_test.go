@@ -11,6 +11,7 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/processor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,7 +42,7 @@ func TestInformerRelistAfterOutageDeliversEachChange(t *testing.T) {
 		require.NoError(t, err)
 		before[name] = rvOf(t, raw)
 	}
-	client, err := httpwatch.NewClient(&httpwatch.Config{Host: s.URL, QPS: -1})
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1})
 	require.NoError(t, err)
 	defer client.CloseIdleConnections()
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,13 +31,13 @@ func TestMain(m *testing.M) {
 
 const wait = 60 * time.Second
 
-func config(t *testing.T) *httpwatch.Config {
+func config(t *testing.T) *kubeconfig.Config {
 	t.Helper()
 	host := os.Getenv("REALAPI_URL")
 	if host == "" {
 		t.Skip("REALAPI_URL not set: start a server with scripts/realapi.sh")
 	}
-	return &httpwatch.Config{Host: host, BearerToken: os.Getenv("REALAPI_TOKEN"), CAFile: os.Getenv("REALAPI_CA"), QPS: -1, Timeout: 30 * time.Second}
+	return &kubeconfig.Config{Host: host, BearerToken: os.Getenv("REALAPI_TOKEN"), CAFile: os.Getenv("REALAPI_CA"), QPS: -1, Timeout: 30 * time.Second}
 }
 
 func client(t *testing.T) *httpwatch.Client {
@@ -125,7 +126,7 @@ func converges(t *testing.T, inf *listwatch.Informer, rc *httpwatch.ResourceClie
 }
 
 // ready waits for the server's /readyz.
-func ready(t *testing.T, cfg *httpwatch.Config) {
+func ready(t *testing.T, cfg *kubeconfig.Config) {
 	t.Helper()
 	rt, err := cfg.RoundTripper()
 	require.NoError(t, err)

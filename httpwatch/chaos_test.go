@@ -12,6 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
 )
 
@@ -103,7 +104,7 @@ func TestReflectorChaos(t *testing.T) {
 			s.Start()
 			defer s.Close()
 
-			c, err := httpwatch.NewClient(&httpwatch.Config{Host: s.URL, QPS: -1})
+			c, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1})
 			require.NoError(t, err)
 			defer c.CloseIdleConnections()
 			c.RetryWaitMin, c.RetryWaitMax = time.Millisecond, 5*time.Millisecond

@@ -15,6 +15,8 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/internal/redact"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"golang.org/x/time/rate"
 )
 
@@ -64,7 +66,7 @@ type Client struct {
 // Burst 0 means 100), cfg.Timeout (per attempt of a
 // non-streaming request, 0 for none; never applied to watches), cfg.Clock
 // and cfg.RoundTripper (TLS, credentials).
-func NewClient(cfg *Config) (*Client, error) {
+func NewClient(cfg *kubeconfig.Config) (*Client, error) {
 	if cfg == nil || cfg.Host == "" {
 		return nil, errors.New("httpwatch: new client: no host in config")
 	}
@@ -75,7 +77,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("httpwatch: new client: host %q: %w", redactURL(cfg.Host), err)
+		return nil, fmt.Errorf("httpwatch: new client: host %q: %w", redact.URL(cfg.Host), err)
 	}
 	if host.Scheme != "http" && host.Scheme != "https" || host.Host == "" {
 		return nil, fmt.Errorf("httpwatch: new client: host %q: want http(s)://host[:port]", host.Redacted())
@@ -225,7 +227,7 @@ func retryPolicy(method string) retryablehttp.CheckRetry {
 		// the resourceVersion asked for; the reflector answers that one by
 		// listing at "" instead of waiting. The body is small: keep it for
 		// the caller.
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, redact.BodyLimit))
 		resp.Body.Close()
 		resp.Body = io.NopCloser(bytes.NewReader(b))
 		if IsResourceVersionTooLarge(statusFromBody("", "", code, resp.Header, b)) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
 )
 
@@ -53,7 +54,7 @@ func TestHostPathPrefix(t *testing.T) {
 
 func TestNewClientRejectsBadHosts(t *testing.T) {
 	for _, h := range []string{"", "127.0.0.1:6443", "ftp://x", "https://"} {
-		_, err := NewClient(&Config{Host: h})
+		_, err := NewClient(&kubeconfig.Config{Host: h})
 		require.Error(t, err, h)
 	}
 	_, err := NewClient(nil)
@@ -140,22 +141,22 @@ func TestRequestsSent(t *testing.T) {
 }
 
 func TestWatchHasNoClientTimeout(t *testing.T) {
-	c, err := NewClient(&Config{Host: "http://127.0.0.1:1", Timeout: 3 * time.Second})
+	c, err := NewClient(&kubeconfig.Config{Host: "http://127.0.0.1:1", Timeout: 3 * time.Second})
 	require.NoError(t, err)
 	require.Zero(t, c.watch.Timeout, "timeoutSeconds and the context bound a watch")
 	require.Equal(t, 3*time.Second, c.list.Timeout)
 }
 
 func TestRateLimiterFromConfig(t *testing.T) {
-	c, err := NewClient(&Config{Host: "http://x", QPS: 7, Burst: 3})
+	c, err := NewClient(&kubeconfig.Config{Host: "http://x", QPS: 7, Burst: 3})
 	require.NoError(t, err)
 	require.EqualValues(t, 7, c.limiter.Limit())
 	require.Equal(t, 3, c.limiter.Burst())
-	c, err = NewClient(&Config{Host: "http://x"})
+	c, err = NewClient(&kubeconfig.Config{Host: "http://x"})
 	require.NoError(t, err)
-	require.EqualValues(t, DefaultQPS, c.limiter.Limit())
-	require.Equal(t, DefaultBurst, c.limiter.Burst())
-	c, err = NewClient(&Config{Host: "http://x", QPS: -1})
+	require.EqualValues(t, kubeconfig.DefaultQPS, c.limiter.Limit())
+	require.Equal(t, kubeconfig.DefaultBurst, c.limiter.Burst())
+	c, err = NewClient(&kubeconfig.Config{Host: "http://x", QPS: -1})
 	require.NoError(t, err)
 	require.Nil(t, c.limiter)
 }
@@ -163,7 +164,7 @@ func TestRateLimiterFromConfig(t *testing.T) {
 // A cancelled context ends a wait for the rate limiter.
 func TestRateLimiterHonoursContext(t *testing.T) {
 	srv := serveFixture(t, "pod-list.json")
-	c, err := NewClient(&Config{Host: srv.URL, QPS: 0.001, Burst: 1})
+	c, err := NewClient(&kubeconfig.Config{Host: srv.URL, QPS: 0.001, Burst: 1})
 	require.NoError(t, err)
 	rc := c.Resource(pods)
 	_, err = rc.ListPage(context.Background(), ListOptions{}) // uses the burst

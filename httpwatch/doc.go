@@ -5,7 +5,7 @@
 // one resource and returns a *ResourceClient, which satisfies ListerWatcher,
 // the only view of a source the reflector needs:
 //
-//	c, err := httpwatch.NewClient(&httpwatch.Config{Host: "https://127.0.0.1:6443", BearerToken: token})
+//	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: "https://127.0.0.1:6443", BearerToken: token})
 //	pods := c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods", Namespace: "default"})
 //	list, err := pods.List(ctx, httpwatch.ListOptions{})       // every page
 //	w, err := pods.Watch(ctx, httpwatch.ListOptions{ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true})

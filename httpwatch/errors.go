@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/redact"
 	"github.com/tidwall/gjson"
 )
 
@@ -131,15 +132,12 @@ func statusFromJSON(raw string) *StatusError {
 	return e
 }
 
-// maxErrorBody bounds how much of an error response is read.
-const maxErrorBody = 1 << 20
-
 // statusFromResponse turns a non-2xx response into a *StatusError. It reads
 // (a bounded part of) the body; the caller closes it.
 func statusFromResponse(verb, path string, resp *http.Response) *StatusError {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, redact.BodyLimit))
 	// A server or proxy may echo the request's credentials.
-	body = []byte(redactSecrets(string(body), nil))
+	body = []byte(redact.Secrets(string(body), nil))
 	return statusFromBody(verb, path, resp.StatusCode, resp.Header, body)
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/kubeconfig"
 )
 
 // fixtureServer serves one recorded kube-apiserver response to every
@@ -30,7 +31,7 @@ func ExampleResourceClient_List() {
 	srv := fixtureServer("pod-list.json")
 	defer srv.Close()
 
-	c, err := httpwatch.NewClient(&httpwatch.Config{Host: srv.URL})
+	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL})
 	if err != nil {
 		panic(err)
 	}
@@ -56,7 +57,7 @@ func ExampleResourceClient_Watch() {
 	srv := fixtureServer("watch-from-rv.jsonl")
 	defer srv.Close()
 
-	c, _ := httpwatch.NewClient(&httpwatch.Config{Host: srv.URL})
+	c, _ := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL})
 	pods := c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods", Namespace: "fixtures"})
 	w, err := pods.Watch(context.Background(), httpwatch.ListOptions{ResourceVersion: "75", AllowWatchBookmarks: true})
 	if err != nil {
@@ -88,7 +89,7 @@ func ExampleIsGone() {
 	srv := fixtureServer("watch-too-old-rv.jsonl")
 	defer srv.Close()
 
-	c, _ := httpwatch.NewClient(&httpwatch.Config{Host: srv.URL})
+	c, _ := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL})
 	w, _ := c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}).Watch(context.Background(), httpwatch.ListOptions{ResourceVersion: "2"})
 	defer w.Stop()
 	ev, _ := w.Next()

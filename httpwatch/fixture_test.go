@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
 )
 
@@ -119,7 +120,7 @@ func serveFixture(t testing.TB, name string) *fakeAPI {
 // limit.
 func newTestClient(t testing.TB, url string) *Client {
 	t.Helper()
-	c, err := NewClient(&Config{Host: url, QPS: -1, Timeout: 10 * time.Second})
+	c, err := NewClient(&kubeconfig.Config{Host: url, QPS: -1, Timeout: 10 * time.Second})
 	require.NoError(t, err)
 	c.RetryWaitMin, c.RetryWaitMax = time.Millisecond, 5*time.Millisecond
 	return c

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,7 +23,7 @@ func realAPI(t *testing.T) *Client {
 	if host == "" {
 		t.Skip("REALAPI_URL not set: no real kube-apiserver to test against")
 	}
-	cfg := &Config{Host: host, BearerToken: os.Getenv("REALAPI_TOKEN"), Timeout: 30 * time.Second, QPS: -1}
+	cfg := &kubeconfig.Config{Host: host, BearerToken: os.Getenv("REALAPI_TOKEN"), Timeout: 30 * time.Second, QPS: -1}
 	if ca := os.Getenv("REALAPI_CA"); ca != "" {
 		pem, err := os.ReadFile(ca)
 		require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,7 +34,7 @@ func TestListIsNotCappedByItems(t *testing.T) {
 		_, _ = w.Write([]byte(b.String()))
 	}))
 	defer srv.Close()
-	c, err := NewClient(&Config{Host: srv.URL})
+	c, err := NewClient(&kubeconfig.Config{Host: srv.URL})
 	require.NoError(t, err)
 	pods := c.Resource(Resource{Version: "v1", Resource: "pods"})
 

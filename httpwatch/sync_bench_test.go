@@ -11,6 +11,7 @@ import (
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/store"
 	"github.com/tidwall/gjson"
 )
@@ -44,7 +45,7 @@ func BenchmarkReflectorInitialSync(b *testing.B) {
 		}
 		for _, watchList := range []bool{false, true} {
 			b.Run(fmt.Sprintf("pods=%d/watchList=%v", n, watchList), func(b *testing.B) {
-				c, err := httpwatch.NewClient(&httpwatch.Config{Host: s.URL, QPS: -1})
+				c, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,7 +47,7 @@ func silentServer(t *testing.T) string {
 	return "http://" + ln.Addr().String()
 }
 
-func podsClient(t *testing.T, cfg *Config) (*Client, *ResourceClient) {
+func podsClient(t *testing.T, cfg *kubeconfig.Config) (*Client, *ResourceClient) {
 	t.Helper()
 	c, err := NewClient(cfg)
 	require.NoError(t, err)
@@ -58,7 +59,7 @@ func podsClient(t *testing.T, cfg *Config) (*Client, *ResourceClient) {
 // after WatchHeaderTimeout instead of hanging it (issue 16, item 4).
 func TestWatchHeaderTimeout(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1000, 0))
-	c, rc := podsClient(t, &Config{Host: silentServer(t), Clock: clk, Timeout: time.Second})
+	c, rc := podsClient(t, &kubeconfig.Config{Host: silentServer(t), Clock: clk, Timeout: time.Second})
 	c.WatchHeaderTimeout = 5 * time.Second
 
 	errc := make(chan error, 1)
@@ -96,7 +97,7 @@ func TestWatchBodyHasNoTimeout(t *testing.T) {
 		<-r.Context().Done()
 	})
 	clk := clock.NewFake(time.Unix(1000, 0))
-	c, rc := podsClient(t, &Config{Host: srv.URL, Clock: clk})
+	c, rc := podsClient(t, &kubeconfig.Config{Host: srv.URL, Clock: clk})
 	c.WatchHeaderTimeout = 5 * time.Second
 
 	w, err := rc.Watch(context.Background(), ListOptions{})
@@ -122,7 +123,7 @@ func TestReflectorReportsWatchHeaderTimeout(t *testing.T) {
 		io.WriteString(w, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}`)
 	})
 	clk := clock.NewFake(time.Unix(1000, 0))
-	_, rc := podsClient(t, &Config{Host: srv.URL, Clock: clk})
+	_, rc := podsClient(t, &kubeconfig.Config{Host: srv.URL, Clock: clk})
 
 	r, sink, _ := newTestReflector(nil)
 	r.Source = rc

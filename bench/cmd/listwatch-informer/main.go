@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/bench/internal/measure"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/kubeconfig"
 )
 
 func main() {
@@ -23,7 +24,7 @@ func main() {
 		name = "listwatch (managedFields kept)"
 	}
 	measure.Main(name, func(ctx context.Context, host string, c *measure.Counter) (measure.Synced, error) {
-		client, err := httpwatch.NewClient(&httpwatch.Config{Host: host})
+		client, err := httpwatch.NewClient(&kubeconfig.Config{Host: host})
 		if err != nil {
 			return nil, err
 		}

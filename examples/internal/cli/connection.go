@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/kubeconfig"
 )
 
 // Connection is the command line's say on which API server to use. The
@@ -50,23 +50,23 @@ func (c *Connection) RegisterFlags(fs *flag.FlagSet) {
 // called only when nothing else applies; its closeFn is returned for the
 // caller to run when done. For any other server closeFn does nothing, so
 // callers can always defer it.
-func (c *Connection) Config(ctx context.Context, demo func(context.Context) (host string, closeFn func(), err error)) (cfg *httpwatch.Config, where string, closeFn func(), err error) {
+func (c *Connection) Config(ctx context.Context, demo func(context.Context) (host string, closeFn func(), err error)) (cfg *kubeconfig.Config, where string, closeFn func(), err error) {
 	switch {
 	case c.Server != "":
-		cfg = &httpwatch.Config{Host: c.Server, BearerToken: c.Token, BearerTokenFile: c.TokenFile, CAFile: c.CA, Insecure: c.Insecure}
+		cfg = &kubeconfig.Config{Host: c.Server, BearerToken: c.Token, BearerTokenFile: c.TokenFile, CAFile: c.CA, Insecure: c.Insecure}
 		return cfg, RedactURL(c.Server), func() {}, nil
 	case c.Kubeconfig != "":
-		if cfg, err = httpwatch.LoadKubeconfig(c.Kubeconfig, c.Context); err != nil {
+		if cfg, err = kubeconfig.Load(c.Kubeconfig, c.Context); err != nil {
 			return nil, "", nil, err
 		}
 		return cfg, RedactURL(cfg.Host), func() {}, nil
 	case c.Context != "":
-		if cfg, err = httpwatch.FromEnvironment(c.Context); err != nil {
+		if cfg, err = kubeconfig.FromEnvironment(c.Context); err != nil {
 			return nil, "", nil, err
 		}
 		return cfg, RedactURL(cfg.Host), func() {}, nil
 	case os.Getenv("KUBERNETES_SERVICE_HOST") != "":
-		if cfg, err = httpwatch.InClusterConfig(); err != nil {
+		if cfg, err = kubeconfig.InCluster(); err != nil {
 			return nil, "", nil, fmt.Errorf("in-cluster config (KUBERNETES_SERVICE_HOST is set): %w", err)
 		}
 		return cfg, cfg.Host + " (in-cluster)", func() {}, nil
@@ -75,7 +75,7 @@ func (c *Connection) Config(ctx context.Context, demo func(context.Context) (hos
 	if err != nil {
 		return nil, "", nil, err
 	}
-	return &httpwatch.Config{Host: host}, host + " (embedded demo server; --server or --kubeconfig for a real one)", closeFn, nil
+	return &kubeconfig.Config{Host: host}, host + " (embedded demo server; --server or --kubeconfig for a real one)", closeFn, nil
 }
 
 // RedactURL hides a password in a server URL, for banners and errors.

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/examples/internal/cli"
-	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/kubeconfig"
 )
 
-const kubeconfig = `
+const kubeconfigFile = `
 apiVersion: v1
 kind: Config
 current-context: one
@@ -41,7 +41,7 @@ contexts:
 // or --context, in-cluster when KUBERNETES_SERVICE_HOST is set, the demo.
 func TestConnectionOrder(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config")
-	require.NoError(t, os.WriteFile(path, []byte(kubeconfig), 0o600))
+	require.NoError(t, os.WriteFile(path, []byte(kubeconfigFile), 0o600))
 	const demoURL = "http://127.0.0.1:1234"
 
 	for name, tc := range map[string]struct {
@@ -108,7 +108,7 @@ func TestConnectionServerFlags(t *testing.T) {
 	c := cli.Connection{Server: "https://flag.example", Token: "t", TokenFile: "tf", CA: "ca.crt", Insecure: true, Kubeconfig: "ignored"}
 	cfg, _, _, err := c.Config(t.Context(), nil)
 	require.NoError(t, err)
-	assert.Equal(t, httpwatch.Config{Host: "https://flag.example", BearerToken: "t", BearerTokenFile: "tf", CAFile: "ca.crt", Insecure: true}, *cfg)
+	assert.Equal(t, kubeconfig.Config{Host: "https://flag.example", BearerToken: "t", BearerTokenFile: "tf", CAFile: "ca.crt", Insecure: true}, *cfg)
 }
 
 func TestConnectionErrors(t *testing.T) {
@@ -127,7 +127,7 @@ func TestConnectionErrors(t *testing.T) {
 	t.Run("context in no kubeconfig", func(t *testing.T) {
 		t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
 		_, _, _, err := (&cli.Connection{Context: "two"}).Config(t.Context(), demo)
-		assert.ErrorIs(t, err, httpwatch.ErrNoContext)
+		assert.ErrorIs(t, err, kubeconfig.ErrNoContext)
 	})
 	t.Run("in-cluster without a service account", func(t *testing.T) {
 		if _, err := os.Stat("/var/run/secrets/kubernetes.io/serviceaccount/token"); err == nil {

@@ -13,12 +13,13 @@ import (
 	"github.com/listwatch/listwatch/examples/internal/clitest"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/kubeconfig"
 )
 
 // podInformer returns an informer of the server's pods.
 func podInformer(t *testing.T, s *watchtest.Server) *listwatch.Informer {
 	t.Helper()
-	client, err := httpwatch.NewClient(&httpwatch.Config{Host: s.URL})
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 	require.NoError(t, err)
 	t.Cleanup(client.CloseIdleConnections)
 	return listwatch.NewInformer(client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), 0)

@@ -10,10 +10,11 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/kubeconfig"
 )
 
 func main() {
-	client, err := httpwatch.NewClient(&httpwatch.Config{Host: os.Args[1]})
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: os.Args[1]})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

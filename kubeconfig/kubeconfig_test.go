@@ -1,4 +1,4 @@
-package httpwatch
+package kubeconfig
 
 import (
 	"encoding/base64"
@@ -61,7 +61,7 @@ func TestLoadKubeconfig(t *testing.T) {
 		want    func(dir string) *Config
 		wantErr []string // substrings, "{dir}" replaced
 		is      error
-		field   string // KubeconfigError.Field, when the error is one
+		field   string // Error.Field, when the error is one
 	}{
 		{
 			name:  "kind: data fields and current-context",
@@ -373,7 +373,7 @@ current-context: x
 					load = "kube/config"
 				}
 			}
-			cfg, err := LoadKubeconfig(filepath.Join(dir, load), tt.context)
+			cfg, err := Load(filepath.Join(dir, load), tt.context)
 			if tt.want != nil {
 				require.NoError(t, err)
 				require.Equal(t, tt.want(dir), cfg)
@@ -388,8 +388,8 @@ current-context: x
 				require.ErrorIs(t, err, tt.is)
 			}
 			if tt.field != "" {
-				var kerr *KubeconfigError
-				require.True(t, errors.As(err, &kerr), "want a *KubeconfigError, got %T: %v", err, err)
+				var kerr *Error
+				require.True(t, errors.As(err, &kerr), "want a *Error, got %T: %v", err, err)
 				require.Equal(t, tt.field, kerr.Field)
 				require.Equal(t, filepath.Join(dir, load), kerr.File)
 				require.Positive(t, kerr.Line)

@@ -1,4 +1,4 @@
-package httpwatch_test
+package kubeconfig_test
 
 import (
 	"errors"
@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/kubeconfig"
 )
 
-func ExampleLoadKubeconfig() {
+func ExampleLoad() {
 	dir, err := os.MkdirTemp("", "kubeconfig")
 	if err != nil {
 		log.Fatal(err)
@@ -38,15 +38,15 @@ contexts:
     namespace: team-a
 `), 0o600)
 
-	cfg, err := httpwatch.LoadKubeconfig(path, "")
+	cfg, err := kubeconfig.Load(path, "")
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(cfg.Host, cfg.Namespace)
 	fmt.Println(cfg) // secrets never print
 
-	_, err = httpwatch.LoadKubeconfig(path, "prod")
-	fmt.Println(errors.Is(err, httpwatch.ErrNoContext))
+	_, err = kubeconfig.Load(path, "prod")
+	fmt.Println(errors.Is(err, kubeconfig.ErrNoContext))
 	// Output:
 	// https://dev.example.com:6443 team-a
 	// {Host:https://dev.example.com:6443 Namespace:team-a BearerToken:<redacted> Insecure:true}
@@ -54,7 +54,7 @@ contexts:
 }
 
 func ExampleConfig_Rate() {
-	for _, cfg := range []httpwatch.Config{{}, {QPS: 200, Burst: 400}, {QPS: -1}} {
+	for _, cfg := range []kubeconfig.Config{{}, {QPS: 200, Burst: 400}, {QPS: -1}} {
 		qps, burst := cfg.Rate()
 		fmt.Println(qps, burst)
 	}
@@ -65,7 +65,7 @@ func ExampleConfig_Rate() {
 }
 
 func ExampleFromEnvironment() {
-	cfg, err := httpwatch.FromEnvironment("") // what kubectl would use
+	cfg, err := kubeconfig.FromEnvironment("") // what kubectl would use
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -73,5 +73,5 @@ func ExampleFromEnvironment() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	_ = rt // give it to an http.Client, or to httpwatch's Client
+	_ = rt // give it to an http.Client; httpwatch.NewClient(cfg) does
 }

@@ -1,15 +1,14 @@
-package httpwatch
+package kubeconfig
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/listwatch/listwatch/internal/redact"
 )
 
 // A Config is logged and printed often ("connecting with %+v", slog.Any,
@@ -18,13 +17,13 @@ import (
 // length. Each type lists its set fields once (fields) and every encoding
 // renders that list.
 
-const redacted = "<redacted>"
+const redacted = redact.Mark
 
 // String describes c with secrets redacted, in the style of %+v.
 func (c Config) String() string { return plainText(c.fields()) }
 
 // GoString describes c with secrets redacted, in the style of %#v.
-func (c Config) GoString() string { return goText("httpwatch.Config", c.fields()) }
+func (c Config) GoString() string { return goText("kubeconfig.Config", c.fields()) }
 
 // Format makes every fmt verb print the redacted description.
 func (c Config) Format(f fmt.State, verb rune) { formatRedacted(f, verb, c) }
@@ -38,7 +37,7 @@ func (c Config) LogValue() slog.Value { return logValue(c.fields()) }
 
 func (c Config) fields() []field {
 	var d describer
-	d.str("Host", redactURL(c.Host))
+	d.str("Host", redact.URL(c.Host))
 	d.str("Namespace", c.Namespace)
 	d.secret("BearerToken", c.BearerToken != "")
 	d.str("BearerTokenFile", c.BearerTokenFile)
@@ -59,7 +58,7 @@ func (c Config) fields() []field {
 	if c.Insecure {
 		d.add("Insecure", "true", "true", true)
 	}
-	d.str("ProxyURL", redactURL(c.ProxyURL))
+	d.str("ProxyURL", redact.URL(c.ProxyURL))
 	d.str("UserAgent", c.UserAgent)
 	if !c.Impersonate.isZero() {
 		d.add("Impersonate", fmt.Sprintf("%+v", c.Impersonate), fmt.Sprintf("%#v", c.Impersonate), c.Impersonate)
@@ -86,7 +85,7 @@ func (c Config) fields() []field {
 func (e ExecConfig) String() string { return plainText(e.fields()) }
 
 // GoString describes e with environment values redacted.
-func (e ExecConfig) GoString() string { return goText("httpwatch.ExecConfig", e.fields()) }
+func (e ExecConfig) GoString() string { return goText("kubeconfig.ExecConfig", e.fields()) }
 
 // Format makes every fmt verb print the redacted description.
 func (e ExecConfig) Format(f fmt.State, verb rune) { formatRedacted(f, verb, e) }
@@ -109,7 +108,7 @@ func (e ExecConfig) fields() []field {
 		for i, v := range e.Env {
 			plain[i], gos[i] = v.String(), v.GoString()
 		}
-		d.add("Env", "["+strings.Join(plain, " ")+"]", "[]httpwatch.ExecEnvVar{"+strings.Join(gos, ", ")+"}", envList(e.Env))
+		d.add("Env", "["+strings.Join(plain, " ")+"]", "[]kubeconfig.ExecEnvVar{"+strings.Join(gos, ", ")+"}", envList(e.Env))
 	}
 	d.str("APIVersion", e.APIVersion)
 	d.str("InstallHint", e.InstallHint)
@@ -126,7 +125,7 @@ func (v ExecEnvVar) String() string { return "{Name:" + v.Name + " Value:" + red
 
 // GoString shows the variable's name only.
 func (v ExecEnvVar) GoString() string {
-	return "httpwatch.ExecEnvVar{Name:" + strconv.Quote(v.Name) + `, Value:"` + redacted + `"}`
+	return "kubeconfig.ExecEnvVar{Name:" + strconv.Quote(v.Name) + `, Value:"` + redacted + `"}`
 }
 
 // Format makes every fmt verb print the redacted description.
@@ -253,67 +252,4 @@ func logValue(fs []field) slog.Value {
 		attrs[i] = slog.Any(f.name, f.value)
 	}
 	return slog.GroupValue(attrs...)
-}
-
-// redactURL hides a password in a URL's user info.
-func redactURL(s string) string {
-	if !strings.Contains(s, "@") {
-		return s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return "<unparsable URL>"
-	}
-	return u.Redacted()
-}
-
-// Text from elsewhere (an error body, a plugin's stderr) may repeat a
-// credential. redactSecrets cuts out the secrets known to have been used,
-// then anything shaped like a credential: an Authorization value, a JWT, a
-// private key, a token or key field of JSON. The replacements hold no
-// quote or backslash, so JSON stays JSON.
-
-// minSecretLen is the shortest known secret searched for: shorter ones
-// (an environment value of "1") cannot be told from ordinary text.
-const minSecretLen = 4
-
-var credentialShapes = []struct {
-	re   *regexp.Regexp
-	repl string
-}{
-	// After "Authorization:" any value is a credential; elsewhere "Bearer x"
-	// is one only when x is long enough to be a token, so that "Basic
-	// authentication failed" stays readable.
-	{regexp.MustCompile(`(?i)(authorization"?\s*[:=]\s*"?(?:bearer|basic)\s+)[^\s"]+`), "${1}" + redacted},
-	{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]{16,}=*`), "${1}${2}" + redacted},
-	{regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), redacted},
-	{regexp.MustCompile(`(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`), redacted},
-	{regexp.MustCompile(`(?i)("(?:token|password|clientKeyData|client-key-data)"\s*:\s*)"(?:[^"\\]|\\.)*"`), `${1}"` + redacted + `"`},
-}
-
-func redactSecrets(s string, known []string) string {
-	for _, k := range known {
-		if len(k) >= minSecretLen {
-			s = strings.ReplaceAll(s, k, redacted)
-		}
-	}
-	for _, c := range credentialShapes {
-		s = c.re.ReplaceAllString(s, c.repl)
-	}
-	return s
-}
-
-// authorizationSecrets is what an Authorization header value gives away:
-// the token, or for basic authentication the encoded pair and the password.
-func authorizationSecrets(authorization string) []string {
-	scheme, value, _ := strings.Cut(authorization, " ")
-	secrets := []string{value}
-	if strings.EqualFold(scheme, "Basic") {
-		if pair, err := base64.StdEncoding.DecodeString(value); err == nil {
-			if _, password, ok := strings.Cut(string(pair), ":"); ok {
-				secrets = append(secrets, password)
-			}
-		}
-	}
-	return secrets
 }

@@ -1,4 +1,4 @@
-package httpwatch
+package kubeconfig
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/internal/redact"
 )
 
 // Client-side rate limit used when Config.QPS or Config.Burst is zero.
@@ -38,10 +39,10 @@ const (
 // The zero value of every field is usable and means the documented default,
 // so a Config is written as a literal with only what differs:
 //
-//	cfg := &httpwatch.Config{Host: "https://10.0.0.1:6443", BearerTokenFile: "/run/token", CAFile: "/run/ca.crt"}
+//	cfg := &kubeconfig.Config{Host: "https://10.0.0.1:6443", BearerTokenFile: "/run/token", CAFile: "/run/ca.crt"}
 //
 // Most programs get one from FromEnvironment (what kubectl would use),
-// LoadKubeconfig or InClusterConfig instead. RoundTripper turns it into an
+// Load or InCluster instead. RoundTripper turns it into an
 // http.RoundTripper; a Config is not used after that, so changing it later
 // affects only transports built later.
 //
@@ -231,7 +232,7 @@ func (c *Config) RoundTripper() (http.RoundTripper, error) {
 func (c *Config) validate() error {
 	u, err := url.Parse(c.Host)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("config: Host %q: want an http:// or https:// URL with a host", redactURL(c.Host))
+		return fmt.Errorf("config: Host %q: want an http:// or https:// URL with a host", redact.URL(c.Host))
 	}
 	creds := 0
 	for _, set := range []bool{c.BearerToken != "", c.BearerTokenFile != "", c.Username != "" || c.Password != "", c.Exec != nil} {
@@ -289,7 +290,7 @@ func (c *Config) httpTransport(ea *execAuth) (*http.Transport, string, error) {
 	if c.ProxyURL != "" {
 		p, err := url.Parse(c.ProxyURL)
 		if err != nil || p.Host == "" {
-			return nil, "", fmt.Errorf("config: ProxyURL %q is not a URL with a host", redactURL(c.ProxyURL))
+			return nil, "", fmt.Errorf("config: ProxyURL %q is not a URL with a host", redact.URL(c.ProxyURL))
 		}
 		switch p.Scheme {
 		case "http", "https", "socks5", "socks5h":

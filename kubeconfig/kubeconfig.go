@@ -1,4 +1,4 @@
-package httpwatch
+package kubeconfig
 
 import (
 	"encoding/base64"
@@ -12,25 +12,26 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/listwatch/listwatch/internal/redact"
 	"go.yaml.in/yaml/v3"
 )
 
-// ErrNoContext is wrapped by LoadKubeconfig and FromEnvironment when the
+// ErrNoContext is wrapped by Load and FromEnvironment when the
 // context asked for (or the current-context) is not defined.
 var ErrNoContext = errors.New("kubeconfig context not found")
 
-// KubeconfigError is a problem with one entry of a kubeconfig file. Field is
+// Error is a problem with one entry of a kubeconfig file. Field is
 // a path into the YAML such as `users["alice"].user.client-key-data`; it is
 // empty when the whole file is at fault. Line is 0 when unknown. Err never
 // holds a secret value.
-type KubeconfigError struct {
+type Error struct {
 	File  string
 	Line  int
 	Field string
 	Err   error
 }
 
-func (e *KubeconfigError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("kubeconfig ")
 	b.WriteString(e.File)
@@ -46,9 +47,9 @@ func (e *KubeconfigError) Error() string {
 	return b.String()
 }
 
-func (e *KubeconfigError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// LoadKubeconfig reads the kubeconfig file at path and returns the Config of
+// Load reads the kubeconfig file at path and returns the Config of
 // the named context, or of the file's current-context when context is
 // empty. Relative paths in the file resolve against the file's folder. The
 // files the entry names (CA, client certificate and key, token file) must
@@ -60,7 +61,7 @@ func (e *KubeconfigError) Unwrap() error { return e.Err }
 // kubectl), username/password, exec, as/as-uid/as-groups/as-user-extra; the
 // context's namespace ("default" when unset). A user with a legacy
 // auth-provider gets an error naming the exec plugin that replaced it.
-func LoadKubeconfig(path, context string) (*Config, error) {
+func Load(path, context string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
@@ -83,12 +84,12 @@ func LoadKubeconfig(path, context string) (*Config, error) {
 //     file's fields for the same name are ignored, not merged), and the first
 //     file to set current-context wins;
 //   - otherwise ~/.kube/config, if it exists;
-//   - when those define nothing at all and context is empty, InClusterConfig.
+//   - when those define nothing at all and context is empty, InCluster.
 //
 // Outside a cluster with no kubeconfig, the error wraps ErrNotInCluster.
 func FromEnvironment(context string) (*Config, error) {
 	home, _ := os.UserHomeDir()
-	return fromEnvironment(context, os.Getenv, home, InClusterConfig)
+	return fromEnvironment(context, os.Getenv, home, InCluster)
 }
 
 func fromEnvironment(context string, getenv func(string) string, home string, inCluster func() (*Config, error)) (*Config, error) {
@@ -152,7 +153,7 @@ type kcEntry struct {
 }
 
 func (e kcEntry) errorf(field, format string, args ...any) error {
-	return &KubeconfigError{File: e.file, Line: e.line, Field: e.field + field, Err: fmt.Errorf(format, args...)}
+	return &Error{File: e.file, Line: e.line, Field: e.field + field, Err: fmt.Errorf(format, args...)}
 }
 
 type kcCluster struct {
@@ -287,7 +288,7 @@ func (c *kcCluster) check() error {
 		return c.errorf(".server", "missing")
 	}
 	if u, err := url.Parse(c.server); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return c.errorf(".server", "%q is not an https:// or http:// URL", redactURL(c.server))
+		return c.errorf(".server", "%q is not an https:// or http:// URL", redact.URL(c.server))
 	}
 	if c.caFile != "" && len(c.caData) > 0 {
 		return c.errorf("", "set certificate-authority or certificate-authority-data, not both")
@@ -373,7 +374,7 @@ func parseKubeconfig(path string, data []byte) (*kubeconfig, error) {
 	kc := &kubeconfig{path: abs, clusters: map[string]*kcCluster{}, users: map[string]*kcUser{}, contexts: map[string]*kcContext{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &KubeconfigError{File: abs, Err: fmt.Errorf("not valid YAML: %w", err)}
+		return nil, &Error{File: abs, Err: fmt.Errorf("not valid YAML: %w", err)}
 	}
 	if len(doc.Content) == 0 {
 		return kc, nil // an empty file defines nothing, as for kubectl
@@ -607,7 +608,7 @@ func (p *kcParser) list(n *yaml.Node, section, inner string, fn func(kcEntry, *y
 }
 
 func (p *kcParser) fail(n *yaml.Node, field string, err error) error {
-	return &KubeconfigError{File: p.file, Line: n.Line, Field: field, Err: err}
+	return &Error{File: p.file, Line: n.Line, Field: field, Err: err}
 }
 
 func resolve(n *yaml.Node) *yaml.Node {

@@ -1,4 +1,4 @@
-package httpwatch
+package kubeconfig
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/internal/redact"
 )
 
 // roundTripper adds the user agent, impersonation headers and credentials of
@@ -119,14 +120,14 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // redactErrorBody cuts the credential c out of an error response's body,
 // which servers and proxies sometimes echo and callers put in errors. The
-// first maxErrorBody bytes, all that error handling reads, are redacted.
+// first redact.BodyLimit bytes, all that error handling reads, are redacted.
 func redactErrorBody(resp *http.Response, c credential) *http.Response {
 	if resp == nil || resp.StatusCode < 400 || c.authorization == "" {
 		return resp
 	}
 	// A read error recurs when the rest of the body is read.
-	head, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	clean := redactSecrets(string(head), authorizationSecrets(c.authorization))
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, redact.BodyLimit))
+	clean := redact.Secrets(string(head), redact.AuthorizationSecrets(c.authorization))
 	resp.Body = struct {
 		io.Reader
 		io.Closer

@@ -1,4 +1,4 @@
-package httpwatch
+package kubeconfig
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/internal/redact"
 )
 
 // API versions of the ExecCredential exchanged with a credential plugin.
@@ -304,7 +305,7 @@ func (a *execAuth) exec() (*execCreds, error) {
 		err = fmt.Errorf("exec plugin %s: %w", a.cfg.Command, err)
 	}
 	if msg := strings.TrimSpace(stderr.String()); msg != "" {
-		msg = redactSecrets(msg, a.secrets(stdout.b))
+		msg = redact.Secrets(msg, a.secrets(stdout.b))
 		return nil, fmt.Errorf("%w; its stderr ends: %s", err, msg)
 	}
 	return nil, err

@@ -1,4 +1,4 @@
-package httpwatch
+package kubeconfig
 
 import (
 	"crypto/ecdsa"

@@ -1,4 +1,4 @@
-package httpwatch
+package kubeconfig
 
 import (
 	"errors"
@@ -123,10 +123,10 @@ func TestConfigRedaction(t *testing.T) {
 		`CAData:<27 bytes> CertData:<27 bytes> KeyData:<redacted> ProxyURL:http://proxyuser:xxxxx@proxy:3128 `+
 		`Impersonate:{User:jane UID: Groups:[] Extra:map[]} QPS:100 Timeout:30s Transport:*http.Transport Clock:clock.realClock}`,
 		fmt.Sprintf("%+v", c))
-	require.Equal(t, `httpwatch.Config{Host:"https://admin:xxxxx@10.0.0.1:6443", Namespace:"ns", BearerToken:"<redacted>", Username:"admin", Password:"<redacted>", `+
-		`Exec:&httpwatch.ExecConfig{Command:"aws", Args:[]string{"eks", "get-token"}, Env:[]httpwatch.ExecEnvVar{httpwatch.ExecEnvVar{Name:"AWS_SECRET_ACCESS_KEY", Value:"<redacted>"}}, APIVersion:"client.authentication.k8s.io/v1"}, `+
+	require.Equal(t, `kubeconfig.Config{Host:"https://admin:xxxxx@10.0.0.1:6443", Namespace:"ns", BearerToken:"<redacted>", Username:"admin", Password:"<redacted>", `+
+		`Exec:&kubeconfig.ExecConfig{Command:"aws", Args:[]string{"eks", "get-token"}, Env:[]kubeconfig.ExecEnvVar{kubeconfig.ExecEnvVar{Name:"AWS_SECRET_ACCESS_KEY", Value:"<redacted>"}}, APIVersion:"client.authentication.k8s.io/v1"}, `+
 		`CAData:[]byte{/* 27 bytes */}, CertData:[]byte{/* 27 bytes */}, KeyData:[]byte("<redacted>"), ProxyURL:"http://proxyuser:xxxxx@proxy:3128", `+
-		`Impersonate:httpwatch.Impersonation{User:"jane", UID:"", Groups:[]string(nil), Extra:map[string][]string(nil)}, QPS:100, Timeout:30000000000, Transport:*http.Transport, Clock:clock.realClock}`,
+		`Impersonate:kubeconfig.Impersonation{User:"jane", UID:"", Groups:[]string(nil), Extra:map[string][]string(nil)}, QPS:100, Timeout:30000000000, Transport:*http.Transport, Clock:clock.realClock}`,
 		fmt.Sprintf("%#v", c))
 	require.Equal(t, "{}", fmt.Sprint(Config{}))
 	require.True(t, strings.HasPrefix(fmt.Sprintf("%d", c), "%!d({Host:"))

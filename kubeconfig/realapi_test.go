@@ -1,4 +1,4 @@
-package httpwatch
+package kubeconfig
 
 import (
 	"encoding/json"
@@ -76,7 +76,7 @@ contexts:
 			if tt.context == "nobody" && os.Getenv("REALAPI_AUTHZ") != "RBAC" {
 				t.Skip("the server allows everyone unless started with REALAPI_AUTHZ=RBAC")
 			}
-			cfg, err := LoadKubeconfig(path, tt.context)
+			cfg, err := Load(path, tt.context)
 			require.NoError(t, err)
 			rt, err := cfg.RoundTripper()
 			require.NoError(t, err)
@@ -98,7 +98,7 @@ contexts:
 
 	t.Run("wrong CA", func(t *testing.T) {
 		other := newTestCA(t, "not-the-cluster-ca")
-		cfg, err := LoadKubeconfig(path, "admin")
+		cfg, err := Load(path, "admin")
 		require.NoError(t, err)
 		cfg.CAFile, cfg.CAData = "", other.pem
 		_, _, err = get(t, cfg)

@@ -1,4 +1,4 @@
-package httpwatch
+package kubeconfig
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// ErrNotInCluster is returned by InClusterConfig, and wrapped by
+// ErrNotInCluster is returned by InCluster, and wrapped by
 // FromEnvironment when it finds no kubeconfig either, when the process is not
 // in a pod: KUBERNETES_SERVICE_HOST or KUBERNETES_SERVICE_PORT is unset.
 var ErrNotInCluster = errors.New("not running in a Kubernetes pod: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not both set")
@@ -18,12 +18,12 @@ var ErrNotInCluster = errors.New("not running in a Kubernetes pod: KUBERNETES_SE
 // token, CA bundle and namespace.
 const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
-// InClusterConfig describes the API server as seen from inside a pod: the
+// InCluster describes the API server as seen from inside a pod: the
 // service address from KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT,
 // the pod's service-account token (as BearerTokenFile, so the rotating
 // projected token is re-read), its CA bundle, and its namespace
 // (POD_NAMESPACE if set, else the mounted namespace file, else "default").
-func InClusterConfig() (*Config, error) {
+func InCluster() (*Config, error) {
 	return inClusterConfig("/", os.Getenv)
 }
 
