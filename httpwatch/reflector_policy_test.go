@@ -19,8 +19,8 @@ import (
 // be derived by the reflector itself, and the tests check the requests it
 // makes next.
 
-// transition is one step of the state machine as drive saw it.
-type transition struct {
+// drivenStep is one step of the state machine as driveScript saw it.
+type drivenStep struct {
 	phase  phase
 	wait   time.Duration
 	lastRV string // LastSyncResourceVersion after the step
@@ -45,12 +45,12 @@ func (s *scriptSource) answers(st state) bool {
 	return true
 }
 
-// drive runs the state machine from s as Run does, without waiting out the
-// backoffs (drive returns them), until the next step needs an answer the
+// driveScript runs the state machine from s as Run does, without waiting out the
+// backoffs (it returns them), until the next step needs an answer the
 // script does not have.
-func drive(t *testing.T, r *Reflector, src *scriptSource, s state) []transition {
+func driveScript(t *testing.T, r *Reflector, src *scriptSource, s state) []drivenStep {
 	t.Helper()
-	var out []transition
+	var out []drivenStep
 	for range 100 {
 		if !src.answers(s) {
 			if s.phase == phaseStream {
@@ -60,7 +60,7 @@ func drive(t *testing.T, r *Reflector, src *scriptSource, s state) []transition 
 			return out
 		}
 		next, wait := r.step(context.Background(), s)
-		out = append(out, transition{phase: next.phase, wait: wait, lastRV: r.LastSyncResourceVersion()})
+		out = append(out, drivenStep{phase: next.phase, wait: wait, lastRV: r.LastSyncResourceVersion()})
 		s = next
 	}
 	t.Fatalf("the script was not used up within 100 steps: %v", out)
@@ -111,14 +111,14 @@ type policyCase struct {
 	calls    []string // sink calls; nil is not checked
 }
 
-func (tc policyCase) run(t *testing.T) (*Reflector, *scriptSource, []transition) {
+func (tc policyCase) run(t *testing.T) (*Reflector, *scriptSource, []drivenStep) {
 	t.Helper()
 	src := &scriptSource{pages: tc.pages, watches: tc.watches}
 	r, sink, _ := newTestReflector(src)
 	if tc.prep != nil {
 		tc.prep(r)
 	}
-	steps := drive(t, r, src, tc.from)
+	steps := driveScript(t, r, src, tc.from)
 	assert.Equal(t, tc.lists, listVersions(src), "resourceVersion of the lists")
 	assert.Equal(t, tc.watchRVs, watchVersions(src), "resourceVersion of the watches")
 	if tc.calls != nil {
@@ -360,7 +360,7 @@ func TestReflectorVeryShortWatch(t *testing.T) {
 				func(ListOptions) (Watcher, error) { return w, nil },
 				watchOf(newWatcher()),
 			}
-			got := drive(t, r, src, state{})
+			got := driveScript(t, r, src, state{})
 			assert.Equal(t, tc.lists, listVersions(src)[:len(tc.lists)], "lists")
 			assert.Equal(t, tc.watchRVs, watchVersions(src)[:len(tc.watchRVs)], "watches")
 			// start, list, watch, then one stream step per scripted step.
@@ -498,7 +498,7 @@ func TestReflectorWatchFromAnyVersion(t *testing.T) {
 			if tc.prep != nil {
 				tc.prep(r)
 			}
-			steps := drive(t, r, src, tc.from)
+			steps := driveScript(t, r, src, tc.from)
 			var rvs []string
 			for _, s := range steps {
 				if s.phase == phaseStream {
@@ -514,8 +514,8 @@ func TestReflectorWatchFromAnyVersion(t *testing.T) {
 	}
 }
 
-// sequence returns the values one after another, then the last forever.
-func sequence(vs ...float64) func() float64 {
+// randomSequence returns the values one after another, then the last forever.
+func randomSequence(vs ...float64) func() float64 {
 	return func() float64 {
 		v := vs[0]
 		if len(vs) > 1 {
@@ -550,8 +550,8 @@ func TestReflectorWatchTimeouts(t *testing.T) {
 			if tc.min > 0 {
 				r.MinWatchTimeout = tc.min
 			}
-			r.Random = sequence(tc.random...)
-			drive(t, r, src, state{})
+			r.Random = randomSequence(tc.random...)
+			driveScript(t, r, src, state{})
 			src.mu.Lock()
 			defer src.mu.Unlock()
 			var got []int64
