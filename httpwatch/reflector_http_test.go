@@ -123,7 +123,12 @@ func TestReflectorReportsUndecodableStream(t *testing.T) {
 	r.Clock = fc
 	r.Random = func() float64 { return 0 }
 	errs := make(chan error, 10)
-	r.OnError = func(err error) { errs <- err }
+	r.OnError = func(err error) {
+		select {
+		case errs <- err:
+		default: // a reflector gone wrong must not block on the test
+		}
+	}
 	runPolicyReflector(t, r)
 	ctx := policyCtx(t)
 
@@ -172,7 +177,7 @@ func TestReflectorCancelDuringList(t *testing.T) {
 		t.Run(map[int]string{1: "first page", 2: "second page"}[heldPage], func(t *testing.T) {
 			arrived := make(chan struct{})
 			release := make(chan struct{})
-			var once sync.Once
+			var once, arrivedOnce sync.Once
 			releaseAll := func() { once.Do(func() { close(release) }) }
 			srv := serve(t, func(w http.ResponseWriter, req *http.Request) {
 				page := 1
@@ -180,12 +185,12 @@ func TestReflectorCancelDuringList(t *testing.T) {
 					page = 2
 				}
 				if page == heldPage {
-					close(arrived)
+					arrivedOnce.Do(func() { close(arrived) })
 					select {
 					case <-release:
 					case <-req.Context().Done():
 					}
-					http.Error(w, "released", http.StatusServiceUnavailable)
+					http.Error(w, "released", http.StatusBadRequest) // not retried
 					return
 				}
 				w.Header().Set("Content-Type", "application/json")
