@@ -25,13 +25,15 @@ func runPolicyReflector(t *testing.T, r *Reflector) (cancel func(), done <-chan 
 	return cancel, d
 }
 
+// policyCtx bounds a test's waits.
 func policyCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-// serverQueries returns the query parameter key of every request of verb, in order.
+// serverQueries returns the query parameter key of every request of verb,
+// in order.
 func serverQueries(s *watchtest.Server, verb, key string) []string {
 	var out []string
 	for _, r := range s.Requests() {
@@ -51,7 +53,7 @@ func TestReflectorRelistAfterWatchGoneOverHTTP(t *testing.T) {
 	s := watchtest.NewUnstartedServer()
 	s.BookmarkInterval = 0
 	s.Start()
-	defer s.Close()
+	t.Cleanup(s.Close) // after the reflector stops
 	_, err := s.Create(watchtest.Pods, `{"metadata":{"name":"a","namespace":"ns"}}`)
 	require.NoError(t, err)
 
