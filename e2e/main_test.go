@@ -1,12 +1,16 @@
 // Package e2e tests listwatch against a real kube-apiserver through the
-// public API only. Every test is skipped unless REALAPI_URL is set:
+// public API only. Every test is skipped unless the REALAPI_* variables
+// that scripts/realapi.sh exports are set:
 //
 //	eval "$(scripts/realapi.sh start)"
 //	go test -race -v ./e2e/
 //	scripts/realapi.sh stop "$REALAPI_DIR"
 //
-// The last tests restart the kube-apiserver (with other flags) through the
-// files scripts/realapi.sh leaves in REALAPI_DIR.
+// With REALAPI_REQUIRED set (.ci/run sets it once its server is up), a
+// missing variable fails the test instead: the suite must not pass by
+// skipping. Some tests restart the kube-apiserver with other flags, through
+// the files scripts/realapi.sh leaves in REALAPI_DIR, and restore them when
+// they end, so tests do not depend on their order.
 package e2e
 
 import (
@@ -30,13 +34,25 @@ func TestMain(m *testing.M) {
 
 const wait = 60 * time.Second
 
+// env returns the environment variable name, one of those
+// scripts/realapi.sh exports. If it is not set the test is skipped, or fails
+// when REALAPI_REQUIRED says a kube-apiserver was started for it.
+func env(t *testing.T, name string) string {
+	t.Helper()
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	msg := name + ` not set: start a kube-apiserver with eval "$(scripts/realapi.sh start)"`
+	if os.Getenv("REALAPI_REQUIRED") != "" {
+		t.Fatal(msg + " (REALAPI_REQUIRED is set: the suite must run, not skip)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
 func config(t *testing.T) *httpwatch.Config {
 	t.Helper()
-	host := os.Getenv("REALAPI_URL")
-	if host == "" {
-		t.Skip("REALAPI_URL not set: start a server with scripts/realapi.sh")
-	}
-	return &httpwatch.Config{Host: host, BearerToken: os.Getenv("REALAPI_TOKEN"), CAFile: os.Getenv("REALAPI_CA"), QPS: -1, Timeout: 30 * time.Second}
+	return &httpwatch.Config{Host: env(t, "REALAPI_URL"), BearerToken: env(t, "REALAPI_TOKEN"), CAFile: env(t, "REALAPI_CA"), QPS: -1, Timeout: 30 * time.Second}
 }
 
 func client(t *testing.T) *httpwatch.Client {

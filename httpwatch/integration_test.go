@@ -13,21 +13,31 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// realAPIEnv returns the environment variable name, one of those that
+// scripts/realapi.sh exports for a real kube-apiserver. If it is not set the
+// test is skipped, or fails when REALAPI_REQUIRED says a server was started
+// for it (.ci/run sets it): the integration tests must not pass by skipping.
+func realAPIEnv(t *testing.T, name string) string {
+	t.Helper()
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	msg := name + ` not set: start a kube-apiserver with eval "$(scripts/realapi.sh start)" from the repository root`
+	if os.Getenv("REALAPI_REQUIRED") != "" {
+		t.Fatal(msg + " (REALAPI_REQUIRED is set: the tests must run, not skip)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
 // realAPI returns a client for the kube-apiserver named by REALAPI_URL,
-// REALAPI_TOKEN and REALAPI_CA (a file), or skips the test. Start one with
-// eval "$(../shared/realapi/start.sh)".
+// REALAPI_TOKEN and REALAPI_CA (a file), or skips the test (see realAPIEnv).
 func realAPI(t *testing.T) *Client {
 	t.Helper()
-	host := os.Getenv("REALAPI_URL")
-	if host == "" {
-		t.Skip("REALAPI_URL not set: no real kube-apiserver to test against")
-	}
-	cfg := &Config{Host: host, BearerToken: os.Getenv("REALAPI_TOKEN"), Timeout: 30 * time.Second, QPS: -1}
-	if ca := os.Getenv("REALAPI_CA"); ca != "" {
-		pem, err := os.ReadFile(ca)
-		require.NoError(t, err)
-		cfg.CAData = pem
-	}
+	cfg := &Config{Host: realAPIEnv(t, "REALAPI_URL"), BearerToken: realAPIEnv(t, "REALAPI_TOKEN"), Timeout: 30 * time.Second, QPS: -1}
+	pem, err := os.ReadFile(realAPIEnv(t, "REALAPI_CA"))
+	require.NoError(t, err)
+	cfg.CAData = pem
 	c, err := NewClient(cfg)
 	require.NoError(t, err)
 	t.Cleanup(c.CloseIdleConnections)
