@@ -1,12 +1,16 @@
 // Package e2e tests listwatch against a real kube-apiserver through the
-// public API only. Every test is skipped unless REALAPI_URL is set:
+// public API only. Every test is skipped unless the REALAPI_* variables
+// that scripts/realapi.sh exports are set:
 //
 //	eval "$(scripts/realapi.sh start)"
 //	go test -race -v ./e2e/
 //	scripts/realapi.sh stop "$REALAPI_DIR"
 //
-// The last tests restart the kube-apiserver (with other flags) through the
-// files scripts/realapi.sh leaves in REALAPI_DIR.
+// With REALAPI_REQUIRED set (.ci/run sets it once its server is up), a
+// missing variable fails the test instead: the suite must not pass by
+// skipping. Some tests restart the kube-apiserver with other flags, through
+// the files scripts/realapi.sh leaves in REALAPI_DIR, and restore them when
+// they end, so tests do not depend on their order.
 package e2e
 
 import (
@@ -21,6 +25,7 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/realapi"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
 )
@@ -33,11 +38,7 @@ const wait = 60 * time.Second
 
 func config(t *testing.T) *kubeconfig.Config {
 	t.Helper()
-	host := os.Getenv("REALAPI_URL")
-	if host == "" {
-		t.Skip("REALAPI_URL not set: start a server with scripts/realapi.sh")
-	}
-	return &kubeconfig.Config{Host: host, BearerToken: os.Getenv("REALAPI_TOKEN"), CAFile: os.Getenv("REALAPI_CA"), QPS: -1, Timeout: 30 * time.Second}
+	return &kubeconfig.Config{Host: realapi.Env(t, "REALAPI_URL"), BearerToken: realapi.Env(t, "REALAPI_TOKEN"), CAFile: realapi.Env(t, "REALAPI_CA"), QPS: -1, Timeout: 30 * time.Second}
 }
 
 func client(t *testing.T) *httpwatch.Client {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,42 +20,59 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/realapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// restartAPIServer kills the kube-apiserver scripts/realapi.sh started and
-// starts it again with some flags changed, then waits until it is ready.
-// The changed flags stay for later restarts.
-func restartAPIServer(t *testing.T, flags map[string]string) {
+// reconfigureAPIServer makes the kube-apiserver scripts/realapi.sh started
+// run with some flags changed, restarting it if any flag changes. When the
+// test ends the server is restarted with its former flags, so that no other
+// test sees this configuration and the order of tests does not matter.
+func reconfigureAPIServer(t *testing.T, flags map[string]string) {
 	t.Helper()
-	dir := os.Getenv("REALAPI_DIR")
-	if dir == "" {
-		t.Skip("REALAPI_DIR not set: the server was not started by scripts/realapi.sh")
+	dir := realapi.Env(t, "REALAPI_DIR")
+	b, err := os.ReadFile(filepath.Join(dir, "apiserver.args"))
+	require.NoError(t, err)
+	before := strings.TrimSpace(string(b))
+	after := withFlags(before, flags)
+	if after == before {
+		return
 	}
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		require.NoError(t, err)
-		return strings.TrimSpace(string(b))
-	}
-	bin := read("apiserver.bin")
-	var args []string
+	restartAPIServer(t, dir, after)
+	t.Cleanup(func() { restartAPIServer(t, dir, before) })
+}
+
+// withFlags returns args, one flag a line, with flags set to their values.
+func withFlags(args string, flags map[string]string) string {
+	var out []string
 	seen := map[string]bool{}
-	for _, a := range strings.Split(read("apiserver.args"), "\n") {
+	for _, a := range strings.Split(args, "\n") {
 		name, _, _ := strings.Cut(a, "=")
 		if v, ok := flags[name]; ok {
 			a = name + "=" + v
 			seen[name] = true
 		}
-		args = append(args, a)
+		out = append(out, a)
 	}
-	for name, v := range flags {
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
 		if !seen[name] {
-			args = append(args, name+"="+v)
+			out = append(out, name+"="+flags[name])
 		}
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "apiserver.args"), []byte(strings.Join(args, "\n")+"\n"), 0o644))
+	return strings.Join(out, "\n")
+}
 
+// restartAPIServer kills the kube-apiserver in dir and starts it again with
+// args (one flag a line), then waits until it is ready.
+func restartAPIServer(t *testing.T, dir, args string) {
+	t.Helper()
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		return strings.TrimSpace(string(b))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "apiserver.args"), []byte(args+"\n"), 0o644))
 	pid, err := strconv.Atoi(read("kube-apiserver.pid"))
 	require.NoError(t, err)
 	if p, err := os.FindProcess(pid); err == nil {
@@ -64,7 +83,7 @@ func restartAPIServer(t *testing.T, flags map[string]string) {
 	logf, err := os.OpenFile(filepath.Join(dir, "kube-apiserver.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	require.NoError(t, err)
 	defer logf.Close()
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(read("apiserver.bin"), strings.Split(args, "\n")...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	require.NoError(t, cmd.Start())
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "kube-apiserver.pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644))
@@ -75,7 +94,7 @@ func restartAPIServer(t *testing.T, flags map[string]string) {
 // compactEtcd compacts the etcd behind the kube-apiserver up to revision.
 func compactEtcd(t *testing.T, revision string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(os.Getenv("REALAPI_DIR"), "apiserver.args"))
+	b, err := os.ReadFile(filepath.Join(realapi.Env(t, "REALAPI_DIR"), "apiserver.args"))
 	require.NoError(t, err)
 	var etcd string
 	for _, a := range strings.Split(string(b), "\n") {
@@ -97,7 +116,7 @@ func compactEtcd(t *testing.T, revision string) {
 // notification is lost or doubled: objects untouched across the restart get
 // none. An informer resuming from a version compacted away gets 410, relists
 // and converges.
-func TestZRestartMidWatchAndCompaction(t *testing.T) {
+func TestRestartMidWatchAndCompaction(t *testing.T) {
 	c := client(t)
 	ns := namespace(t, c)
 	rc := c.Resource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: ns})
@@ -117,7 +136,7 @@ func TestZRestartMidWatchAndCompaction(t *testing.T) {
 	require.Eventually(t, reg.HasSynced, wait, 10*time.Millisecond)
 	oldRV := inf.LastSyncResourceVersion()
 
-	restartAPIServer(t, map[string]string{"--watch-cache": "false"})
+	reconfigureAPIServer(t, map[string]string{"--watch-cache": "false"})
 
 	for i := range 5 {
 		name := fmt.Sprintf("cm-%02d", i)
@@ -177,14 +196,12 @@ func TestZRestartMidWatchAndCompaction(t *testing.T) {
 }
 
 // A token without rights under RBAC gets a clear Forbidden error, from a
-// list, a watch and an informer.
-func TestZZForbiddenUnderRBAC(t *testing.T) {
+// list, a watch and an informer. A server not started with
+// REALAPI_AUTHZ=RBAC is restarted with RBAC for the test.
+func TestForbiddenUnderRBAC(t *testing.T) {
 	cfg := config(t)
-	nobody := os.Getenv("REALAPI_TOKEN_NOBODY")
-	if nobody == "" {
-		t.Skip("REALAPI_TOKEN_NOBODY not set")
-	}
-	restartAPIServer(t, map[string]string{"--authorization-mode": "RBAC"})
+	nobody := realapi.Env(t, "REALAPI_TOKEN_NOBODY")
+	reconfigureAPIServer(t, map[string]string{"--authorization-mode": "RBAC"})
 	cfg.BearerToken = nobody
 	c, err := httpwatch.NewClient(cfg)
 	require.NoError(t, err)

@@ -10,25 +10,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/realapi"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
 )
 
 // realAPI returns a client for the kube-apiserver named by REALAPI_URL,
-// REALAPI_TOKEN and REALAPI_CA (a file), or skips the test. Start one with
-// eval "$(../shared/realapi/start.sh)".
+// REALAPI_TOKEN and REALAPI_CA (a file), or skips the test (see package internal/realapi).
 func realAPI(t *testing.T) *Client {
 	t.Helper()
-	host := os.Getenv("REALAPI_URL")
-	if host == "" {
-		t.Skip("REALAPI_URL not set: no real kube-apiserver to test against")
-	}
-	cfg := &kubeconfig.Config{Host: host, BearerToken: os.Getenv("REALAPI_TOKEN"), Timeout: 30 * time.Second, QPS: -1}
-	if ca := os.Getenv("REALAPI_CA"); ca != "" {
-		pem, err := os.ReadFile(ca)
-		require.NoError(t, err)
-		cfg.CAData = pem
-	}
+	cfg := &kubeconfig.Config{Host: realapi.Env(t, "REALAPI_URL"), BearerToken: realapi.Env(t, "REALAPI_TOKEN"), Timeout: 30 * time.Second, QPS: -1}
+	pem, err := os.ReadFile(realapi.Env(t, "REALAPI_CA"))
+	require.NoError(t, err)
+	cfg.CAData = pem
 	c, err := NewClient(cfg)
 	require.NoError(t, err)
 	t.Cleanup(c.CloseIdleConnections)

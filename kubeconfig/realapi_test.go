@@ -8,18 +8,18 @@ import (
 	"os"
 	"testing"
 
+	"github.com/listwatch/listwatch/internal/realapi"
 	"github.com/stretchr/testify/require"
 )
 
 // TestRealAPIServer talks to a real kube-apiserver through kubeconfig files
-// written here. It runs only when REALAPI_URL is set (see
-// shared/realapi/start.sh); the 403 case needs REALAPI_AUTHZ=RBAC.
+// written here. It runs only when the variables scripts/realapi.sh exports
+// are set (see package internal/realapi); the 403 case needs a server started with
+// REALAPI_AUTHZ=RBAC.
 func TestRealAPIServer(t *testing.T) {
-	server := os.Getenv("REALAPI_URL")
-	if server == "" {
-		t.Skip("REALAPI_URL is not set")
-	}
-	token, nobody, ca := os.Getenv("REALAPI_TOKEN"), os.Getenv("REALAPI_TOKEN_NOBODY"), os.Getenv("REALAPI_CA")
+	server := realapi.Env(t, "REALAPI_URL")
+	token, nobody, ca := realapi.Env(t, "REALAPI_TOKEN"), realapi.Env(t, "REALAPI_TOKEN_NOBODY"), realapi.Env(t, "REALAPI_CA")
+	authz := realapi.Env(t, "REALAPI_AUTHZ")
 	self, err := os.Executable()
 	require.NoError(t, err)
 	dir := t.TempDir()
@@ -73,8 +73,8 @@ contexts:
 	}
 	for _, tt := range tests {
 		t.Run(tt.context, func(t *testing.T) {
-			if tt.context == "nobody" && os.Getenv("REALAPI_AUTHZ") != "RBAC" {
-				t.Skip("the server allows everyone unless started with REALAPI_AUTHZ=RBAC")
+			if tt.context == "nobody" && authz != "RBAC" {
+				t.Skipf("the server allows everyone: REALAPI_AUTHZ is %s, not RBAC", authz)
 			}
 			cfg, err := Load(path, tt.context)
 			require.NoError(t, err)

@@ -112,6 +112,7 @@ export REALAPI_TOKEN=$token
 export REALAPI_TOKEN_NOBODY=$nobody
 export REALAPI_CA=$dir/certs/apiserver.crt
 export REALAPI_DIR=$dir
+export REALAPI_AUTHZ=${REALAPI_AUTHZ:-AlwaysAllow}
 OUT
       return 0
     fi
