@@ -3,7 +3,7 @@
 //
 // An Informer runs the pipeline
 //
-//	httpwatch.Reflector → delta.FIFO → indexer.Cache → processor.Processor → your handlers
+//	reflector.Reflector → delta.FIFO → indexer.Cache → processor.Processor → your handlers
 //
 // for one resource: the reflector lists and watches the server, the FIFO
 // queues each object's changes, the indexer holds the cache, and the

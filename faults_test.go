@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -83,7 +84,7 @@ func TestInformerUnderFaults(t *testing.T) {
 	client.RetryWaitMin, client.RetryWaitMax = time.Millisecond, 5*time.Millisecond
 
 	inf := NewInformer(client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), 0)
-	inf.Reflector.Backoff = httpwatch.Backoff{Initial: time.Millisecond, Cap: 10 * time.Millisecond, Factor: 2}
+	inf.Reflector.Backoff = reflector.Backoff{Initial: time.Millisecond, Cap: 10 * time.Millisecond, Factor: 2}
 	checkers := []*sequenceChecker{{view: map[string]uint64{}}, {view: map[string]uint64{}}}
 	for _, c := range checkers {
 		_, err := inf.AddEventHandler(c)

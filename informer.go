@@ -12,6 +12,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/processor"
+	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/store"
 )
 
@@ -51,7 +52,7 @@ var (
 //     instead of a tombstone to unwrap.
 type Informer struct {
 	// Reflector fills the informer from its source; set its fields before Run.
-	Reflector *httpwatch.Reflector
+	Reflector *reflector.Reflector
 	// Processor fans notifications out to handlers; set its fields before Run.
 	Processor *processor.Processor[*Object]
 
@@ -82,7 +83,7 @@ func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer
 	}
 	inf.fifo = delta.NewFIFO(store.MetaNamespaceKey[*Object])
 	inf.fifo.KnownObjects = inf.indexer
-	inf.Reflector = httpwatch.NewReflector(source, inf.fifo)
+	inf.Reflector = reflector.New(source, inf.fifo)
 	inf.Processor.Synced = inf.HasSynced
 	return inf
 }
@@ -101,7 +102,7 @@ func (inf *Informer) SetTransform(f func(*Object) (*Object, error)) error {
 }
 
 // SetWatchErrorHandler sets a function that sees every error the reflector
-// recovers from (each a *httpwatch.SyncError). It fails once the informer
+// recovers from (each a *reflector.SyncError). It fails once the informer
 // has started.
 func (inf *Informer) SetWatchErrorHandler(f func(error)) error {
 	inf.mu.Lock()
@@ -192,7 +193,7 @@ func (inf *Informer) LastSyncResourceVersion() string {
 // Stats is a snapshot of what an informer holds and has done: enough to
 // export cache sizes and sync health as metrics.
 type Stats struct {
-	httpwatch.ReflectorStats
+	reflector.Stats
 	Objects int // objects in the cache
 	Queued  int // keys with changes not yet applied to the cache
 }
@@ -200,7 +201,7 @@ type Stats struct {
 // Stats returns a snapshot of the informer's counters. Each handler's backlog
 // is its Registration's Pending.
 func (inf *Informer) Stats() Stats {
-	return Stats{ReflectorStats: inf.Reflector.Stats(), Objects: inf.indexer.Len(), Queued: inf.fifo.Len()}
+	return Stats{Stats: inf.Reflector.Stats(), Objects: inf.indexer.Len(), Queued: inf.fifo.Len()}
 }
 
 // IsStopped reports whether Run has returned.

@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -52,7 +53,7 @@ func TestInformerReportsDecodeErrors(t *testing.T) {
 	inf.Reflector.WatchList = false
 	// After the error the reflector waits on this clock, which never moves.
 	inf.Reflector.Clock = clock.NewFake(time.Unix(0, 0))
-	inf.Reflector.Backoff = httpwatch.Backoff{Initial: time.Second}
+	inf.Reflector.Backoff = reflector.Backoff{Initial: time.Second}
 	errs := make(chan error, 10)
 	require.NoError(t, inf.SetWatchErrorHandler(func(err error) { errs <- err }))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -66,7 +67,7 @@ func TestInformerReportsDecodeErrors(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("the watch error handler saw nothing")
 	}
-	var se *httpwatch.SyncError
+	var se *reflector.SyncError
 	require.ErrorAs(t, got, &se)
 	assert.Equal(t, "watch", se.Op)
 	var de *httpwatch.DecodeError

@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/processor"
+	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -53,7 +54,7 @@ func TestInformerRelistAfterOutageDeliversEachChange(t *testing.T) {
 	inf.Reflector.WatchList = false
 	inf.Reflector.Clock = fake
 	inf.Processor.Clock = fake
-	inf.Reflector.Backoff = httpwatch.Backoff{Initial: time.Second}
+	inf.Reflector.Backoff = reflector.Backoff{Initial: time.Second}
 	recs := []*recorder{newRecorder(), newRecorder(), newRecorder()}
 	var regs []*processor.Registration
 	for i, rec := range recs {

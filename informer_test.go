@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/internal/parked"
+	"github.com/listwatch/listwatch/reflector"
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
@@ -217,7 +218,7 @@ func cacheView(inf *Informer) map[string]string {
 func startInformer(t *testing.T, src *memSource, resync time.Duration) (*Informer, func()) {
 	t.Helper()
 	inf := NewInformer(src, resync)
-	inf.Reflector.Backoff = httpwatch.Backoff{} // relist at once: these tests are about the informer
+	inf.Reflector.Backoff = reflector.Backoff{} // relist at once: these tests are about the informer
 	return inf, func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

@@ -21,6 +21,7 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/realapi"
+	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -232,7 +233,7 @@ func TestForbiddenUnderRBAC(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	select {
 	case err := <-first:
-		var sync *httpwatch.SyncError
+		var sync *reflector.SyncError
 		require.True(t, errors.As(err, &sync), "%v", err)
 		assert.True(t, httpwatch.IsForbidden(err), "%v", err)
 	case <-ctx.Done():

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,7 +38,7 @@ func (m cpuMeter) report(bytesPerOp int) {
 
 // watchStream repeats the recorded pod frames (about 2 KB each) n times.
 func watchStream(b *testing.B, n int) (body []byte, events int) {
-	fx := loadFixture(b, "watch-from-rv.jsonl")
+	fx := fixtures.Load(b, "watch-from-rv.jsonl")
 	frames := bytes.Count(fx.Body, []byte("\n"))
 	return bytes.Repeat(fx.Body, n), n * frames
 }
@@ -46,7 +47,7 @@ func watchStream(b *testing.B, n int) (body []byte, events int) {
 // JSON size of its items.
 func podList(b testing.TB, n int) (body []byte, itemBytes int) {
 	var ref struct{ Items []json.RawMessage }
-	require.NoError(b, json.Unmarshal(loadFixture(b, "pod-list.json").Body, &ref))
+	require.NoError(b, json.Unmarshal(fixtures.Load(b, "pod-list.json").Body, &ref))
 	var buf bytes.Buffer
 	buf.WriteString(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"75"},"items":[`)
 	for i := range n {
@@ -137,7 +138,7 @@ func BenchmarkListScan(b *testing.B) {
 // BenchmarkDropManagedFields measures the exported transform on a cached
 // object (one copy without the field).
 func BenchmarkDropManagedFields(b *testing.B) {
-	p, err := scanList(bytes.NewReader(loadFixture(b, "pod-list.json").Body), &scanOptions{})
+	p, err := scanList(bytes.NewReader(fixtures.Load(b, "pod-list.json").Body), &scanOptions{})
 	require.NoError(b, err)
 	o := p.Items[0]
 	b.SetBytes(int64(len(o.Raw())))

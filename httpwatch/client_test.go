@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/apitest"
+	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
 )
@@ -49,7 +51,7 @@ func TestHostPathPrefix(t *testing.T) {
 	srv := serveFixture(t, "pod-list.json")
 	_, err := newTestClient(t, srv.URL+"/k8s/clusters/c1").Resource(pods).ListPage(context.Background(), ListOptions{})
 	require.NoError(t, err)
-	require.Equal(t, "/k8s/clusters/c1/api/v1/namespaces/fixtures/pods", srv.seen()[0].URL.Path)
+	require.Equal(t, "/k8s/clusters/c1/api/v1/namespaces/fixtures/pods", srv.Requests()[0].URL.Path)
 }
 
 func TestNewClientRejectsBadHosts(t *testing.T) {
@@ -98,13 +100,13 @@ func TestParseListOptionsSpellings(t *testing.T) {
 // The request the client sends for a list, a watch and a get, in both
 // modes.
 func TestRequestsSent(t *testing.T) {
-	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case r.URL.Query().Get("watch") != "":
 			io.WriteString(w, podFrame)
 		case strings.HasSuffix(r.URL.Path, "/pods"):
-			w.Write(loadFixture(t, "pod-list.json").Body)
+			w.Write(fixtures.Load(t, "pod-list.json").Body)
 		default:
 			io.WriteString(w, `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}`)
 		}
@@ -122,7 +124,7 @@ func TestRequestsSent(t *testing.T) {
 		_, err = rc.Get(ctx, "a")
 		require.NoError(t, err)
 	}
-	seen := srv.seen()
+	seen := srv.Requests()
 	require.Len(t, seen, 6)
 	want := []struct{ query, accept string }{
 		{"labelSelector=a%3Db&limit=2", "application/json"},
@@ -177,10 +179,10 @@ func TestRateLimiterHonoursContext(t *testing.T) {
 
 // statusSequence answers with the given statuses in turn, then 200 with a
 // pod list.
-func statusSequence(t *testing.T, statuses ...int) (*fakeAPI, *atomic.Int32) {
+func statusSequence(t *testing.T, statuses ...int) (*apitest.Server, *atomic.Int32) {
 	var n atomic.Int32
-	list := loadFixture(t, "pod-list.json").Body
-	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+	list := fixtures.Load(t, "pod-list.json").Body
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		i := int(n.Add(1)) - 1
 		w.Header().Set("Content-Type", "application/json")
 		if i < len(statuses) {
@@ -233,11 +235,11 @@ func TestListRetries(t *testing.T) {
 		require.EqualValues(t, 1, n.Load())
 	})
 	t.Run("too large resourceVersion is returned at once", func(t *testing.T) {
-		fx := loadFixture(t, "list-rv-too-large.json")
-		srv := serve(t, func(w http.ResponseWriter, r *http.Request) { writeFixture(w, fx) })
+		fx := fixtures.Load(t, "list-rv-too-large.json")
+		srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) { fx.ServeHTTP(w, nil) })
 		_, err := newTestClient(t, srv.URL).Resource(pods).ListPage(context.Background(), ListOptions{ResourceVersion: "1000212", ResourceVersionMatch: "NotOlderThan"})
 		require.True(t, IsResourceVersionTooLarge(err))
-		require.Len(t, srv.seen(), 1)
+		require.Len(t, srv.Requests(), 1)
 	})
 	t.Run("connection refused", func(t *testing.T) {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -252,7 +254,7 @@ func TestListRetries(t *testing.T) {
 	})
 	t.Run("context cancelled while waiting to retry", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 			cancel()
 			w.WriteHeader(503)
 		})
@@ -294,7 +296,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestCRUD(t *testing.T) {
-	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		switch r.Method {
@@ -319,7 +321,7 @@ func TestCRUD(t *testing.T) {
 	_, err = rc.Update(ctx, []byte(`{"metadata":{}}`))
 	require.ErrorContains(t, err, "object name")
 
-	seen := srv.seen()
+	seen := srv.Requests()
 	require.Len(t, seen, 3)
 	require.Equal(t, "POST /api/v1/namespaces/ns1/configmaps", seen[0].Method+" "+seen[0].URL.Path)
 	require.Equal(t, "PUT /api/v1/namespaces/ns1/configmaps/a", seen[1].Method+" "+seen[1].URL.Path)
@@ -327,12 +329,12 @@ func TestCRUD(t *testing.T) {
 }
 
 func TestTransformAndDropManagedFields(t *testing.T) {
-	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("watch") != "" {
-			w.Write(loadFixture(t, "watch-from-rv.jsonl").Body)
+			w.Write(fixtures.Load(t, "watch-from-rv.jsonl").Body)
 			return
 		}
-		w.Write(loadFixture(t, "pod-list.json").Body)
+		w.Write(fixtures.Load(t, "pod-list.json").Body)
 	})
 	rc := newTestClient(t, srv.URL).Resource(pods)
 	rc.DropManagedFields = true
@@ -362,7 +364,7 @@ func TestTransformAndDropManagedFields(t *testing.T) {
 // A frame over MaxFrameSize is a clear error and the stream is closed.
 func TestWatchFrameTooLarge(t *testing.T) {
 	closed := make(chan struct{})
-	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, podFrame)
 		io.WriteString(w, `{"type":"ADDED","object":{"metadata":{"name":"`+strings.Repeat("x", 4096)+`"}}}`)
 		w.(http.Flusher).Flush()
@@ -385,7 +387,7 @@ func TestWatchFrameTooLarge(t *testing.T) {
 }
 
 func TestListItemTooLarge(t *testing.T) {
-	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"`+strings.Repeat("x", 70000)+`"}}]}`)
 	})
 	c := newTestClient(t, srv.URL)
@@ -404,7 +406,7 @@ func TestListBodyErrors(t *testing.T) {
 		{"missing comma", `{"items":[{} {}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := serve(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, tc.body) })
+			srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, tc.body) })
 			_, err := newTestClient(t, srv.URL).Resource(pods).ListPage(context.Background(), ListOptions{})
 			require.Error(t, err)
 			require.ErrorContains(t, err, "GET /api/v1/namespaces/fixtures/pods")

@@ -9,12 +9,14 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/listwatch/listwatch/internal/apitest"
+	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/stretchr/testify/require"
 )
 
 // watchBody serves body as a 200 watch response.
 func watchBody(t *testing.T, body string) *ResourceClient {
-	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, body)
 	})
@@ -41,13 +43,13 @@ func TestConformance1WatchNon200IsStatusError(t *testing.T) {
 		check  func(error) bool
 		reason string
 	}{
-		{"recorded 403 Status", 403, string(loadFixture(t, "watch-forbidden.json").Body), IsForbidden, "Forbidden"},
+		{"recorded 403 Status", 403, string(fixtures.Load(t, "watch-forbidden.json").Body), IsForbidden, "Forbidden"},
 		{"410 Status", 410, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410,"message":"too old"}`, IsGone, "Expired"},
 		{"500 without a Status", 500, "<html>proxy error</html>", IsInternalError, "InternalError"},
 		{"429 without a body", 429, "", IsTooManyRequests, "TooManyRequests"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+			srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Retry-After", "2")
 				w.WriteHeader(tc.status)
 				io.WriteString(w, tc.body)
@@ -62,7 +64,7 @@ func TestConformance1WatchNon200IsStatusError(t *testing.T) {
 			require.Equal(t, "/api/v1/namespaces/fixtures/pods", se.Path)
 			require.Equal(t, "2s", se.RetryAfter.String())
 			require.True(t, tc.check(err))
-			require.Len(t, srv.seen(), 1, "a watch is not retried")
+			require.Len(t, srv.Requests(), 1, "a watch is not retried")
 		})
 	}
 }
@@ -71,7 +73,7 @@ func TestConformance1WatchNon200IsStatusError(t *testing.T) {
 // closed the connection before answering) yields an empty, already-ended
 // stream rather than an error.
 func TestConformance2WatchProbableEOFIsEmptyStream(t *testing.T) {
-	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		conn, _, err := http.NewResponseController(w).Hijack()
 		if err == nil {
 			conn.Close()
@@ -141,7 +143,7 @@ func TestConformance4EndOfStream(t *testing.T) {
 		require.False(t, errors.As(err, &de))
 	})
 	t.Run("connection reset inside a frame", func(t *testing.T) {
-		srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 			conn, buf, err := http.NewResponseController(w).Hijack()
 			if err != nil {
 				return
@@ -181,7 +183,7 @@ func TestConformance4EndOfStream(t *testing.T) {
 // Next, and no event is delivered after it, even one already read.
 func TestConformance5Stop(t *testing.T) {
 	closed := make(chan struct{}, 2)
-	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, podFrame+podFrame) // two frames, one chunk
 		w.(http.Flusher).Flush()
@@ -292,7 +294,7 @@ func TestConformance7Predicates(t *testing.T) {
 	require.NotErrorIs(t, &StatusError{Code: 404}, ErrGone)
 
 	// The recorded too-large-RV response is recognised.
-	fx := loadFixture(t, "list-rv-too-large.json")
+	fx := fixtures.Load(t, "list-rv-too-large.json")
 	se := statusFromBody("GET", "/api/v1/pods", fx.Status, http.Header{"Retry-After": {"1"}}, fx.Body)
 	require.True(t, IsResourceVersionTooLarge(se))
 	require.Equal(t, "GET /api/v1/pods: 504 Timeout: Timeout: Too large resource version: 1000212, current: 212", se.Error())
@@ -301,7 +303,7 @@ func TestConformance7Predicates(t *testing.T) {
 // Cancelling the watch's context ends a blocked Next with an error that
 // says so (the reflector is shutting down, nothing to resume).
 func TestWatchContextCancel(t *testing.T) {
-	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, podFrame)
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()

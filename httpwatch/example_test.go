@@ -5,26 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
 )
 
 // fixtureServer serves one recorded kube-apiserver response to every
 // request.
 func fixtureServer(name string) *httptest.Server {
-	body, err := os.ReadFile("testdata/kube-apiserver-1.37/" + name)
+	fx, err := fixtures.Get(name)
 	if err != nil {
 		panic(err)
 	}
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(body)
-	}))
+	return httptest.NewServer(fx)
 }
 
 func ExampleResourceClient_List() {

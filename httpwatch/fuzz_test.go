@@ -5,24 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/listwatch/listwatch/internal/fixtures"
 )
 
 const fuzzMaxFrame = 1 << 16
 
 // addFixtureSeeds seeds a fuzz target with every recorded response.
 func addFixtureSeeds(f *testing.F) {
-	ents, err := os.ReadDir(fixtureDir)
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(fixtureDir, e.Name()))
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, name := range fixtures.Names() {
+		b := fixtures.Load(f, name).Body
 		f.Add(b, uint16(len(b)/2))
 	}
 	f.Add([]byte(`{"a":"\\\"}"}[1,{"b":[]}]`), uint16(5))

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/stretchr/testify/require"
 )
 
@@ -118,14 +119,14 @@ func describeEvent(ev Event) string {
 // out with testdata/golden. Run with -update after a deliberate change and
 // read the diff.
 func TestGoldenFixtures(t *testing.T) {
-	for _, name := range fixtureNames(t) {
+	for _, name := range fixtures.Names() {
 		t.Run(name, func(t *testing.T) {
-			fx := loadFixture(t, name)
+			fx := fixtures.Load(t, name)
 			srv := serveFixture(t, name)
 			rc := newTestClient(t, srv.URL).Resource(pods)
 			rc.c.RetryMax = 0
 			var got string
-			if fx.isWatch() {
+			if fx.IsWatch() {
 				w, err := rc.Watch(context.Background(), ListOptions{ResourceVersion: "1", AllowWatchBookmarks: true})
 				if err != nil {
 					got = describeError(err)

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/listwatch/listwatch/internal/apitest"
+	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/stretchr/testify/require"
 )
 
@@ -112,33 +114,33 @@ func TestListAllNegativeLimitIsUnpaginated(t *testing.T) {
 
 // The recorded pages and expired-continue response, over HTTP.
 func TestListAllOverHTTP(t *testing.T) {
-	page1, page2 := loadFixture(t, "pod-list-page1.json"), loadFixture(t, "pod-list-page2.json")
-	full, expired := loadFixture(t, "pod-list.json"), loadFixture(t, "list-expired-continue.json")
+	page1, page2 := fixtures.Load(t, "pod-list-page1.json"), fixtures.Load(t, "pod-list-page2.json")
+	full, expired := fixtures.Load(t, "pod-list.json"), fixtures.Load(t, "list-expired-continue.json")
 	for _, tc := range []struct {
 		name    string
-		second  fixture
+		second  fixtures.Response
 		wantReq int
 	}{
 		{"continue", page2, 2},
 		{"expired continue", expired, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+			srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 				q := r.URL.Query()
 				switch {
 				case q.Get("continue") != "":
-					writeFixture(w, tc.second)
+					tc.second.ServeHTTP(w, nil)
 				case q.Get("limit") != "":
-					writeFixture(w, page1)
+					page1.ServeHTTP(w, nil)
 				default:
-					writeFixture(w, full)
+					full.ServeHTTP(w, nil)
 				}
 			})
 			all, err := newTestClient(t, srv.URL).Resource(pods).List(context.Background(), ListOptions{ResourceVersion: "0"})
 			require.NoError(t, err)
 			require.Equal(t, []string{"web-1", "web-2", "web-3"}, itemNames(all))
 			require.Equal(t, "75", all.ResourceVersion)
-			seen := srv.seen()
+			seen := srv.Requests()
 			require.Len(t, seen, tc.wantReq)
 			require.Equal(t, "limit=500&resourceVersion=0", seen[0].URL.RawQuery)
 			require.Equal(t, "continue="+page1Continue(t)+"&limit=500", seen[1].URL.RawQuery)
@@ -150,7 +152,7 @@ func TestListAllOverHTTP(t *testing.T) {
 }
 
 func page1Continue(t *testing.T) string {
-	p, err := NewObject(loadFixture(t, "pod-list-page1.json").Body)
+	p, err := NewObject(fixtures.Load(t, "pod-list-page1.json").Body)
 	require.NoError(t, err)
 	return p.Get("metadata.continue").String()
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/stretchr/testify/require"
 )
 
@@ -96,8 +97,8 @@ func TestScannerMatchesBytewise(t *testing.T) {
 				`[{"s":"`+strings.Repeat("[", pad)+slashes+`"},"`+strings.Repeat("}", pad)+`"]`)
 		}
 	}
-	for _, fx := range fixtureNames(t) {
-		inputs = append(inputs, string(loadFixture(t, fx).Body))
+	for _, fx := range fixtures.Names() {
+		inputs = append(inputs, string(fixtures.Load(t, fx).Body))
 	}
 	for _, in := range inputs {
 		for size := 1; size <= 40; size++ {
@@ -155,8 +156,8 @@ func TestClassify(t *testing.T) {
 		all = append(all, byte(i), '"', byte(i*7), '{', byte(255-i), ']')
 	}
 	classifyBoth(t, all)
-	for _, fx := range fixtureNames(t) {
-		classifyBoth(t, loadFixture(t, fx).Body)
+	for _, fx := range fixtures.Names() {
+		classifyBoth(t, fixtures.Load(t, fx).Body)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
 )
@@ -51,7 +52,7 @@ func TestStatusErrorHidesEchoedCredential(t *testing.T) {
 	for _, tt := range tests {
 		for _, code := range []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusInternalServerError} {
 			t.Run(tt.name+"/"+http.StatusText(code), func(t *testing.T) {
-				srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 					w.WriteHeader(code)
 					io.WriteString(w, tt.body)
 				})

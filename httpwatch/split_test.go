@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/stretchr/testify/require"
 )
 
@@ -49,22 +50,22 @@ func scanAll(t testing.TB, chunks [][]byte) string {
 	return b.String()
 }
 
-func fixturesWhere(t *testing.T, keep func(fixture) bool) []fixture {
-	var out []fixture
-	for _, n := range fixtureNames(t) {
-		if fx := loadFixture(t, n); keep(fx) {
+func fixturesWhere(t *testing.T, keep func(fixtures.Response) bool) []fixtures.Response {
+	var out []fixtures.Response
+	for _, n := range fixtures.Names() {
+		if fx := fixtures.Load(t, n); keep(fx) {
 			out = append(out, fx)
 		}
 	}
 	return out
 }
 
-func watchFixtures(t *testing.T) []fixture {
-	return fixturesWhere(t, func(fx fixture) bool { return fx.Status == 200 && fx.isWatch() })
+func watchFixtures(t *testing.T) []fixtures.Response {
+	return fixturesWhere(t, func(fx fixtures.Response) bool { return fx.Status == 200 && fx.IsWatch() })
 }
 
-func listFixtures(t *testing.T) []fixture {
-	return fixturesWhere(t, func(fx fixture) bool { return fx.Status == 200 && !fx.isWatch() })
+func listFixtures(t *testing.T) []fixtures.Response {
+	return fixturesWhere(t, func(fx fixtures.Response) bool { return fx.Status == 200 && !fx.IsWatch() })
 }
 
 // randomChunks cuts b at a random number of random offsets.
@@ -121,7 +122,7 @@ func equalLines(a, b []string) bool {
 // Several frames in one read, without newlines between them, and with
 // blank space of every JSON kind.
 func TestWatchFramesWithoutNewlines(t *testing.T) {
-	fx := loadFixture(t, "watch-from-rv.jsonl")
+	fx := fixtures.Load(t, "watch-from-rv.jsonl")
 	want := decodeAll(t, [][]byte{fx.Body})
 	lines := bytes.Split(bytes.TrimSpace(fx.Body), []byte("\n"))
 	require.Equal(t, want, decodeAll(t, [][]byte{bytes.Join(lines, nil)}))

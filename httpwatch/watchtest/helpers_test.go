@@ -6,8 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/fixtures"
 )
 
 func TestMain(m *testing.M) {
@@ -78,9 +77,7 @@ func get(t *testing.T, s *watchtest.Server, path string) (int, []byte) {
 
 func fixture(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "kube-apiserver-1.37", name))
-	require.NoError(t, err)
-	return b
+	return fixtures.Load(t, name).Body
 }
 
 // keysOf returns the keys of a JSON object in the order written.

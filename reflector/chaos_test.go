@@ -1,4 +1,4 @@
-package httpwatch_test
+package reflector_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/require"
 )
 
@@ -109,9 +110,9 @@ func TestReflectorChaos(t *testing.T) {
 			defer c.CloseIdleConnections()
 			c.RetryWaitMin, c.RetryWaitMax = time.Millisecond, 5*time.Millisecond
 			sink := newModelSink()
-			r := httpwatch.NewReflector(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), sink)
+			r := reflector.New(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), sink)
 			r.WatchList = watchList
-			r.Backoff = httpwatch.Backoff{Initial: time.Millisecond, Cap: 20 * time.Millisecond, Factor: 2}
+			r.Backoff = reflector.Backoff{Initial: time.Millisecond, Cap: 20 * time.Millisecond, Factor: 2}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() { r.Run(ctx); close(done) }()

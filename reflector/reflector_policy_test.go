@@ -1,13 +1,13 @@
-package httpwatch
+package reflector
 
 import (
 	"context"
 	"io"
-	"net/http"
 	"testing"
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -104,8 +104,8 @@ type policyCase struct {
 	name     string
 	prep     func(r *Reflector) // options, never derived state
 	from     state              // the zero state is phaseStart
-	pages    []func(ListOptions) (*Page, error)
-	watches  []func(ListOptions) (Watcher, error)
+	pages    []func(httpwatch.ListOptions) (*httpwatch.Page, error)
+	watches  []func(httpwatch.ListOptions) (httpwatch.Watcher, error)
 	lists    []string // resourceVersion of every list (not of continued pages)
 	watchRVs []string // resourceVersion of every watch
 	calls    []string // sink calls; nil is not checked
@@ -127,16 +127,6 @@ func (tc policyCase) run(t *testing.T) (*Reflector, *scriptSource, []drivenStep)
 	return r, src, steps
 }
 
-// tooLargeFixture is the 504 a kube-apiserver 1.37 answered to a list at a
-// resourceVersion it had not reached.
-func tooLargeFixture(t *testing.T) error {
-	fx := loadFixture(t, "list-rv-too-large.json")
-	h := http.Header{"Retry-After": {fx.RetryAfter}}
-	err := statusFromBody("GET", "/api/v1/pods", fx.Status, h, fx.Body)
-	require.True(t, IsResourceVersionTooLarge(err), "%v", err)
-	return err
-}
-
 // conformance 13, decision 1: a watch that ends with 410 (as an ERROR event
 // or as the answer to the watch request) relists at the last synced
 // resourceVersion, served by the watch cache, never at "" (a quorum read
@@ -145,9 +135,9 @@ func TestReflectorRelistAfterWatchGoneReadsLastSyncedRV(t *testing.T) {
 	for _, tc := range []policyCase{
 		{
 			name:  "conformance 13: ERROR Expired after an event relists at the event's RV",
-			pages: []func(ListOptions) (*Page, error){page("10", "", obj("a", "10")), page("14", "", obj("a", "12"))},
-			watches: []func(ListOptions) (Watcher, error){
-				watchOf(newWatcher(ev(Modified, obj("a", "12")), errEv(errExpired))),
+			pages: []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", "", obj("a", "10")), page("14", "", obj("a", "12"))},
+			watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
+				watchOf(newWatcher(ev(httpwatch.Modified, obj("a", "12")), errEv(errExpired))),
 				watchOf(newWatcher()),
 			},
 			lists: []string{"0", "12"}, watchRVs: []string{"10", "14"},
@@ -155,17 +145,17 @@ func TestReflectorRelistAfterWatchGoneReadsLastSyncedRV(t *testing.T) {
 		},
 		{
 			name:  "conformance 13: a bookmark's RV counts as synced",
-			pages: []func(ListOptions) (*Page, error){page("10", ""), page("20", "")},
-			watches: []func(ListOptions) (Watcher, error){
-				watchOf(newWatcher(ev(Bookmark, obj("", "19")), errEv(errGone))),
+			pages: []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", ""), page("20", "")},
+			watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
+				watchOf(newWatcher(ev(httpwatch.Bookmark, obj("", "19")), errEv(errGone))),
 				watchOf(newWatcher()),
 			},
 			lists: []string{"0", "19"}, watchRVs: []string{"10", "20"},
 		},
 		{
 			name:  "conformance 13: ERROR Gone straight after the list relists at the list's RV",
-			pages: []func(ListOptions) (*Page, error){page("10", ""), page("11", "")},
-			watches: []func(ListOptions) (Watcher, error){
+			pages: []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", ""), page("11", "")},
+			watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
 				watchOf(newWatcher(errEv(errGone))),
 				watchOf(newWatcher()),
 			},
@@ -173,9 +163,9 @@ func TestReflectorRelistAfterWatchGoneReadsLastSyncedRV(t *testing.T) {
 		},
 		{
 			name:  "conformance 13 22: a watch request refused with 410 relists at the last synced RV",
-			pages: []func(ListOptions) (*Page, error){page("10", ""), page("11", "")},
-			watches: []func(ListOptions) (Watcher, error){
-				watchOf(newWatcher(ev(Added, obj("b", "11")), end(io.EOF))),
+			pages: []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", ""), page("11", "")},
+			watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
+				watchOf(newWatcher(ev(httpwatch.Added, obj("b", "11")), end(io.EOF))),
 				watchFail(errExpired),
 				watchOf(newWatcher()),
 			},
@@ -183,10 +173,10 @@ func TestReflectorRelistAfterWatchGoneReadsLastSyncedRV(t *testing.T) {
 		},
 		{
 			name:  "conformance 12 13: only a relist that itself fails with 410 reads \"\"",
-			pages: []func(ListOptions) (*Page, error){page("10", ""), fail(errExpired), page("30", ""), page("31", "")},
-			watches: []func(ListOptions) (Watcher, error){
+			pages: []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", ""), fail(errExpired), page("30", ""), page("31", "")},
+			watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
 				watchOf(newWatcher(errEv(errExpired))),
-				watchOf(newWatcher(ev(Modified, obj("a", "30")), errEv(errExpired))),
+				watchOf(newWatcher(ev(httpwatch.Modified, obj("a", "30")), errEv(errExpired))),
 				watchOf(newWatcher()),
 			},
 			lists: []string{"0", "10", "", "30"}, watchRVs: []string{"10", "30", "31"},
@@ -204,7 +194,7 @@ func TestReflectorRelistAfterWatchGoneReadsLastSyncedRV(t *testing.T) {
 // the version and back off.
 func TestReflectorListFallsBackToQuorumRead(t *testing.T) {
 	tooLarge := tooLargeFixture(t)
-	timeout := &StatusError{Code: 504, Reason: "Timeout", Message: "Timeout: request did not complete within the allotted timeout"}
+	timeout := &httpwatch.StatusError{Code: 504, Reason: "Timeout", Message: "Timeout: request did not complete within the allotted timeout"}
 	for _, tc := range []struct {
 		policyCase
 		waits []time.Duration // before each list after the first
@@ -212,8 +202,8 @@ func TestReflectorListFallsBackToQuorumRead(t *testing.T) {
 		{
 			policyCase: policyCase{
 				name:  "conformance 12: 504 ResourceVersionTooLarge lists again at \"\" at once",
-				pages: []func(ListOptions) (*Page, error){page("1000", ""), fail(tooLarge), page("212", ""), page("215", "")},
-				watches: []func(ListOptions) (Watcher, error){
+				pages: []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("1000", ""), fail(tooLarge), page("212", ""), page("215", "")},
+				watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
 					watchOf(newWatcher(errEv(errExpired))),
 					watchOf(newWatcher(errEv(errExpired))),
 					watchOf(newWatcher()),
@@ -225,8 +215,8 @@ func TestReflectorListFallsBackToQuorumRead(t *testing.T) {
 		{
 			policyCase: policyCase{
 				name:  "conformance 12: 410 Expired lists again at \"\" at once",
-				pages: []func(ListOptions) (*Page, error){page("10", ""), fail(errExpired), page("30", "")},
-				watches: []func(ListOptions) (Watcher, error){
+				pages: []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", ""), fail(errExpired), page("30", "")},
+				watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
 					watchOf(newWatcher(errEv(errExpired))),
 					watchOf(newWatcher()),
 				},
@@ -237,8 +227,8 @@ func TestReflectorListFallsBackToQuorumRead(t *testing.T) {
 		{
 			policyCase: policyCase{
 				name:  "conformance 9 12: a 504 without that cause backs off and keeps the version",
-				pages: []func(ListOptions) (*Page, error){page("10", ""), fail(timeout), page("30", "")},
-				watches: []func(ListOptions) (Watcher, error){
+				pages: []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", ""), fail(timeout), page("30", "")},
+				watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
 					watchOf(newWatcher(errEv(errExpired))),
 					watchOf(newWatcher()),
 				},
@@ -277,29 +267,29 @@ func TestReflectorWatchListVersionFallback(t *testing.T) {
 		{
 			name: "conformance 30: 410 inside the stream before the bookmark retries at \"\"",
 			prep: watchList, from: state{phase: phaseWatchList},
-			watches: []func(ListOptions) (Watcher, error){
-				watchOf(newWatcher(ev(Added, obj("stale", "9")), errEv(errExpired))),
-				watchOf(newWatcher(ev(Added, obj("a", "15")), ev(Bookmark, endBookmark("20")))),
+			watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
+				watchOf(newWatcher(ev(httpwatch.Added, obj("stale", "9")), errEv(errExpired))),
+				watchOf(newWatcher(ev(httpwatch.Added, obj("a", "15")), ev(httpwatch.Bookmark, endBookmark("20")))),
 			},
 			watchRVs: []string{"10", ""}, calls: []string{"replace 1@20"},
 		},
 		{
 			name: "conformance 30: a 504 too-large answer to the watch-list retries at \"\"",
 			prep: watchList, from: state{phase: phaseWatchList},
-			watches: []func(ListOptions) (Watcher, error){
+			watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
 				watchFail(tooLargeFixture(t)),
-				watchOf(newWatcher(ev(Bookmark, endBookmark("20")))),
+				watchOf(newWatcher(ev(httpwatch.Bookmark, endBookmark("20")))),
 			},
 			watchRVs: []string{"10", ""}, calls: []string{"replace 0@20"},
 		},
 		{
 			name: "conformance 30: other stream errors before the bookmark fall back to a list",
 			prep: watchList, from: state{phase: phaseWatchList},
-			watches: []func(ListOptions) (Watcher, error){
-				watchOf(newWatcher(ev(Added, obj("a", "15")), errEv(errInternal))),
+			watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
+				watchOf(newWatcher(ev(httpwatch.Added, obj("a", "15")), errEv(errInternal))),
 				watchOf(newWatcher()),
 			},
-			pages: []func(ListOptions) (*Page, error){page("21", "", obj("a", "21"))},
+			pages: []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("21", "", obj("a", "21"))},
 			lists: []string{"10"}, watchRVs: []string{"10", "21"}, calls: []string{"replace 1@21"},
 		},
 	} {
@@ -328,7 +318,7 @@ type agedWatcher struct {
 	lasts time.Duration
 }
 
-func (w *agedWatcher) Next() (Event, error) {
+func (w *agedWatcher) Next() (httpwatch.Event, error) {
 	w.clock.Step(w.lasts)
 	w.lasts = 0
 	return w.scriptWatcher.Next()
@@ -353,7 +343,7 @@ func TestReflectorVeryShortWatch(t *testing.T) {
 		{"conformance 21: closed after 999ms without events", 999 * time.Millisecond, nil, []string{"0", "10"}, []string{"10"}, 800 * time.Millisecond, true},
 		{"conformance 20 21: quiet for exactly 1s", time.Second, nil, []string{"0"}, []string{"10", "10"}, 0, false},
 		{"conformance 20 21: quiet for 5 minutes", 5 * time.Minute, nil, []string{"0"}, []string{"10", "10"}, 0, false},
-		{"conformance 20 21: closed at once after one bookmark", 0, []watchStep{ev(Bookmark, obj("", "11"))}, []string{"0"}, []string{"10", "11"}, 0, false},
+		{"conformance 20 21: closed at once after one bookmark", 0, []watchStep{ev(httpwatch.Bookmark, obj("", "11"))}, []string{"0"}, []string{"10", "11"}, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := &scriptSource{}
@@ -362,9 +352,9 @@ func TestReflectorVeryShortWatch(t *testing.T) {
 			r.OnError = func(err error) { errs = append(errs, err) }
 			steps := append(append([]watchStep(nil), tc.steps...), end(io.EOF))
 			w := &agedWatcher{scriptWatcher: newWatcher(steps...), clock: c, lasts: tc.lasted}
-			src.pages = []func(ListOptions) (*Page, error){page("10", ""), page("12", "")}
-			src.watches = []func(ListOptions) (Watcher, error){
-				func(ListOptions) (Watcher, error) { return w, nil },
+			src.pages = []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", ""), page("12", "")}
+			src.watches = []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
+				func(httpwatch.ListOptions) (httpwatch.Watcher, error) { return w, nil },
 				watchOf(newWatcher()),
 			}
 			got := driveScript(t, r, src, state{})
@@ -395,7 +385,9 @@ func TestReflectorVeryShortWatch(t *testing.T) {
 // can serve it. A list at "" that came back in pages (etcd always pages)
 // proves nothing.
 func TestReflectorPageSizeFollowsFirstList(t *testing.T) {
-	gone := func() func(ListOptions) (Watcher, error) { return watchOf(newWatcher(errEv(errExpired))) }
+	gone := func() func(httpwatch.ListOptions) (httpwatch.Watcher, error) {
+		return watchOf(newWatcher(errEv(errExpired)))
+	}
 	for _, tc := range []struct {
 		policyCase
 		limits []int64 // of every list request, continued pages included
@@ -403,8 +395,8 @@ func TestReflectorPageSizeFollowsFirstList(t *testing.T) {
 		{
 			policyCase: policyCase{
 				name:    "conformance 15: RV 0 list answered in pages keeps pages for relists",
-				pages:   []func(ListOptions) (*Page, error){page("10", "tok", obj("a", "3")), page("10", "", obj("b", "4")), page("12", "", obj("a", "3"), obj("b", "4"))},
-				watches: []func(ListOptions) (Watcher, error){gone(), watchOf(newWatcher())},
+				pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", "tok", obj("a", "3")), page("10", "", obj("b", "4")), page("12", "", obj("a", "3"), obj("b", "4"))},
+				watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){gone(), watchOf(newWatcher())},
 				lists:   []string{"0", "10"}, watchRVs: []string{"10", "12"},
 				calls: []string{"replace 2@10", "replace 2@12"},
 			},
@@ -413,8 +405,8 @@ func TestReflectorPageSizeFollowsFirstList(t *testing.T) {
 		{
 			policyCase: policyCase{
 				name:    "conformance 15: RV 0 list in one page: relists at a version are unpaginated",
-				pages:   []func(ListOptions) (*Page, error){page("10", "", obj("a", "3")), page("12", "", obj("a", "3"))},
-				watches: []func(ListOptions) (Watcher, error){gone(), watchOf(newWatcher())},
+				pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", "", obj("a", "3")), page("12", "", obj("a", "3"))},
+				watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){gone(), watchOf(newWatcher())},
 				lists:   []string{"0", "10"}, watchRVs: []string{"10", "12"},
 			},
 			limits: []int64{500, 0},
@@ -422,10 +414,10 @@ func TestReflectorPageSizeFollowsFirstList(t *testing.T) {
 		{
 			policyCase: policyCase{
 				name: "conformance 15: a list at \"\" answered in pages does not switch paging on",
-				pages: []func(ListOptions) (*Page, error){
+				pages: []func(httpwatch.ListOptions) (*httpwatch.Page, error){
 					page("10", ""), fail(errExpired), page("20", "tok", obj("a", "3")), page("20", "", obj("b", "4")), page("25", ""),
 				},
-				watches: []func(ListOptions) (Watcher, error){gone(), gone(), watchOf(newWatcher())},
+				watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){gone(), gone(), watchOf(newWatcher())},
 				lists:   []string{"0", "10", "", "20"}, watchRVs: []string{"10", "20", "25"},
 			},
 			limits: []int64{500, 0, 500, 500, 0},
@@ -434,8 +426,8 @@ func TestReflectorPageSizeFollowsFirstList(t *testing.T) {
 			policyCase: policyCase{
 				name:    "conformance 15: an explicit page size is used for every list",
 				prep:    func(r *Reflector) { r.PageSize = 7 },
-				pages:   []func(ListOptions) (*Page, error){page("10", ""), page("12", "")},
-				watches: []func(ListOptions) (Watcher, error){gone(), watchOf(newWatcher())},
+				pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", ""), page("12", "")},
+				watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){gone(), watchOf(newWatcher())},
 				lists:   []string{"0", "10"}, watchRVs: []string{"10", "12"},
 			},
 			limits: []int64{7, 7},
@@ -457,7 +449,7 @@ func TestReflectorWatchFromAnyVersion(t *testing.T) {
 		name    string
 		prep    func(r *Reflector)
 		from    state
-		pages   []func(ListOptions) (*Page, error)
+		pages   []func(httpwatch.ListOptions) (*httpwatch.Page, error)
 		start   string // resourceVersion of the first watch
 		steps   []watchStep
 		lastRVs []string // after each event
@@ -465,17 +457,17 @@ func TestReflectorWatchFromAnyVersion(t *testing.T) {
 	}{
 		{
 			name:    "conformance 19: after a list without a resourceVersion the watch starts at \"\"",
-			pages:   []func(ListOptions) (*Page, error){page("", "")},
+			pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("", "")},
 			start:   "",
-			steps:   []watchStep{ev(Added, obj("a", "50")), ev(Added, obj("b", "40")), ev(Modified, obj("a", "51")), ev(Added, obj("c", "52")), end(io.EOF)},
+			steps:   []watchStep{ev(httpwatch.Added, obj("a", "50")), ev(httpwatch.Added, obj("b", "40")), ev(httpwatch.Modified, obj("a", "51")), ev(httpwatch.Added, obj("c", "52")), end(io.EOF)},
 			lastRVs: []string{"", "", "51", "52"},
 			rewatch: "52",
 		},
 		{
 			name:    "conformance 19: a bookmark ends the synthetic events too",
-			pages:   []func(ListOptions) (*Page, error){page("", "")},
+			pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("", "")},
 			start:   "",
-			steps:   []watchStep{ev(Added, obj("a", "50")), ev(Bookmark, obj("", "45")), end(io.EOF)},
+			steps:   []watchStep{ev(httpwatch.Added, obj("a", "50")), ev(httpwatch.Bookmark, obj("", "45")), end(io.EOF)},
 			lastRVs: []string{"", "45"},
 			rewatch: "45",
 		},
@@ -484,21 +476,21 @@ func TestReflectorWatchFromAnyVersion(t *testing.T) {
 			prep:    func(r *Reflector) { r.lastRV = "0" },
 			from:    state{phase: phaseWatch},
 			start:   "0",
-			steps:   []watchStep{ev(Added, obj("a", "50")), ev(Deleted, obj("a", "51")), end(io.EOF)},
+			steps:   []watchStep{ev(httpwatch.Added, obj("a", "50")), ev(httpwatch.Deleted, obj("a", "51")), end(io.EOF)},
 			lastRVs: []string{"0", "51"},
 			rewatch: "51",
 		},
 		{
 			name:    "conformance 17 19: a watch at a version moves it with ADDED events",
-			pages:   []func(ListOptions) (*Page, error){page("10", "")},
+			pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", "")},
 			start:   "10",
-			steps:   []watchStep{ev(Added, obj("a", "50")), ev(Added, obj("b", "60")), end(io.EOF)},
+			steps:   []watchStep{ev(httpwatch.Added, obj("a", "50")), ev(httpwatch.Added, obj("b", "60")), end(io.EOF)},
 			lastRVs: []string{"50", "60"},
 			rewatch: "60",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := &scriptSource{pages: tc.pages, watches: []func(ListOptions) (Watcher, error){
+			src := &scriptSource{pages: tc.pages, watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
 				watchOf(newWatcher(tc.steps...)), watchOf(newWatcher()),
 			}}
 			r, _, _ := newTestReflector(src)
@@ -547,9 +539,9 @@ func TestReflectorWatchTimeouts(t *testing.T) {
 		{"conformance 10: a longer minimum doubles for the maximum", 10 * time.Minute, []float64{0, 0.25, 0.999}, []int64{600, 750, 1199}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := &scriptSource{watches: []func(ListOptions) (Watcher, error){
-				watchOf(newWatcher(ev(Bookmark, endBookmark("10")), end(io.EOF))),
-				watchOf(newWatcher(ev(Added, obj("a", "11")), end(io.EOF))),
+			src := &scriptSource{watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
+				watchOf(newWatcher(ev(httpwatch.Bookmark, endBookmark("10")), end(io.EOF))),
+				watchOf(newWatcher(ev(httpwatch.Added, obj("a", "11")), end(io.EOF))),
 				watchOf(newWatcher()),
 			}}
 			r, _, _ := newTestReflector(src)

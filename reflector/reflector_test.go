@@ -1,4 +1,4 @@
-package httpwatch
+package reflector
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,14 +24,14 @@ import (
 // it was asked.
 type scriptSource struct {
 	mu        sync.Mutex
-	pages     []func(ListOptions) (*Page, error)
-	watches   []func(ListOptions) (Watcher, error)
-	listOpts  []ListOptions
-	watchOpts []ListOptions
+	pages     []func(httpwatch.ListOptions) (*httpwatch.Page, error)
+	watches   []func(httpwatch.ListOptions) (httpwatch.Watcher, error)
+	listOpts  []httpwatch.ListOptions
+	watchOpts []httpwatch.ListOptions
 	noWL      bool
 }
 
-func (s *scriptSource) ListPage(_ context.Context, o ListOptions) (*Page, error) {
+func (s *scriptSource) ListPage(_ context.Context, o httpwatch.ListOptions) (*httpwatch.Page, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.listOpts = append(s.listOpts, o)
@@ -42,7 +43,7 @@ func (s *scriptSource) ListPage(_ context.Context, o ListOptions) (*Page, error)
 	return f(o)
 }
 
-func (s *scriptSource) Watch(ctx context.Context, o ListOptions) (Watcher, error) {
+func (s *scriptSource) Watch(ctx context.Context, o httpwatch.ListOptions) (httpwatch.Watcher, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.watchOpts = append(s.watchOpts, o)
@@ -60,22 +61,22 @@ func (s *scriptSource) Watch(ctx context.Context, o ListOptions) (Watcher, error
 
 func (s *scriptSource) SupportsWatchList() bool { return !s.noWL }
 
-func page(rv, cont string, objs ...*Object) func(ListOptions) (*Page, error) {
-	return func(ListOptions) (*Page, error) {
-		return &Page{Items: objs, ResourceVersion: rv, Continue: cont}, nil
+func page(rv, cont string, objs ...*httpwatch.Object) func(httpwatch.ListOptions) (*httpwatch.Page, error) {
+	return func(httpwatch.ListOptions) (*httpwatch.Page, error) {
+		return &httpwatch.Page{Items: objs, ResourceVersion: rv, Continue: cont}, nil
 	}
 }
 
-func fail(err error) func(ListOptions) (*Page, error) {
-	return func(ListOptions) (*Page, error) { return nil, err }
+func fail(err error) func(httpwatch.ListOptions) (*httpwatch.Page, error) {
+	return func(httpwatch.ListOptions) (*httpwatch.Page, error) { return nil, err }
 }
 
-func watchOf(w *scriptWatcher) func(ListOptions) (Watcher, error) {
-	return func(ListOptions) (Watcher, error) { return w, nil }
+func watchOf(w *scriptWatcher) func(httpwatch.ListOptions) (httpwatch.Watcher, error) {
+	return func(httpwatch.ListOptions) (httpwatch.Watcher, error) { return w, nil }
 }
 
-func watchFail(err error) func(ListOptions) (Watcher, error) {
-	return func(ListOptions) (Watcher, error) { return nil, err }
+func watchFail(err error) func(httpwatch.ListOptions) (httpwatch.Watcher, error) {
+	return func(httpwatch.ListOptions) (httpwatch.Watcher, error) { return nil, err }
 }
 
 // scriptWatcher yields its steps, then blocks until stopped (then io.EOF).
@@ -87,7 +88,7 @@ type scriptWatcher struct {
 }
 
 type watchStep struct {
-	ev  Event
+	ev  httpwatch.Event
 	err error
 }
 
@@ -95,7 +96,7 @@ func newWatcher(steps ...watchStep) *scriptWatcher {
 	return &scriptWatcher{steps: steps, stopped: make(chan struct{})}
 }
 
-func (w *scriptWatcher) Next() (Event, error) {
+func (w *scriptWatcher) Next() (httpwatch.Event, error) {
 	if len(w.steps) > 0 {
 		s := w.steps[0]
 		w.steps = w.steps[1:]
@@ -109,25 +110,27 @@ func (w *scriptWatcher) Next() (Event, error) {
 	case <-w.stopped:
 	case <-done:
 	}
-	return Event{}, io.EOF
+	return httpwatch.Event{}, io.EOF
 }
 
 func (w *scriptWatcher) Stop() { w.once.Do(func() { close(w.stopped) }) }
 
-func ev(t EventType, o *Object) watchStep { return watchStep{ev: Event{Type: t, Object: o}} }
-func errEv(err error) watchStep           { return watchStep{ev: Event{Type: Error, Err: err}} }
-func end(err error) watchStep             { return watchStep{err: err} }
+func ev(t httpwatch.EventType, o *httpwatch.Object) watchStep {
+	return watchStep{ev: httpwatch.Event{Type: t, Object: o}}
+}
+func errEv(err error) watchStep { return watchStep{ev: httpwatch.Event{Type: httpwatch.Error, Err: err}} }
+func end(err error) watchStep   { return watchStep{err: err} }
 
-func obj(name, rv string) *Object {
-	o, err := NewObject(fmt.Appendf(nil, `{"metadata":{"name":%q,"namespace":"ns","resourceVersion":%q}}`, name, rv))
+func obj(name, rv string) *httpwatch.Object {
+	o, err := httpwatch.NewObject(fmt.Appendf(nil, `{"metadata":{"name":%q,"namespace":"ns","resourceVersion":%q}}`, name, rv))
 	if err != nil {
 		panic(err)
 	}
 	return o
 }
 
-func endBookmark(rv string) *Object {
-	o, err := NewObject(fmt.Appendf(nil, `{"kind":"Pod","metadata":{"resourceVersion":%q,"annotations":{"k8s.io/initial-events-end":"true"}}}`, rv))
+func endBookmark(rv string) *httpwatch.Object {
+	o, err := httpwatch.NewObject(fmt.Appendf(nil, `{"kind":"Pod","metadata":{"resourceVersion":%q,"annotations":{"k8s.io/initial-events-end":"true"}}}`, rv))
 	if err != nil {
 		panic(err)
 	}
@@ -149,15 +152,17 @@ func (s *recordSink) add(format string, a ...any) error {
 	return nil
 }
 
-func (s *recordSink) Add(o *Object) error { return s.add("add %s@%s", o.Name(), o.ResourceVersion()) }
-func (s *recordSink) Update(o *Object) error {
+func (s *recordSink) Add(o *httpwatch.Object) error {
+	return s.add("add %s@%s", o.Name(), o.ResourceVersion())
+}
+func (s *recordSink) Update(o *httpwatch.Object) error {
 	return s.add("update %s@%s", o.Name(), o.ResourceVersion())
 }
-func (s *recordSink) Delete(o *Object) error {
+func (s *recordSink) Delete(o *httpwatch.Object) error {
 	return s.add("delete %s@%s", o.Name(), o.ResourceVersion())
 }
 func (s *recordSink) Bookmark(rv string) { _ = s.add("bookmark %s", rv) }
-func (s *recordSink) Replace(items []*Object, rv string) error {
+func (s *recordSink) Replace(items []*httpwatch.Object, rv string) error {
 	return s.add("replace %d@%s", len(items), rv)
 }
 func (s *recordSink) Resync() error {
@@ -174,16 +179,16 @@ func (s *recordSink) log() []string {
 }
 
 var (
-	errExpired  = &StatusError{Code: 410, Reason: "Expired", Message: "too old resource version"}
-	errGone     = &StatusError{Code: 410, Reason: "Gone"}
-	errThrottle = &StatusError{Code: 429, Reason: "TooManyRequests", RetryAfter: 7 * time.Second}
-	errInternal = &StatusError{Code: 500, Reason: "InternalError"}
-	errBad      = &StatusError{Code: 400, Reason: "BadRequest", Message: "sendInitialEvents is forbidden"}
+	errExpired  = &httpwatch.StatusError{Code: 410, Reason: "Expired", Message: "too old resource version"}
+	errGone     = &httpwatch.StatusError{Code: 410, Reason: "Gone"}
+	errThrottle = &httpwatch.StatusError{Code: 429, Reason: "TooManyRequests", RetryAfter: 7 * time.Second}
+	errInternal = &httpwatch.StatusError{Code: 500, Reason: "InternalError"}
+	errBad      = &httpwatch.StatusError{Code: 400, Reason: "BadRequest", Message: "sendInitialEvents is forbidden"}
 )
 
 func newTestReflector(src *scriptSource) (*Reflector, *recordSink, *clock.Fake) {
 	sink := &recordSink{}
-	r := NewReflector(src, sink)
+	r := New(src, sink)
 	r.Name = "pods"
 	r.WatchList = false
 	c := clock.NewFake(time.Unix(1000, 0))
@@ -333,25 +338,29 @@ func TestReflectorTransitions(t *testing.T) {
 		{
 			name: "conformance 17: events reach the sink and move the RV",
 			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "1" },
-			from: streamOf(newWatcher(ev(Added, obj("a", "2")))), want: phaseStream,
+			from: streamOf(newWatcher(ev(httpwatch.Added, obj("a", "2")))), want: phaseStream,
 			calls: []string{"add a@2"}, lastRV: "2",
 		},
 		{
 			name: "conformance 17: modified and deleted",
 			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "1" },
-			from: streamOf(newWatcher(ev(Deleted, obj("a", "3")))), want: phaseStream,
+			from: streamOf(newWatcher(ev(httpwatch.Deleted, obj("a", "3")))), want: phaseStream,
 			calls: []string{"delete a@3"}, lastRV: "3",
 		},
 		{
 			name: "conformance 17: a bookmark moves the RV and changes no object",
 			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "1" },
-			from: streamOf(newWatcher(ev(Bookmark, obj("", "9")))), want: phaseStream,
+			from: streamOf(newWatcher(ev(httpwatch.Bookmark, obj("", "9")))), want: phaseStream,
 			calls: []string{"bookmark 9"}, lastRV: "9",
 		},
 		{
 			name: "conformance 19: synthetic ADDED of a watch from RV 0 do not move the RV",
 			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "1" },
-			from: func() state { s := streamOf(newWatcher(ev(Added, obj("a", "50")))); s.fromAny = true; return s }(),
+			from: func() state {
+				s := streamOf(newWatcher(ev(httpwatch.Added, obj("a", "50"))))
+				s.fromAny = true
+				return s
+			}(),
 			want: phaseStream, calls: []string{"add a@50"}, lastRV: "1",
 		},
 		{
@@ -440,7 +449,7 @@ func TestReflectorTransitions(t *testing.T) {
 		},
 		{
 			name: "conformance 28: initial events are held back until the end bookmark",
-			from: initialOf(newWatcher(ev(Added, a1))), want: phaseStream,
+			from: initialOf(newWatcher(ev(httpwatch.Added, a1))), want: phaseStream,
 		},
 		{
 			name: "conformance 30: a watch-list stream ending before its bookmark falls back to a list",
@@ -478,14 +487,14 @@ func streamOf(w *scriptWatcher) state {
 
 func initialOf(w *scriptWatcher) state {
 	s := streamOf(w)
-	s.initial = map[string]*Object{}
+	s.initial = map[string]*httpwatch.Object{}
 	return s
 }
 
 // conformance 12: after a list at RV "" succeeds, the RV-unavailable flag
 // clears and relists read the last synced RV again.
 func TestReflectorRelistAfterExpiredListUsesQuorumReadOnce(t *testing.T) {
-	src := &scriptSource{pages: []func(ListOptions) (*Page, error){
+	src := &scriptSource{pages: []func(httpwatch.ListOptions) (*httpwatch.Page, error){
 		fail(errExpired), page("60", "", obj("a", "60")), page("70", ""),
 	}}
 	r, sink, _ := newTestReflector(src)
@@ -502,10 +511,10 @@ func TestReflectorRelistAfterExpiredListUsesQuorumReadOnce(t *testing.T) {
 // once, at the bookmark's RV, and the same watch goes on delivering events.
 func TestReflectorWatchListReplacesOnceAndKeepsWatching(t *testing.T) {
 	w := newWatcher(
-		ev(Added, obj("a", "3")), ev(Added, obj("b", "4")), ev(Bookmark, obj("", "4")),
-		ev(Bookmark, endBookmark("9")), ev(Modified, obj("a", "10")),
+		ev(httpwatch.Added, obj("a", "3")), ev(httpwatch.Added, obj("b", "4")), ev(httpwatch.Bookmark, obj("", "4")),
+		ev(httpwatch.Bookmark, endBookmark("9")), ev(httpwatch.Modified, obj("a", "10")),
 	)
-	src := &scriptSource{watches: []func(ListOptions) (Watcher, error){watchOf(w)}}
+	src := &scriptSource{watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchOf(w)}}
 	r, sink, _ := newTestReflector(src)
 	s, _ := r.step(context.Background(), state{phase: phaseWatchList})
 	for range 5 {
@@ -537,10 +546,10 @@ func TestBackoffSequence(t *testing.T) {
 // conformance 9, conformance 26: Run lists, watches, backs off between failures on its
 // clock and returns promptly when cancelled, leaving no goroutine.
 func TestReflectorRunRecoversAndStops(t *testing.T) {
-	w := newWatcher(ev(Added, obj("c", "12")))
+	w := newWatcher(ev(httpwatch.Added, obj("c", "12")))
 	src := &scriptSource{
-		pages:   []func(ListOptions) (*Page, error){fail(errInternal), page("10", "", obj("a", "10"))},
-		watches: []func(ListOptions) (Watcher, error){watchOf(w)},
+		pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){fail(errInternal), page("10", "", obj("a", "10"))},
+		watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchOf(w)},
 	}
 	r, sink, c := newTestReflector(src)
 	var errs []error
@@ -568,7 +577,7 @@ func TestReflectorRunRecoversAndStops(t *testing.T) {
 	var se *SyncError
 	require.ErrorAs(t, errs[0], &se)
 	assert.Equal(t, "list", se.Op)
-	assert.True(t, IsInternalError(errs[0]), "the status error stays reachable through the SyncError")
+	assert.True(t, httpwatch.IsInternalError(errs[0]), "the status error stays reachable through the SyncError")
 }
 
 // conformance 25: the resync timer calls Sink.Resync when ShouldResync
@@ -576,8 +585,8 @@ func TestReflectorRunRecoversAndStops(t *testing.T) {
 func TestReflectorResync(t *testing.T) {
 	w := newWatcher()
 	src := &scriptSource{
-		pages:   []func(ListOptions) (*Page, error){page("10", ""), page("11", "")},
-		watches: []func(ListOptions) (Watcher, error){watchOf(w), watchOf(newWatcher())},
+		pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", ""), page("11", "")},
+		watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchOf(w), watchOf(newWatcher())},
 	}
 	r, sink, c := newTestReflector(src)
 	r.ResyncPeriod = time.Minute
@@ -616,15 +625,15 @@ func TestReflectorResync(t *testing.T) {
 // conformance 18: an event carrying another kind of object (or a Table) is
 // dropped and reported; the watch goes on.
 func TestReflectorDropsUnexpectedKinds(t *testing.T) {
-	pod := func(kind, apiVersion, name string) *Object {
-		o, err := NewObject(fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":{"name":%q,"namespace":"ns","resourceVersion":"7"}}`, kind, apiVersion, name))
+	pod := func(kind, apiVersion, name string) *httpwatch.Object {
+		o, err := httpwatch.NewObject(fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":{"name":%q,"namespace":"ns","resourceVersion":"7"}}`, kind, apiVersion, name))
 		require.NoError(t, err)
 		return o
 	}
 	w := newWatcher(
-		ev(Added, pod("ConfigMap", "v1", "wrong")),
-		ev(Added, pod("Table", "meta.k8s.io/v1", "table")),
-		ev(Added, pod("Pod", "v1", "right")),
+		ev(httpwatch.Added, pod("ConfigMap", "v1", "wrong")),
+		ev(httpwatch.Added, pod("Table", "meta.k8s.io/v1", "table")),
+		ev(httpwatch.Added, pod("Pod", "v1", "right")),
 	)
 	r, sink, _ := newTestReflector(&scriptSource{})
 	r.ExpectedKind = "Pod"
@@ -653,8 +662,8 @@ func TestReflectorReportsStreamingErrors(t *testing.T) {
 		op   string
 		is   func(error) bool
 	}{
-		{"ERROR event", errEv(errExpired), "watch", IsGone},
-		{"cut stream", end(fmt.Errorf("read: %w", io.ErrUnexpectedEOF)), "watch", IsProbableEOF},
+		{"ERROR event", errEv(errExpired), "watch", httpwatch.IsGone},
+		{"cut stream", end(fmt.Errorf("read: %w", io.ErrUnexpectedEOF)), "watch", httpwatch.IsProbableEOF},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _, _ := newTestReflector(&scriptSource{})
@@ -697,7 +706,7 @@ func (s *syncBuffer) String() string {
 // is logged for every 10 s without an event; there is no other deadline.
 func TestReflectorWarnsWhileWaitingForInitialEvents(t *testing.T) {
 	w := newWatcher()
-	src := &scriptSource{watches: []func(ListOptions) (Watcher, error){watchOf(w)}}
+	src := &scriptSource{watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchOf(w)}}
 	r, sink, c := newTestReflector(src)
 	r.WatchList = true
 	var logs syncBuffer

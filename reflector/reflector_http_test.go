@@ -1,7 +1,8 @@
-package httpwatch
+package reflector
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"sync"
@@ -9,7 +10,9 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,7 +64,7 @@ func TestReflectorRelistAfterWatchGoneOverHTTP(t *testing.T) {
 	c := newTestClient(t, s.URL)
 	t.Cleanup(c.CloseIdleConnections)
 	sink := &recordSink{}
-	r := NewReflector(c.Resource(Resource{Version: "v1", Resource: "pods"}), sink)
+	r := New(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), sink)
 	r.WatchList = false
 	fc := clock.NewFake(time.Unix(1000, 0))
 	r.Clock = fc
@@ -108,7 +111,7 @@ const (
 // a *SyncError wrapping the *DecodeError, counts in Stats().Errors, and
 // makes the reflector relist after a backoff.
 func TestReflectorReportsUndecodableStream(t *testing.T) {
-	srv := serve(t, func(w http.ResponseWriter, req *http.Request) {
+	srv := apitest.Serve(t, func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if req.URL.Query().Get("watch") == "" {
 			io.WriteString(w, podListBody)
@@ -120,7 +123,7 @@ func TestReflectorReportsUndecodableStream(t *testing.T) {
 	})
 	c := newTestClient(t, srv.URL)
 	t.Cleanup(c.CloseIdleConnections)
-	r := NewReflector(c.Resource(Resource{Version: "v1", Resource: "pods"}), &recordSink{})
+	r := New(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), &recordSink{})
 	r.WatchList = false
 	fc := clock.NewFake(time.Unix(1000, 0))
 	r.Clock = fc
@@ -145,7 +148,7 @@ func TestReflectorReportsUndecodableStream(t *testing.T) {
 		var se *SyncError
 		require.ErrorAs(t, err, &se)
 		assert.Equal(t, "watch", se.Op)
-		var de *DecodeError
+		var de *httpwatch.DecodeError
 		require.ErrorAs(t, err, &de, "%v", err)
 		assert.Equal(t, "WATCH", de.Verb)
 		st := r.Stats()
@@ -161,9 +164,9 @@ func TestReflectorReportsUndecodableStream(t *testing.T) {
 }
 
 // listRequests counts the list requests srv saw.
-func listRequests(srv *fakeAPI) int {
+func listRequests(srv *apitest.Server) int {
 	n := 0
-	for _, r := range srv.seen() {
+	for _, r := range srv.Requests() {
 		if r.URL.Query().Get("watch") == "" {
 			n++
 		}
@@ -182,7 +185,7 @@ func TestReflectorCancelDuringList(t *testing.T) {
 			release := make(chan struct{})
 			var once, arrivedOnce sync.Once
 			releaseAll := func() { once.Do(func() { close(release) }) }
-			srv := serve(t, func(w http.ResponseWriter, req *http.Request) {
+			srv := apitest.Serve(t, func(w http.ResponseWriter, req *http.Request) {
 				page := 1
 				if req.URL.Query().Get("continue") != "" {
 					page = 2
@@ -200,10 +203,10 @@ func TestReflectorCancelDuringList(t *testing.T) {
 				io.WriteString(w, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"10","continue":"tok"},"items":[]}`)
 			})
 			t.Cleanup(releaseAll) // before the server closes: cleanups run last first
-			c, err := NewClient(&kubeconfig.Config{Host: srv.URL, QPS: -1, Timeout: time.Hour})
+			c, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL, QPS: -1, Timeout: time.Hour})
 			require.NoError(t, err)
 			t.Cleanup(c.CloseIdleConnections)
-			r := NewReflector(c.Resource(Resource{Version: "v1", Resource: "pods"}), &recordSink{})
+			r := New(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), &recordSink{})
 			r.WatchList = false
 			r.Clock = clock.NewFake(time.Unix(1000, 0))
 			var errs []error
@@ -229,5 +232,52 @@ func TestReflectorCancelDuringList(t *testing.T) {
 			assert.Empty(t, errs, "a cancelled list is not an error")
 			assert.Zero(t, r.Stats().Lists)
 		})
+	}
+}
+
+// The reflector hears of the timeout through OnError (issue 16, item 4).
+func TestReflectorReportsWatchHeaderTimeout(t *testing.T) {
+	silent := apitest.Silent(t)
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("watch") != "" {
+			// Hand the watch to a server that never answers.
+			http.Redirect(w, r, silent+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+			return
+		}
+		io.WriteString(w, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}`)
+	})
+	clk := clock.NewFake(time.Unix(1000, 0))
+	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL, Clock: clk})
+	require.NoError(t, err)
+	t.Cleanup(c.CloseIdleConnections)
+	rc := c.Resource(pods)
+
+	r, sink, _ := newTestReflector(nil)
+	r.Source = rc
+	errc := make(chan error, 1)
+	r.OnError = func(err error) {
+		select {
+		case errc <- err:
+		default:
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	require.NoError(t, clk.WaitForWaiters(wctx, 1))
+	require.Equal(t, []string{"replace 0@1"}, sink.log())
+	clk.Step(httpwatch.DefaultWatchHeaderTimeout)
+	select {
+	case err := <-errc:
+		var se *SyncError
+		require.True(t, errors.As(err, &se))
+		require.Equal(t, "watch start", se.Op)
+		require.ErrorIs(t, err, httpwatch.ErrResponseHeaderTimeout)
+	case <-wctx.Done():
+		t.Fatal("no error reported")
 	}
 }

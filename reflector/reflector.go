@@ -1,4 +1,4 @@
-package httpwatch
+package reflector
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/httpwatch"
 )
 
 // Sink receives everything a Reflector learns from the server.
@@ -20,10 +21,10 @@ import (
 // goroutine while the reflector streams, so a Sink must be safe for
 // concurrent use.
 type Sink interface {
-	Add(obj *Object) error
-	Update(obj *Object) error
-	Delete(obj *Object) error
-	Replace(items []*Object, resourceVersion string) error
+	Add(obj *httpwatch.Object) error
+	Update(obj *httpwatch.Object) error
+	Delete(obj *httpwatch.Object) error
+	Replace(items []*httpwatch.Object, resourceVersion string) error
 	Resync() error
 }
 
@@ -69,8 +70,8 @@ func (e *SyncError) Error() string {
 
 func (e *SyncError) Unwrap() error { return e.Err }
 
-// ReflectorStats counts what a Reflector has done since it started.
-type ReflectorStats struct {
+// Stats counts what a Reflector has done since it started.
+type Stats struct {
 	Lists       int64 // full syncs: paged lists and completed watch-lists
 	ListPages   int64 // pages read by paged lists
 	ListedItems int64 // objects received by full syncs
@@ -115,7 +116,7 @@ const initialEventsEndAnnotation = "k8s.io/initial-events-end"
 // starts at most one extra goroutine (for resync) and stops it before
 // returning.
 type Reflector struct {
-	Source ListerWatcher
+	Source httpwatch.ListerWatcher
 	Sink   Sink
 	// Name names the resource in errors and logs.
 	Name string
@@ -175,7 +176,7 @@ type Reflector struct {
 	paginated     bool // the first list came back in pages: keep paging relists
 	cycled        bool // a list-and-watch cycle has begun: no more resuming
 	started       bool
-	current       Watcher // the open watch, for resync failures to abort
+	current       httpwatch.Watcher // the open watch, for resync failures to abort
 	resyncFailed  bool
 	// internalFirst and internalLast bound the current run of InternalError
 	// watch ends, which MaxInternalErrorRetryDuration limits.
@@ -188,7 +189,7 @@ type Reflector struct {
 
 // NewReflector returns a Reflector reading source into sink with client-go's
 // defaults.
-func NewReflector(source ListerWatcher, sink Sink) *Reflector {
+func New(source httpwatch.ListerWatcher, sink Sink) *Reflector {
 	return &Reflector{
 		Source:          source,
 		Sink:            sink,
@@ -212,8 +213,8 @@ func (r *Reflector) LastSyncResourceVersion() string {
 }
 
 // Stats returns a snapshot of the reflector's counters.
-func (r *Reflector) Stats() ReflectorStats {
-	return ReflectorStats{
+func (r *Reflector) Stats() Stats {
+	return Stats{
 		Lists:       r.stats.lists.Load(),
 		ListPages:   r.stats.pages.Load(),
 		ListedItems: r.stats.items.Load(),
@@ -312,7 +313,7 @@ func (p phase) String() string {
 // belong to phaseStream.
 type state struct {
 	phase   phase
-	watcher Watcher
+	watcher httpwatch.Watcher
 	opened  time.Time
 	events  int
 	// fromAny is set for a watch started at "" or "0": its synthetic ADDED
@@ -320,7 +321,7 @@ type state struct {
 	fromAny bool
 	// initial collects a watch-list's initial events until the end bookmark;
 	// nil once they are in the sink.
-	initial map[string]*Object
+	initial map[string]*httpwatch.Object
 	// quiet stops the warnings of a watch-list waiting for its bookmark.
 	quiet func()
 }
@@ -364,8 +365,8 @@ func (r *Reflector) useWatchList() bool {
 	return true
 }
 
-func (r *Reflector) baseOptions() ListOptions {
-	return ListOptions{LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector}
+func (r *Reflector) baseOptions() httpwatch.ListOptions {
+	return httpwatch.ListOptions{LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector}
 }
 
 // listVersion is the resourceVersion a list should read (conformance 12).
@@ -403,7 +404,7 @@ func (r *Reflector) list(ctx context.Context) (state, time.Duration) {
 	opts.ResourceVersion = r.listVersion()
 	opts.Limit = r.pageSize(opts.ResourceVersion)
 	first := true
-	page, err := ListAll(ctx, r.Source, opts, func(p *Page) {
+	page, err := httpwatch.ListAll(ctx, r.Source, opts, func(p *httpwatch.Page) {
 		if first && opts.ResourceVersion == "0" && p.Continue != "" {
 			r.mu.Lock()
 			r.paginated = true
@@ -449,7 +450,7 @@ func (r *Reflector) setVersionUnavailable() {
 // versionUnavailable reports a list or watch-list refused because the
 // requested version is compacted away or not yet known to the server.
 func versionUnavailable(err error) bool {
-	return IsExpired(err) || IsGone(err) || IsResourceVersionTooLarge(err)
+	return httpwatch.IsExpired(err) || httpwatch.IsGone(err) || httpwatch.IsResourceVersionTooLarge(err)
 }
 
 func (r *Reflector) watchTimeout() int64 {
@@ -462,7 +463,7 @@ func (r *Reflector) watchTimeout() int64 {
 
 // watch opens a watch with bookmarks and a random timeout (conformance 10,
 // 11). A watch opened as ctx ended is closed again at once.
-func (r *Reflector) watch(ctx context.Context, opts ListOptions) (Watcher, error) {
+func (r *Reflector) watch(ctx context.Context, opts httpwatch.ListOptions) (httpwatch.Watcher, error) {
 	opts.AllowWatchBookmarks = true
 	opts.TimeoutSeconds = r.watchTimeout()
 	w, err := r.Source.Watch(ctx, opts)
@@ -484,7 +485,7 @@ func (r *Reflector) openWatch(ctx context.Context) (state, time.Duration) {
 	}
 	if err != nil {
 		r.report("watch start", err)
-		if IsConnectionRefused(err) || IsTooManyRequests(err) {
+		if httpwatch.IsConnectionRefused(err) || httpwatch.IsTooManyRequests(err) {
 			return state{phase: phaseWatch}, r.backoff(err) // conformance 22
 		}
 		return state{phase: phaseStart}, r.backoff(err)
@@ -507,7 +508,7 @@ func (r *Reflector) openWatchList(ctx context.Context) (state, time.Duration) {
 	if err != nil {
 		r.report("watch-list", err)
 		switch {
-		case IsConnectionRefused(err) || IsTooManyRequests(err):
+		case httpwatch.IsConnectionRefused(err) || httpwatch.IsTooManyRequests(err):
 			return state{phase: phaseWatchList}, r.backoff(err)
 		case opts.ResourceVersion != "" && versionUnavailable(err):
 			r.setVersionUnavailable()
@@ -555,7 +556,7 @@ func (r *Reflector) warnWhileWaiting(ctx context.Context) (stop func()) {
 	return func() { once.Do(func() { close(done) }) }
 }
 
-func (r *Reflector) opened(w Watcher, fromAny, initial bool) state {
+func (r *Reflector) opened(w httpwatch.Watcher, fromAny, initial bool) state {
 	r.stats.watches.Add(1)
 	r.mu.Lock()
 	r.current = w
@@ -563,7 +564,7 @@ func (r *Reflector) opened(w Watcher, fromAny, initial bool) state {
 	r.mu.Unlock()
 	s := state{phase: phaseStream, watcher: w, opened: r.Clock.Now(), fromAny: fromAny}
 	if initial {
-		s.initial = map[string]*Object{}
+		s.initial = map[string]*httpwatch.Object{}
 	}
 	return s
 }
@@ -590,7 +591,7 @@ func (r *Reflector) closeWatch(s state) (resyncFailed bool) {
 
 func (r *Reflector) stream(ctx context.Context, s state) (state, time.Duration) {
 	ev, err := s.watcher.Next()
-	if err != nil || ev.Type == Error {
+	if err != nil || ev.Type == httpwatch.Error {
 		resyncFailed := r.closeWatch(s)
 		if ctx.Err() != nil {
 			return state{}, 0 // closed: nothing left for Run to stop
@@ -615,13 +616,13 @@ func (r *Reflector) stream(ctx context.Context, s state) (state, time.Duration) 
 	}
 	var sinkErr error
 	switch ev.Type {
-	case Added:
+	case httpwatch.Added:
 		sinkErr = r.Sink.Add(ev.Object)
-	case Modified:
+	case httpwatch.Modified:
 		sinkErr = r.Sink.Update(ev.Object)
-	case Deleted:
+	case httpwatch.Deleted:
 		sinkErr = r.Sink.Delete(ev.Object)
-	case Bookmark:
+	case httpwatch.Bookmark:
 		if b, ok := r.Sink.(BookmarkSink); ok {
 			b.Bookmark(ev.Object.ResourceVersion())
 		}
@@ -631,15 +632,15 @@ func (r *Reflector) stream(ctx context.Context, s state) (state, time.Duration) 
 	}
 	// Synthetic ADDED events of a watch from "" or "0" come in no particular
 	// version order; only later events move the version (conformance 19).
-	if !(s.fromAny && ev.Type == Added) {
+	if !(s.fromAny && ev.Type == httpwatch.Added) {
 		s.fromAny = false
 		r.setVersion(ev.Object.ResourceVersion())
 	}
 	return s, 0
 }
 
-func (r *Reflector) checkKind(ev Event) error {
-	if ev.Type == Bookmark {
+func (r *Reflector) checkKind(ev httpwatch.Event) error {
+	if ev.Type == httpwatch.Bookmark {
 		return nil
 	}
 	kind := ev.Object.Kind()
@@ -661,17 +662,17 @@ func (r *Reflector) setVersion(rv string) {
 
 // collectInitial gathers a watch-list's initial events and hands them to the
 // sink as one Replace at the end bookmark (conformance 28).
-func (r *Reflector) collectInitial(s state, ev Event) (state, time.Duration) {
+func (r *Reflector) collectInitial(s state, ev httpwatch.Event) (state, time.Duration) {
 	switch ev.Type {
-	case Added, Modified:
+	case httpwatch.Added, httpwatch.Modified:
 		s.initial[objectKey(ev.Object)] = ev.Object
-	case Deleted:
+	case httpwatch.Deleted:
 		delete(s.initial, objectKey(ev.Object))
-	case Bookmark:
+	case httpwatch.Bookmark:
 		if ev.Object.Get(`metadata.annotations.k8s\.io/initial-events-end`).String() != "true" {
 			return s, 0
 		}
-		items := make([]*Object, 0, len(s.initial))
+		items := make([]*httpwatch.Object, 0, len(s.initial))
 		for _, o := range s.initial {
 			items = append(items, o)
 		}
@@ -688,7 +689,7 @@ func (r *Reflector) collectInitial(s state, ev Event) (state, time.Duration) {
 	return s, 0
 }
 
-func objectKey(o *Object) string {
+func objectKey(o *httpwatch.Object) string {
 	if o.Namespace() == "" {
 		return o.Name()
 	}
@@ -698,7 +699,7 @@ func objectKey(o *Object) string {
 // watchEnded handles a stream that stopped without an ERROR event: cleanly,
 // or cut by the network.
 func (r *Reflector) watchEnded(s state, err error) (state, time.Duration) {
-	cut := IsProbableEOF(err)
+	cut := httpwatch.IsProbableEOF(err)
 	if !cut {
 		// A stream we cannot decode any further: relist to be sure nothing is
 		// lost (upstream turns this into a synthetic InternalError).
@@ -730,9 +731,9 @@ func (r *Reflector) watchFailed(s state, err error) (state, time.Duration) {
 		return state{phase: phaseList}, 0
 	}
 	switch {
-	case IsTooManyRequests(err):
+	case httpwatch.IsTooManyRequests(err):
 		return state{phase: phaseWatch}, r.backoff(err) // conformance 23
-	case IsInternalError(err) && r.retryInternalError():
+	case httpwatch.IsInternalError(err) && r.retryInternalError():
 		return state{phase: phaseWatch}, 0
 	}
 	// 410 and everything else: relist at the last synced version
@@ -769,7 +770,7 @@ func (r *Reflector) retryInternalError() bool {
 func (r *Reflector) backoff(err error) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var se *StatusError
+	var se *httpwatch.StatusError
 	if errors.As(err, &se) && se.RetryAfter > 0 {
 		return min(se.RetryAfter, r.maxRetryAfter())
 	}

@@ -1,4 +1,4 @@
-package httpwatch
+package reflector
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,7 +28,7 @@ func newStopOnceWatcher(ctx context.Context) *stopOnceWatcher {
 	return &stopOnceWatcher{scriptWatcher: sw, entered: make(chan struct{})}
 }
 
-func (w *stopOnceWatcher) Next() (Event, error) {
+func (w *stopOnceWatcher) Next() (httpwatch.Event, error) {
 	w.enter.Do(func() { close(w.entered) })
 	return w.scriptWatcher.Next()
 }
@@ -68,8 +69,8 @@ func TestReflectorStopsCancelledWatchOnce(t *testing.T) {
 	defer cancel()
 	w := newStopOnceWatcher(ctx)
 	src := &scriptSource{
-		pages:   []func(ListOptions) (*Page, error){page("10", "")},
-		watches: []func(ListOptions) (Watcher, error){func(ListOptions) (Watcher, error) { return w, nil }},
+		pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", "")},
+		watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){func(httpwatch.ListOptions) (httpwatch.Watcher, error) { return w, nil }},
 	}
 	r, _, _ := newTestReflector(src)
 	done := runCatching(ctx, r)
@@ -86,9 +87,9 @@ func TestReflectorStopsWatchOnceAfterFailedResync(t *testing.T) {
 	defer cancel()
 	w := newStopOnceWatcher(ctx)
 	src := &scriptSource{
-		pages: []func(ListOptions) (*Page, error){page("10", ""), page("11", "")},
-		watches: []func(ListOptions) (Watcher, error){
-			func(ListOptions) (Watcher, error) { return w, nil },
+		pages: []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", ""), page("11", "")},
+		watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
+			func(httpwatch.ListOptions) (httpwatch.Watcher, error) { return w, nil },
 			watchOf(newWatcher()),
 		},
 	}

@@ -1,89 +1,37 @@
-package httpwatch
+package reflector
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// maxDuration is the longest Retry-After a StatusError can carry: advice
-// beyond it saturates.
-const maxDuration = 9223372036 * time.Second
-
-// Issue 16 item 3: a Retry-After header is whole seconds or an HTTP date;
-// huge counts saturate instead of overflowing, anything else is ignored.
-func TestParseRetryAfterNeverOverflows(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"", 0, false},
-		{"0", 0, true},
-		{"1", time.Second, true},
-		{"86400", 24 * time.Hour, true},
-		{"9223372036", maxDuration, true},
-		{"9223372037", maxDuration, true},                 // overflowed to a negative wait
-		{"99999999999", maxDuration, true},                // overflowed to 2 million hours
-		{"99999999999999999999999999", maxDuration, true}, // beyond int64
-		{"-5", 0, false},
-		{"+5", 0, false},
-		{"1.5", 0, false},
-		{"5s", 0, false},
-		{"soon", 0, false},
-		{"Wed, 21 Oct 2015 07:28:00 GMT", 0, true}, // a date in the past: retry now
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			got, ok := parseRetryAfter(tc.in)
-			assert.Equal(t, tc.ok, ok)
-			assert.Equal(t, tc.want, got)
-			assert.GreaterOrEqual(t, got, time.Duration(0))
-		})
-	}
+// throttled returns the 429 the client makes of a response carrying
+// Retry-After: header, to a list ("GET") or a watch ("WATCH").
+func throttled(t *testing.T, verb, header string) *httpwatch.StatusError {
+	t.Helper()
+	body := `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429}`
+	return statusOf(t, verb, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", header)
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = io.WriteString(w, body)
+	})
 }
 
-// Issue 16 item 3: details.retryAfterSeconds of an ERROR event follows the
-// same rules as the header.
-func TestRetryAfterSecondsInStatusNeverOverflows(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-	}{
-		{`2`, 2 * time.Second},
-		{`86400`, 24 * time.Hour},
-		{`9223372037`, maxDuration},
-		{`99999999999`, maxDuration},
-		{`1e300`, maxDuration},
-		{`-3`, 0},
-		{`"7"`, 0},
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			se := statusFromJSON(`{"kind":"Status","apiVersion":"v1","code":429,"details":{"retryAfterSeconds":` + tc.in + `}}`)
-			assert.Equal(t, tc.want, se.RetryAfter)
-		})
-	}
-}
-
-// throttled returns a 429 as the client builds it from a response carrying
-// Retry-After: header.
-func throttled(verb, header string) *StatusError {
-	body := []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429}`)
-	return statusFromBody(verb, "/api/v1/pods", http.StatusTooManyRequests, http.Header{"Retry-After": {header}}, body)
-}
-
-// throttledEvent decodes a watch ERROR event whose Status says
-// retryAfterSeconds: secs.
+// throttledEvent is a watch ERROR event whose Status says
+// retryAfterSeconds: secs, as the client decodes it.
 func throttledEvent(t *testing.T, secs string) watchStep {
 	t.Helper()
 	frame := `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429,"details":{"retryAfterSeconds":` + secs + `}}}`
-	e, err := decodeEvent([]byte(frame), valueRange{}, nil)
-	require.NoError(t, err)
-	require.Equal(t, Error, e.Type)
+	e := eventOf(t, frame)
+	require.Equal(t, httpwatch.Error, e.Type)
 	return watchStep{ev: e}
 }
 
@@ -99,7 +47,7 @@ func TestReflectorCapsRetryAfter(t *testing.T) {
 			{
 				name: "429 on the first list",
 				prep: func(_ *testing.T, _ *Reflector, src *scriptSource) state {
-					src.pages = append(src.pages, fail(fmt.Errorf("giving up after 5 attempts: %w", throttled("GET", secs))))
+					src.pages = append(src.pages, fail(fmt.Errorf("giving up after 5 attempts: %w", throttled(t, "GET", secs))))
 					return state{phase: phaseList}
 				},
 				want: phaseStart, // a new cycle
@@ -108,7 +56,7 @@ func TestReflectorCapsRetryAfter(t *testing.T) {
 				name: "429 on watch start",
 				prep: func(_ *testing.T, r *Reflector, src *scriptSource) state {
 					r.lastRV = "5"
-					src.watches = append(src.watches, watchFail(throttled("WATCH", secs)))
+					src.watches = append(src.watches, watchFail(throttled(t, "WATCH", secs)))
 					return state{phase: phaseWatch}
 				},
 				want: phaseWatch,
@@ -116,7 +64,7 @@ func TestReflectorCapsRetryAfter(t *testing.T) {
 			{
 				name: "429 on watch-list start",
 				prep: func(_ *testing.T, _ *Reflector, src *scriptSource) state {
-					src.watches = append(src.watches, watchFail(throttled("WATCH", secs)))
+					src.watches = append(src.watches, watchFail(throttled(t, "WATCH", secs)))
 					return state{phase: phaseWatchList}
 				},
 				want: phaseWatchList,
@@ -145,7 +93,7 @@ func TestReflectorCapsRetryAfter(t *testing.T) {
 // Issue 16 item 3: the cap is the reflector's own backoff maximum when it
 // has one.
 func TestReflectorRetryAfterCapFollowsBackoff(t *testing.T) {
-	src := &scriptSource{watches: []func(ListOptions) (Watcher, error){watchFail(throttled("WATCH", "86400"))}}
+	src := &scriptSource{watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchFail(throttled(t, "WATCH", "86400"))}}
 	r, _, _ := newTestReflector(src)
 	r.Backoff.Cap = 10 * time.Second
 	r.lastRV = "5"
@@ -157,8 +105,8 @@ func TestReflectorRetryAfterCapFollowsBackoff(t *testing.T) {
 // Retry-After: 86400 is retried once the backoff maximum has passed.
 func TestReflectorRunRetriesThrottledListAfterBackoffMax(t *testing.T) {
 	src := &scriptSource{
-		pages:   []func(ListOptions) (*Page, error){fail(throttled("GET", "86400")), page("10", "", obj("a", "10"))},
-		watches: []func(ListOptions) (Watcher, error){watchOf(newWatcher())},
+		pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){fail(throttled(t, "GET", "86400")), page("10", "", obj("a", "10"))},
+		watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchOf(newWatcher())},
 	}
 	r, sink, c := newTestReflector(src)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -179,8 +127,8 @@ func TestReflectorRunRetriesThrottledListAfterBackoffMax(t *testing.T) {
 // the failure after it waits the step the 429 found.
 func TestReflectorRetryAfterReplacesBackoffStep(t *testing.T) {
 	src := &scriptSource{
-		pages:   []func(ListOptions) (*Page, error){fail(errInternal), fail(errInternal)},
-		watches: []func(ListOptions) (Watcher, error){watchFail(throttled("WATCH", "1"))},
+		pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){fail(errInternal), fail(errInternal)},
+		watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchFail(throttled(t, "WATCH", "1"))},
 	}
 	r, _, _ := newTestReflector(src)
 	r.lastRV = "5"

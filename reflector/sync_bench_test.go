@@ -1,9 +1,8 @@
-package httpwatch_test
+package reflector_test
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -11,7 +10,9 @@ import (
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/store"
 	"github.com/tidwall/gjson"
 )
@@ -19,10 +20,7 @@ import (
 // benchPod is the recorded pod padded with an annotation to about 4 KB, the
 // size of a typical production pod.
 func benchPod(b *testing.B) string {
-	raw, err := os.ReadFile("testdata/kube-apiserver-1.37/pod-list.json")
-	if err != nil {
-		b.Fatal(err)
-	}
+	raw := fixtures.Load(b, "pod-list.json").Body
 	item := gjson.GetBytes(raw, "items.0")
 	pod := strings.Replace(item.Raw, `"annotations":{`, `"annotations":{"notes":"`+strings.Repeat("x", 2000)+`",`, 1)
 	return strings.Replace(pod, `"name":"`+item.Get("metadata.name").String()+`"`, `"name":"%s"`, 1)
@@ -57,7 +55,7 @@ func BenchmarkReflectorInitialSync(b *testing.B) {
 					var before runtime.MemStats
 					runtime.ReadMemStats(&before)
 					fifo := delta.NewFIFO(store.MetaNamespaceKey[*httpwatch.Object])
-					r := httpwatch.NewReflector(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), fifo)
+					r := reflector.New(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), fifo)
 					r.WatchList = watchList
 					ctx, cancel := context.WithCancel(context.Background())
 					done := make(chan struct{})

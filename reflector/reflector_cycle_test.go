@@ -1,9 +1,10 @@
-package httpwatch
+package reflector
 
 import (
 	"context"
 	"testing"
 
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -13,8 +14,8 @@ import (
 // back to a paged list for that cycle only, and the next cycle (after a
 // 410, a failed list, ...) tries the watch-list again.
 func TestReflectorEveryCycleTriesWatchListAgain(t *testing.T) {
-	type watchAnswer = func(ListOptions) (Watcher, error)
-	type listAnswer = func(ListOptions) (*Page, error)
+	type watchAnswer = func(httpwatch.ListOptions) (httpwatch.Watcher, error)
+	type listAnswer = func(httpwatch.ListOptions) (*httpwatch.Page, error)
 	a := obj("a", "3")
 	for _, tc := range []struct {
 		name    string
@@ -29,8 +30,8 @@ func TestReflectorEveryCycleTriesWatchListAgain(t *testing.T) {
 		{
 			name: "a 410 after a watch-list relists with a watch-list",
 			watches: []watchAnswer{
-				watchOf(newWatcher(ev(Added, a), ev(Bookmark, endBookmark("9")), errEv(errExpired))),
-				watchOf(newWatcher(ev(Bookmark, endBookmark("12")))),
+				watchOf(newWatcher(ev(httpwatch.Added, a), ev(httpwatch.Bookmark, endBookmark("9")), errEv(errExpired))),
+				watchOf(newWatcher(ev(httpwatch.Bookmark, endBookmark("12")))),
 			},
 			phases: []phase{
 				phaseWatchList, phaseStream, phaseStream, phaseStream, phaseStart, // 410
@@ -43,7 +44,7 @@ func TestReflectorEveryCycleTriesWatchListAgain(t *testing.T) {
 			watches: []watchAnswer{
 				watchFail(errBad),
 				watchOf(newWatcher(errEv(errExpired))),
-				watchOf(newWatcher(ev(Bookmark, endBookmark("12")))),
+				watchOf(newWatcher(ev(httpwatch.Bookmark, endBookmark("12")))),
 			},
 			pages: []listAnswer{page("10", "", a)},
 			phases: []phase{
@@ -55,7 +56,7 @@ func TestReflectorEveryCycleTriesWatchListAgain(t *testing.T) {
 		},
 		{
 			name:    "a failed fallback list begins a cycle that tries the watch-list again",
-			watches: []watchAnswer{watchFail(errBad), watchOf(newWatcher(ev(Bookmark, endBookmark("12"))))},
+			watches: []watchAnswer{watchFail(errBad), watchOf(newWatcher(ev(httpwatch.Bookmark, endBookmark("12"))))},
 			pages:   []listAnswer{fail(errInternal)},
 			phases:  []phase{phaseWatchList, phaseList, phaseStart, phaseWatchList, phaseStream, phaseStream},
 			sendIE:  []bool{true, true},
@@ -64,7 +65,7 @@ func TestReflectorEveryCycleTriesWatchListAgain(t *testing.T) {
 		{
 			name:    "a resumed watch that 410s resumes no more: the new cycle syncs",
 			resume:  "77",
-			watches: []watchAnswer{watchOf(newWatcher(errEv(errExpired))), watchOf(newWatcher(ev(Bookmark, endBookmark("80"))))},
+			watches: []watchAnswer{watchOf(newWatcher(errEv(errExpired))), watchOf(newWatcher(ev(httpwatch.Bookmark, endBookmark("80"))))},
 			phases:  []phase{phaseWatch, phaseStream, phaseStart, phaseWatchList, phaseStream, phaseStream},
 			sendIE:  []bool{false, true},
 		},

@@ -1,0 +1,66 @@
+package httpwatch
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// maxDuration is the longest Retry-After a StatusError can carry: advice
+// beyond it saturates.
+const maxDuration = 9223372036 * time.Second
+
+// Issue 16 item 3: a Retry-After header is whole seconds or an HTTP date;
+// huge counts saturate instead of overflowing, anything else is ignored.
+func TestParseRetryAfterNeverOverflows(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"", 0, false},
+		{"0", 0, true},
+		{"1", time.Second, true},
+		{"86400", 24 * time.Hour, true},
+		{"9223372036", maxDuration, true},
+		{"9223372037", maxDuration, true},                 // overflowed to a negative wait
+		{"99999999999", maxDuration, true},                // overflowed to 2 million hours
+		{"99999999999999999999999999", maxDuration, true}, // beyond int64
+		{"-5", 0, false},
+		{"+5", 0, false},
+		{"1.5", 0, false},
+		{"5s", 0, false},
+		{"soon", 0, false},
+		{"Wed, 21 Oct 2015 07:28:00 GMT", 0, true}, // a date in the past: retry now
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, ok := parseRetryAfter(tc.in)
+			assert.Equal(t, tc.ok, ok)
+			assert.Equal(t, tc.want, got)
+			assert.GreaterOrEqual(t, got, time.Duration(0))
+		})
+	}
+}
+
+// Issue 16 item 3: details.retryAfterSeconds of an ERROR event follows the
+// same rules as the header.
+func TestRetryAfterSecondsInStatusNeverOverflows(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+	}{
+		{`2`, 2 * time.Second},
+		{`86400`, 24 * time.Hour},
+		{`9223372037`, maxDuration},
+		{`99999999999`, maxDuration},
+		{`1e300`, maxDuration},
+		{`-3`, 0},
+		{`"7"`, 0},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			se := statusFromJSON(`{"kind":"Status","apiVersion":"v1","code":429,"details":{"retryAfterSeconds":` + tc.in + `}}`)
+			assert.Equal(t, tc.want, se.RetryAfter)
+		})
+	}
+}
