@@ -118,8 +118,10 @@ func (w *scriptWatcher) Stop() { w.once.Do(func() { close(w.stopped) }) }
 func ev(t httpwatch.EventType, o *httpwatch.Object) watchStep {
 	return watchStep{ev: httpwatch.Event{Type: t, Object: o}}
 }
-func errEv(err error) watchStep { return watchStep{ev: httpwatch.Event{Type: httpwatch.Error, Err: err}} }
-func end(err error) watchStep   { return watchStep{err: err} }
+func errEv(err error) watchStep {
+	return watchStep{ev: httpwatch.Event{Type: httpwatch.Error, Err: err}}
+}
+func end(err error) watchStep { return watchStep{err: err} }
 
 func obj(name, rv string) *httpwatch.Object {
 	o, err := httpwatch.NewObject(fmt.Appendf(nil, `{"metadata":{"name":%q,"namespace":"ns","resourceVersion":%q}}`, name, rv))
