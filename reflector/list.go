@@ -1,0 +1,87 @@
+package reflector
+
+import (
+	"context"
+	"time"
+
+	"github.com/listwatch/listwatch/httpwatch"
+)
+
+func (r *Reflector) baseOptions() httpwatch.ListOptions {
+	return httpwatch.ListOptions{LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector}
+}
+
+// listVersion is the resourceVersion a list should read (conformance 12).
+func (m *memory) listVersion() string {
+	switch {
+	case m.rvUnavailable:
+		return ""
+	case m.lastRV == "":
+		return "0"
+	default:
+		return m.lastRV
+	}
+}
+
+// pageSize applies client-go's page size rules (conformance 15).
+func (r *Reflector) pageSize(m *memory, rv string) int64 {
+	switch {
+	case r.PageSize > 0:
+		return r.PageSize
+	case m.paginated:
+		return 500
+	case rv != "" && rv != "0":
+		return -1 // one unpaginated read, servable from the watch cache (see ListAll)
+	default:
+		return 500
+	}
+}
+
+func (r *Reflector) list(ctx context.Context, s *state) time.Duration {
+	opts := r.baseOptions()
+	opts.ResourceVersion = s.listVersion()
+	opts.Limit = r.pageSize(&s.memory, opts.ResourceVersion)
+	first := true
+	page, err := httpwatch.ListAll(ctx, r.Source, opts, func(p *httpwatch.Page) {
+		// Only a list at "0" that comes back in pages proves the watch
+		// cache off: etcd (a list at "") always pages.
+		if first && opts.ResourceVersion == "0" && p.Continue != "" {
+			s.paginated = true
+		}
+		first = false
+		r.stats.pages.Add(1)
+	})
+	if ctx.Err() != nil {
+		return 0
+	}
+	if err != nil {
+		r.report(OpList, err)
+		if opts.ResourceVersion != "" && versionUnavailable(err) {
+			s.rvUnavailable = true
+			return 0
+		}
+		return r.retry(s, phaseStart, err)
+	}
+	if err := r.Sink.Replace(page.Items, page.ResourceVersion); err != nil {
+		r.report(OpSink, err)
+		return r.retry(s, phaseStart, err)
+	}
+	r.synced(&s.memory, page.ResourceVersion, len(page.Items))
+	s.enter(phaseWatch)
+	return 0
+}
+
+// synced records a full sync (a list, or a watch-list's initial events) at
+// rv: the version is known to exist again.
+func (r *Reflector) synced(m *memory, rv string, items int) {
+	m.lastRV = rv
+	m.rvUnavailable = false
+	r.stats.lists.Add(1)
+	r.stats.items.Add(int64(items))
+}
+
+// versionUnavailable reports a list or watch-list refused because the
+// requested version is compacted away or not yet known to the server.
+func versionUnavailable(err error) bool {
+	return httpwatch.IsExpired(err) || httpwatch.IsGone(err) || httpwatch.IsResourceVersionTooLarge(err)
+}
