@@ -515,7 +515,10 @@ func TestReflectorTransitions(t *testing.T) {
 		},
 		{
 			name: "conformance 25: a resync ShouldResync declines is skipped, the next one scheduled",
-			prep: func(r *Reflector, src *scriptSource) { resyncEvery(r, src); r.ShouldResync = func() bool { return false } },
+			prep: func(r *Reflector, src *scriptSource) {
+				resyncEvery(r, src)
+				r.ShouldResync = func() bool { return false }
+			},
 			from: streamOf(newWatcher(), memory{lastRV: "5", resyncAt: t0}), want: phaseStream,
 			mem: memory{lastRV: "5", resyncAt: t0.Add(time.Minute)},
 		},
@@ -527,7 +530,10 @@ func TestReflectorTransitions(t *testing.T) {
 		},
 		{
 			name: "conformance 25: a failed resync ends the watch and relists after a backoff",
-			prep: func(r *Reflector, src *scriptSource) { resyncEvery(r, src); r.Sink.(*recordSink).resyncErr = errors.New("disk full") },
+			prep: func(r *Reflector, src *scriptSource) {
+				resyncEvery(r, src)
+				r.Sink.(*recordSink).resyncErr = errors.New("disk full")
+			},
 			from: streamOf(newWatcher(), memory{lastRV: "5", resyncAt: t0}), want: phaseStart, wait: 800 * time.Millisecond,
 			calls: []string{"resync"}, mem: backedOff(memory{lastRV: "5", resyncAt: t0.Add(time.Minute)}),
 		},
