@@ -190,21 +190,23 @@ func (r *Reflector) Run(ctx context.Context) {
 	s := r.initialState()
 	s.alarm = newAlarm(r.Clock)
 	defer s.alarm.stop()
-	r.publish(s.lastRV)
+	published := s.lastRV
+	r.publish(published)
 	for {
-		next, wait := r.step(ctx, s)
-		next.alarm.set(next.deadline())
-		if next.lastRV != s.lastRV {
-			r.publish(next.lastRV)
+		var wait time.Duration
+		s, wait = r.step(ctx, s)
+		s.alarm.set(s.deadline())
+		if s.lastRV != published {
+			published = s.lastRV
+			r.publish(published)
 		}
 		if ctx.Err() == nil && wait > 0 {
 			r.sleep(ctx, wait)
 		}
 		if ctx.Err() != nil {
-			next.closeWatch()
+			s.closeWatch()
 			return
 		}
-		s = next
 	}
 }
 
