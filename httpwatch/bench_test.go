@@ -135,21 +135,6 @@ func BenchmarkListScan(b *testing.B) {
 	}
 }
 
-// BenchmarkDropManagedFields measures the exported transform on a cached
-// object (one copy without the field).
-func BenchmarkDropManagedFields(b *testing.B) {
-	p, err := scanList(bytes.NewReader(fixtures.Load(b, "pod-list.json").Body), &scanOptions{})
-	require.NoError(b, err)
-	o := p.Items[0]
-	b.SetBytes(int64(len(o.Raw())))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := DropManagedFields(o); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkReadLimit is the machine's limit for BenchmarkFramer: the same
 // stream read into the same 32 KB buffer, and then every byte read once by
 // the runtime's vectorised IndexByte. The framer's MB/s over this one's is

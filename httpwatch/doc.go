@@ -32,9 +32,10 @@
 // immutable and cost their JSON plus a few dozen bytes. Items of built-in
 // lists carry no kind or apiVersion on the wire; the list scanner inserts
 // them (from the list's kind and apiVersion), so an object reads the same
-// whether it came from a list or a watch. ResourceClient.DropManagedFields
-// removes metadata.managedFields while copying, and ResourceClient.Transform
-// rewrites objects before they are returned; MetadataOnly asks the server for
+// whether it came from a list or a watch. metadata.managedFields is dropped
+// while copying unless ResourceClient.KeepManagedFields is set, and
+// ResourceClient.Transform, the one transform hook, rewrites each object once
+// as it is read, before anything caches it; MetadataOnly asks the server for
 // PartialObjectMetadata, for caches that need only labels and owners.
 //
 // # Reading

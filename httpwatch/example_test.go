@@ -32,7 +32,6 @@ func ExampleResourceClient_List() {
 		panic(err)
 	}
 	pods := c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods", Namespace: "fixtures"})
-	pods.DropManagedFields = true
 	list, err := pods.List(context.Background(), httpwatch.ListOptions{})
 	if err != nil {
 		panic(err)
@@ -112,14 +111,6 @@ func ExampleFramer() {
 	// [1,2]
 	// {"b":{}}
 	// EOF
-}
-
-func ExampleDropManagedFields() {
-	o, _ := httpwatch.NewObject([]byte(`{"metadata":{"name":"a","managedFields":[{"manager":"kubectl"}],"uid":"u1"}}`))
-	small, _ := httpwatch.DropManagedFields(o)
-	fmt.Println(small)
-	// Output:
-	// {"metadata":{"name":"a","uid":"u1"}}
 }
 
 func ExampleParseListOptions() {

@@ -17,22 +17,6 @@ import (
 // DELETED event would leave a cache holding an object forever.
 type Transform func(*Object) (*Object, error)
 
-// DropManagedFields is a Transform that removes metadata.managedFields, which
-// is often a third of an object and needed by almost no reader. It splices
-// the bytes out of the JSON (one copy, no decoding) and returns the object
-// unchanged when it has none. ResourceClient.DropManagedFields does the same
-// while copying out of the read buffer, at no extra cost.
-func DropManagedFields(o *Object) (*Object, error) {
-	if !strings.Contains(o.String(), `"managedFields"`) {
-		return o, nil
-	}
-	n, err := buildObject(o.Raw(), buildOptions{dropManagedFields: true})
-	if err != nil {
-		return nil, fmt.Errorf("drop managedFields: %w", err)
-	}
-	return n, nil
-}
-
 // scanOptions say how a list body or watch stream becomes objects.
 type scanOptions struct {
 	maxFrame  int

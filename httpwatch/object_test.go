@@ -146,7 +146,7 @@ func TestDropManagedFields(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := NewObject([]byte(tc.in))
 			require.NoError(t, err)
-			d, err := DropManagedFields(o)
+			d, err := buildObject(o.Raw(), buildOptions{dropManagedFields: true})
 			require.NoError(t, err)
 			require.Equal(t, tc.want, d.String())
 			require.True(t, json.Valid(d.Raw()))

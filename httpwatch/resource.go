@@ -39,12 +39,15 @@ type ResourceClient struct {
 	// apiVersion, kind and metadata (labels, owners, ...), a fraction of the
 	// memory. Writes are unaffected.
 	MetadataOnly bool
-	// DropManagedFields removes metadata.managedFields from every object
-	// while it is copied out of the read buffer, at no extra cost.
-	DropManagedFields bool
+	// KeepManagedFields keeps metadata.managedFields, which the client
+	// otherwise drops from every object while copying it out of the read
+	// buffer, at no extra cost: they are often a third of an object and
+	// needed by almost no reader (decision 5).
+	KeepManagedFields bool
 	// Transform, if set, rewrites every object the client returns (list
 	// items, watch objects except bookmarks and errors, Get and write
-	// results), after DropManagedFields.
+	// results) once, as it is read: the one place objects are transformed
+	// before anything caches them.
 	Transform Transform
 
 	c   *Client
@@ -102,7 +105,7 @@ func itemPath(collection, name string) (string, error) {
 }
 
 func (rc *ResourceClient) scanOptions() *scanOptions {
-	return &scanOptions{maxFrame: rc.c.MaxFrameSize, drop: rc.DropManagedFields, transform: rc.Transform}
+	return &scanOptions{maxFrame: rc.c.MaxFrameSize, drop: !rc.KeepManagedFields, transform: rc.Transform}
 }
 
 // ListPage reads one page of the list: a single request with opts (Limit 0
