@@ -24,10 +24,12 @@ type Handler = processor.Handler[*Object]
 // HandlerFuncs adapts plain functions to a Handler.
 type HandlerFuncs = processor.HandlerFuncs[*Object]
 
-// Errors of an informer's lifecycle.
+// Errors of an informer's lifecycle. ErrStopped is the processor's: an
+// informer stops by stopping its processor, and either name matches with
+// errors.Is.
 var (
 	ErrStarted = errors.New("informer has already started")
-	ErrStopped = errors.New("informer has stopped")
+	ErrStopped = processor.ErrStopped
 )
 
 // Informer keeps an indexed cache of one resource in sync with the server and

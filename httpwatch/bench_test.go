@@ -71,7 +71,7 @@ func BenchmarkFramer(b *testing.B) {
 	cpu := startCPU(b)
 	for b.Loop() {
 		r.Reset(body)
-		f := NewFramer(r, 0)
+		f := newFramer(r, 0)
 		for {
 			if _, err := f.Next(); err != nil {
 				break

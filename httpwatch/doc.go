@@ -43,7 +43,7 @@
 // Neither lists nor watches are ever decoded into a tree. A list body is
 // scanned item by item and each item is copied out as soon as it is whole,
 // so memory is the items plus one read buffer. A watch body is split into
-// frames by a Framer, which finds each JSON value's end itself (brackets
+// frames by finding each JSON value's end directly (brackets
 // outside strings, escapes inside them): it does not depend on newlines or
 // on how the body was chunked, and it bounds the frame size
 // (Client.MaxFrameSize).

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
-	"strings"
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/fixtures"
@@ -93,24 +92,6 @@ func ExampleIsGone() {
 	// Output:
 	// ERROR true true
 	// WATCH /api/v1/pods: 410 Expired: The resourceVersion for the provided watch is too old.
-}
-
-func ExampleFramer() {
-	// Frames split anywhere, several per read, no newlines needed.
-	f := httpwatch.NewFramer(strings.NewReader(`{"a":"}"} [1,2]{"b":{}}`), 0)
-	for {
-		frame, err := f.Next()
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		fmt.Printf("%s\n", frame)
-	}
-	// Output:
-	// {"a":"}"}
-	// [1,2]
-	// {"b":{}}
-	// EOF
 }
 
 func ExampleParseListOptions() {

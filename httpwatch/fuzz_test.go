@@ -22,9 +22,9 @@ func addFixtureSeeds(f *testing.F) {
 	f.Add([]byte(`{"type":"ADDED","object":{"metadata":{"name":"a\u0062"}}}`), uint16(30))
 }
 
-// frames runs a Framer over chunks until it fails or ends.
+// frames runs a framer over chunks until it fails or ends.
 func frames(t *testing.T, chunks [][]byte) ([]string, error) {
-	fr := NewFramer(&chunkReader{chunks: chunks}, fuzzMaxFrame)
+	fr := newFramer(&chunkReader{chunks: chunks}, fuzzMaxFrame)
 	var out []string
 	for {
 		b, err := fr.Next()

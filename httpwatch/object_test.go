@@ -210,7 +210,7 @@ func TestListScanAcceptsAnyLayout(t *testing.T) {
 
 func TestFramer(t *testing.T) {
 	in := ` {"a":"}{\"\\"} [1,[2]]` + "\n\t" + `{"b":{"c":"]"}}{}`
-	f := NewFramer(strings.NewReader(in), 0)
+	f := newFramer(strings.NewReader(in), 0)
 	var got []string
 	for {
 		b, err := f.Next()
@@ -230,7 +230,7 @@ func TestFramer(t *testing.T) {
 		{`{"a":"x`, `unexpected EOF`},
 		{`{"a":"` + strings.Repeat("x", 100) + `"}`, `frame size limit`},
 	} {
-		f := NewFramer(strings.NewReader(tc.in), 64)
+		f := newFramer(strings.NewReader(tc.in), 64)
 		var err error
 		for err == nil {
 			_, err = f.Next()
