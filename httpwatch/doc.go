@@ -1,9 +1,9 @@
 // Package httpwatch lists and watches any Kubernetes-style API resource over
 // plain HTTP/JSON, without client-go.
 //
-// A Client speaks to one API server (see Config); Client.Resource addresses
-// one resource and returns a *ResourceClient, which satisfies ListerWatcher,
-// the only view of a source the reflector needs:
+// A Client speaks to one API server (see package kubeconfig);
+// Client.Resource addresses one resource and returns a *ResourceClient, to
+// list, watch, read and write it:
 //
 //	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: "https://127.0.0.1:6443", BearerToken: token})
 //	pods := c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods", Namespace: "default"})
@@ -17,12 +17,9 @@
 //
 // # Reaching a cluster
 //
-// Config holds what kubectl would use: LoadKubeconfig and FromEnvironment read
-// kubeconfig files (KUBECONFIG merged by kubectl's rules, exec credential
-// plugins, client certificates, tokens and token files), InClusterConfig
-// reads a pod's service account, and a Config can be written by hand. Secrets
-// never appear in a Config's printed, JSON or slog form or in errors, and
-// are sent only to the configured server, never where it redirects.
+// NewClient takes a *kubeconfig.Config: package kubeconfig reads kubeconfig
+// files, exec credential plugins, token files and in-cluster service
+// accounts, and keeps the secrets out of logs, errors and redirects.
 //
 // # Objects
 //
@@ -74,8 +71,8 @@
 //
 // # Keeping a cache in sync
 //
-// A Reflector drives any ListerWatcher into a Sink (delta.FIFO is one): it
-// lists or streams the initial state, watches from there, and relists when
-// the server says a version is gone, following client-go's reflector. Its
-// doc states the relist and backoff policy.
+// Package reflector drives a ResourceClient (or any source with the same
+// list and watch methods) into a cache: it lists or streams the initial
+// state, watches from there, and relists when the server says a version is
+// gone, following client-go's reflector.
 package httpwatch
