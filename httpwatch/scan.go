@@ -348,11 +348,17 @@ func digits(b []byte, i int) int {
 }
 
 // skipString returns the index just past the string starting at b[i] (a
-// quote) and whether it holds a backslash escape. It passes over eight
-// plain bytes at a time: no quote, backslash or control character.
+// quote) and whether it holds a backslash escape.
 func skipString(b []byte, i int) (end int, escaped bool, err error) {
+	return stringTail(b, i+1)
+}
+
+// stringTail is skipString resumed at b[i], inside a string but not inside
+// an escape. It passes over eight plain bytes at a time: no quote, backslash
+// or control character. When b ends first, end is where to resume once more
+// bytes follow: len(b), or the backslash of an escape that b cuts.
+func stringTail(b []byte, i int) (end int, escaped bool, err error) {
 	const highs, below20 = 0x8080808080808080, 0x6060606060606060
-	i++
 	for i < len(b) {
 		if len(b)-i >= 8 {
 			w := binary.LittleEndian.Uint64(b[i:])
@@ -370,6 +376,9 @@ func skipString(b []byte, i int) (end int, escaped bool, err error) {
 			return i + 1, escaped, nil
 		case '\\':
 			escaped = true
+			if i+1 == len(b) {
+				return i, escaped, errTruncated
+			}
 			i += 2
 			continue
 		}
