@@ -3,7 +3,6 @@ package httpwatch
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -44,8 +43,8 @@ type Object struct {
 // if present, have the right types, and returns it as an Object holding a
 // copy of raw.
 func NewObject(raw []byte) (*Object, error) {
-	if !gjson.ValidBytes(raw) {
-		return nil, errors.New("new object: invalid JSON")
+	if err := validJSON(raw); err != nil {
+		return nil, fmt.Errorf("new object: invalid JSON: %w", err)
 	}
 	o, err := buildObject(raw, buildOptions{})
 	if err != nil {

@@ -293,6 +293,136 @@ func skipValue(b []byte, i int) (start, end int, err error) {
 	}
 }
 
+// maxDepth bounds how deeply values may nest: encoding/json's own limit, so
+// that whatever is accepted here also decodes with Object.Decode.
+const maxDepth = 10000
+
+// validValue checks the JSON value that starts at b[i], after optional
+// whitespace, and returns where it starts and the index just past it. b
+// must hold the whole value. It does not recurse: an open container costs a
+// bit, so a hostile depth costs no stack.
+func validValue(b []byte, i int) (start, end int, err error) {
+	var small [4]uint64
+	objects := small[:0] // bit d is set when level d is an object
+	depth := 0
+	i = skipSpace(b, i)
+	start = i
+values:
+	for {
+		if i == len(b) {
+			return start, i, errTruncated
+		}
+		switch c := b[i]; {
+		case c == '"':
+			if i, _, err = skipString(b, i); err != nil {
+				return start, i, err
+			}
+		case c == '{' || c == '[':
+			if depth == maxDepth {
+				return start, i, fmt.Errorf("values nested deeper than %d at byte %d", maxDepth, i)
+			}
+			if depth>>6 == len(objects) {
+				objects = append(objects, 0)
+			}
+			if bit := uint64(1) << (depth & 63); c == '{' {
+				objects[depth>>6] |= bit
+			} else {
+				objects[depth>>6] &^= bit
+			}
+			if i = skipSpace(b, i+1); i < len(b) && b[i] == c+2 { // '}' or ']'
+				i++
+				break
+			}
+			depth++
+			if c == '{' {
+				if i, err = memberKey(b, i); err != nil {
+					return start, i, err
+				}
+			}
+			continue
+		case c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n':
+			j := i
+			for j < len(b) && !endsScalar(b[j]) {
+				j++
+			}
+			if !scalarOK(b[i:j]) {
+				return start, j, fmt.Errorf("invalid literal %.32q at byte %d", b[i:j], i)
+			}
+			i = j
+		default:
+			return start, i, fmt.Errorf("unexpected %q at the start of a value at byte %d", c, i)
+		}
+		// A value ended: close the containers it ends, up to a comma.
+		for depth > 0 {
+			if i = skipSpace(b, i); i == len(b) {
+				return start, i, errTruncated
+			}
+			d := depth - 1
+			object := objects[d>>6]>>(d&63)&1 != 0
+			switch c := b[i]; {
+			case c == ',':
+				i = skipSpace(b, i+1)
+				if object {
+					if i, err = memberKey(b, i); err != nil {
+						return start, i, err
+					}
+				}
+				continue values
+			case object && c == '}', !object && c == ']':
+				i++
+				depth--
+			case object:
+				return start, i, fmt.Errorf("expected ',' or '}' at byte %d, found %q", i, c)
+			default:
+				return start, i, fmt.Errorf("expected ',' or ']' at byte %d, found %q", i, c)
+			}
+		}
+		return start, i, nil
+	}
+}
+
+// memberKey checks the key at b[i] and the colon after it, and returns
+// where the member's value starts.
+func memberKey(b []byte, i int) (int, error) {
+	if i == len(b) {
+		return i, errTruncated
+	}
+	if b[i] != '"' {
+		return i, fmt.Errorf("expected an object key at byte %d, found %q", i, b[i])
+	}
+	i, _, err := skipString(b, i)
+	if err != nil {
+		return i, err
+	}
+	if i = skipSpace(b, i); i == len(b) {
+		return i, errTruncated
+	}
+	if b[i] != ':' {
+		return i, fmt.Errorf("expected ':' after an object key at byte %d, found %q", i, b[i])
+	}
+	return skipSpace(b, i+1), nil
+}
+
+// validJSON checks that b is exactly one JSON value, with optional
+// whitespace around it.
+func validJSON(b []byte) error {
+	_, end, err := validValue(b, 0)
+	if err != nil {
+		return err
+	}
+	if end = skipSpace(b, end); end < len(b) {
+		return fmt.Errorf("unexpected %q after the value at byte %d", b[end], end)
+	}
+	return nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
 // scalarOK checks a number or a literal.
 func scalarOK(b []byte) bool {
 	switch string(b) {
@@ -376,10 +506,11 @@ func stringTail(b []byte, i int) (end int, escaped bool, err error) {
 			return i + 1, escaped, nil
 		case '\\':
 			escaped = true
-			if i+1 == len(b) {
-				return i, escaped, errTruncated
+			n, err := escapeLen(b[i:])
+			if err != nil {
+				return i, escaped, err
 			}
-			i += 2
+			i += n
 			continue
 		}
 		if b[i] < 0x20 {
@@ -388,6 +519,29 @@ func stringTail(b []byte, i int) (end int, escaped bool, err error) {
 		i++
 	}
 	return len(b), escaped, errTruncated
+}
+
+// escapeLen checks the escape sequence that starts b (a backslash) and
+// returns its length. It returns errTruncated if b ends inside it.
+func escapeLen(b []byte) (int, error) {
+	if len(b) < 2 {
+		return 0, errTruncated
+	}
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2, nil
+	case 'u':
+		if len(b) < 6 {
+			return 0, errTruncated
+		}
+		for _, c := range b[2:6] {
+			if !('0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f') {
+				return 0, fmt.Errorf("invalid escape %q in a string", b[:6])
+			}
+		}
+		return 6, nil
+	}
+	return 0, fmt.Errorf("invalid escape %q in a string", b[:2])
 }
 
 // unquote decodes a JSON string literal (quotes included).
