@@ -51,7 +51,6 @@ func TestListLongStringScannedOnce(t *testing.T) {
 	} {
 		body := longStringList(tc.size)
 		rd := newReader(&trickle{data: body, n: tc.chunk}, 0, false)
-		rd.sc.endOnly = true
 		p, err := scanListFrom(rd, &scanOptions{})
 		require.NoError(t, err, "size %d chunk %d", tc.size, tc.chunk)
 		require.Len(t, p.Items, 1)

@@ -200,6 +200,9 @@ func (rd *reader) container() ([]byte, error) {
 		if scanned > rd.max {
 			return nil, fmt.Errorf("value at byte %d: %w (%d bytes)", rd.offset(), ErrFrameTooLarge, rd.max)
 		}
+		if rd.sc.mismatch {
+			return nil, fmt.Errorf("value at byte %d: %w", rd.offset(), rd.sc.mismatchError(rd.offset()+int64(scanned)-1))
+		}
 		if done {
 			v := rd.buf[rd.r : rd.r+scanned]
 			rd.r += scanned
