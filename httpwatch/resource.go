@@ -247,7 +247,7 @@ func (rc *ResourceClient) objectRequest(ctx context.Context, rq request) (*Objec
 	if err := validJSON(body); err != nil {
 		return nil, &DecodeError{Verb: rq.method, Path: rq.path, Err: fmt.Errorf("invalid JSON: %w", err)}
 	}
-	o, err := rc.scanOptions().object(body, nil)
+	o, err := rc.scanOptions().object(body, nil, knownSpans{})
 	if err != nil {
 		return nil, &DecodeError{Verb: rq.method, Path: rq.path, Err: err}
 	}

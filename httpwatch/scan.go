@@ -44,6 +44,41 @@ type containerScanner struct {
 	// mismatch says another bracket closed it, which ends the scan.
 	closers  [4]byte
 	mismatch bool
+	// spans, if not nil, notes where the containers of one of the top
+	// levels are. It outlives reset.
+	spans *spanNotes
+}
+
+// spanNotes are the extents (offsets in the value) of the containers on one
+// top level: the members of a list item (level 2) or of a watch event's
+// object (3), which buildObject then need not scan again.
+type spanNotes struct {
+	level int
+	r     [8]valueRange // the first ones
+	n     int           // how many there were
+}
+
+// note records the bracket c at b[j] in spans if it opens or closes a
+// container on their level.
+func (s *containerScanner) note(c byte, j int) {
+	sn := s.spans
+	switch {
+	case c&2 != 0 && s.depth == sn.level-1 && sn.n < len(sn.r):
+		sn.r[sn.n].start = s.fed + j
+	case c&2 == 0 && s.depth == sn.level:
+		if sn.n < len(sn.r) {
+			sn.r[sn.n].end = s.fed + j + 1
+		}
+		sn.n++
+	}
+}
+
+// noted returns the spans noted in the last value scanned.
+func (sn *spanNotes) noted() []valueRange {
+	if sn == nil {
+		return nil
+	}
+	return sn.r[:min(sn.n, len(sn.r))]
 }
 
 // topLevels is how many levels from the value's own are always visited
@@ -67,7 +102,12 @@ func (s *containerScanner) mismatchError(at int64) error {
 	return fmt.Errorf("%w at byte %d", errMismatch, at)
 }
 
-func (s *containerScanner) reset() { *s = containerScanner{endOnly: s.endOnly} }
+func (s *containerScanner) reset() {
+	*s = containerScanner{endOnly: s.endOnly, spans: s.spans}
+	if s.spans != nil {
+		s.spans.n = 0
+	}
+}
 
 // feed scans b, which continues the value. It returns the index just past the
 // value's closing bracket and true, or len(b) and false if the value is still
@@ -137,7 +177,7 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 				s.depth = depth
 				for m := open | closed; m != 0; m &= m - 1 {
 					j := i + bits.TrailingZeros64(m)
-					if s.depth <= floor && !s.topKind(b[j]) || s.bracket(b[j], j) {
+					if s.depth <= floor && !s.topKind(b[j], j) || s.bracket(b[j], j) {
 						return j + 1, true
 					}
 				}
@@ -257,7 +297,7 @@ func (s *containerScanner) bytewise(b []byte, i int) (int, bool) {
 			s.inStr = !s.inStr
 		case s.inStr:
 		case isBracket[c]:
-			if s.depth <= s.topLevels() && !s.topKind(c) || s.bracket(c, i-1) {
+			if s.depth <= s.topLevels() && !s.topKind(c, i-1) || s.bracket(c, i-1) {
 				return i, true
 			}
 		}
@@ -282,11 +322,15 @@ func (s *containerScanner) bracket(c byte, j int) bool {
 	return s.depth == 0
 }
 
-// topKind is called before bracket for a bracket c met at a depth within
-// topLevels, as few brackets are. It notes which bracket closes the level c
-// opens, or checks that c is the one that closes its level, and reports
-// whether all is well.
-func (s *containerScanner) topKind(c byte) bool {
+// topKind is called before bracket for a bracket c, at b[j], met at a
+// depth within topLevels, as few brackets are. It notes which bracket
+// closes the level c opens, or checks that c is the one that closes its
+// level, and reports whether all is well; spans, which are on those
+// levels, are noted here too, out of the scan loop.
+func (s *containerScanner) topKind(c byte, j int) bool {
+	if s.spans != nil {
+		s.note(c, j)
+	}
 	if c&2 != 0 {
 		if s.depth < s.topLevels() {
 			s.closers[s.depth&3] = c + 2 // '}' or ']'
@@ -301,6 +345,26 @@ func (s *containerScanner) topKind(c byte) bool {
 }
 
 var errTruncated = errors.New("value truncated")
+
+// knownSpans are containers whose extents the scanner noted while framing,
+// in order, as offsets from base.
+type knownSpans struct {
+	spans []valueRange
+	base  int
+}
+
+// skip is skipValue, but jumps over a container whose extent is known.
+func (k *knownSpans) skip(b []byte, i int) (start, end int, err error) {
+	for len(k.spans) > 0 && k.spans[0].start-k.base < i {
+		k.spans = k.spans[1:]
+	}
+	if len(k.spans) > 0 && k.spans[0].start-k.base == i {
+		end := k.spans[0].end - k.base
+		k.spans = k.spans[1:]
+		return i, end, nil
+	}
+	return skipValue(b, i)
+}
 
 // skipValue returns the index just past the JSON value that starts at b[i]
 // (after optional whitespace). b must hold the whole value.
