@@ -58,8 +58,8 @@ type spanNotes struct {
 	n     int           // how many there were
 }
 
-// note records the bracket c at b[j] in spans if it opens or closes a
-// container on their level.
+// note records the bracket c, at b[j], met at a depth within topLevels,
+// if it opens or closes a container on spans' level.
 func (s *containerScanner) note(c byte, j int) {
 	sn := s.spans
 	switch {
@@ -177,7 +177,15 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 				s.depth = depth
 				for m := open | closed; m != 0; m &= m - 1 {
 					j := i + bits.TrailingZeros64(m)
-					if s.depth <= floor && !s.topKind(b[j], j) || s.bracket(b[j], j) {
+					if s.depth <= floor {
+						if s.spans != nil {
+							s.note(b[j], j)
+						}
+						if !s.topKind(b[j]) {
+							return j + 1, true
+						}
+					}
+					if s.bracket(b[j], j) {
 						return j + 1, true
 					}
 				}
@@ -297,7 +305,15 @@ func (s *containerScanner) bytewise(b []byte, i int) (int, bool) {
 			s.inStr = !s.inStr
 		case s.inStr:
 		case isBracket[c]:
-			if s.depth <= s.topLevels() && !s.topKind(c, i-1) || s.bracket(c, i-1) {
+			if s.depth <= s.topLevels() {
+				if s.spans != nil {
+					s.note(c, i-1)
+				}
+				if !s.topKind(c) {
+					return i, true
+				}
+			}
+			if s.bracket(c, i-1) {
 				return i, true
 			}
 		}
@@ -322,15 +338,11 @@ func (s *containerScanner) bracket(c byte, j int) bool {
 	return s.depth == 0
 }
 
-// topKind is called before bracket for a bracket c, at b[j], met at a
-// depth within topLevels, as few brackets are. It notes which bracket
-// closes the level c opens, or checks that c is the one that closes its
-// level, and reports whether all is well; spans, which are on those
-// levels, are noted here too, out of the scan loop.
-func (s *containerScanner) topKind(c byte, j int) bool {
-	if s.spans != nil {
-		s.note(c, j)
-	}
+// topKind is called before bracket for a bracket c met at a depth within
+// topLevels, as few brackets are. It notes which bracket closes the level c
+// opens, or checks that c is the one that closes its level, and reports
+// whether all is well.
+func (s *containerScanner) topKind(c byte) bool {
 	if c&2 != 0 {
 		if s.depth < s.topLevels() {
 			s.closers[s.depth&3] = c + 2 // '}' or ']'
@@ -617,6 +629,10 @@ func stringTail(b []byte, i int) (end int, escaped bool, err error) {
 			return i + 1, escaped, nil
 		case '\\':
 			escaped = true
+			if i+2 <= len(b) && shortEscape[b[i+1]] {
+				i += 2
+				continue
+			}
 			n, err := escapeLen(b[i:])
 			if err != nil {
 				return i, escaped, err
@@ -631,6 +647,9 @@ func stringTail(b []byte, i int) (end int, escaped bool, err error) {
 	}
 	return len(b), escaped, errTruncated
 }
+
+// shortEscape marks the bytes that make a two-byte escape after a backslash.
+var shortEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
 
 // escapeLen checks the escape sequence that starts b (a backslash) and
 // returns its length. It returns errTruncated if b ends inside it.
