@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,7 +82,10 @@ func throttled(verb, header string) *StatusError {
 func throttledEvent(t *testing.T, secs string) watchStep {
 	t.Helper()
 	frame := `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429,"details":{"retryAfterSeconds":` + secs + `}}}`
-	e, err := decodeEvent([]byte(frame), valueRange{}, nil)
+	rd := newReader(strings.NewReader(frame), 0, false)
+	raw, err := rd.container()
+	require.NoError(t, err)
+	e, err := decodeEvent(raw, &rd.sc, &scanOptions{})
 	require.NoError(t, err)
 	require.Equal(t, Error, e.Type)
 	return watchStep{ev: e}
