@@ -25,10 +25,10 @@ type scanOptions struct {
 	transform Transform // may be nil
 }
 
-// object builds an Object from (a copy of) src and
-// applies the transform.
-func (so *scanOptions) object(src []byte, typeMeta []byte) (*Object, error) {
-	o, err := buildObject(src, buildOptions{dropManagedFields: so.drop, typeMeta: typeMeta})
+// object builds an Object from (a copy of) src and applies the transform;
+// known are members of src already located.
+func (so *scanOptions) object(src []byte, typeMeta []byte, known knownSpans) (*Object, error) {
+	o, err := buildObject(src, buildOptions{dropManagedFields: so.drop, typeMeta: typeMeta, known: known})
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,9 @@ func (so *scanOptions) object(src []byte, typeMeta []byte) (*Object, error) {
 func scanList(body io.Reader, so *scanOptions) (*Page, error) {
 	rd := newReader(body, so.maxFrame, true)
 	defer rd.release()
-	rd.sc.endOnly = true // items are located, not their members
+	// Not endOnly: the scanner checks bracket kinds on an item's top levels,
+	// at no measurable cost, and notes where its members are.
+	rd.sc.spans = &spanNotes{level: 2}
 	p, err := scanListFrom(rd, so)
 	if err != nil {
 		if rd.fromSource(err) {
@@ -200,7 +202,7 @@ func scanItems(rd *reader, so *scanOptions, page *Page, typeMeta []byte) error {
 		if err != nil {
 			return fmt.Errorf("item %d: %w", n, err)
 		}
-		o, err := so.object(v, typeMeta)
+		o, err := so.object(v, typeMeta, knownSpans{spans: rd.sc.spans.noted()})
 		if err != nil {
 			return fmt.Errorf("item %d: %w", n, err)
 		}

@@ -224,7 +224,8 @@ func TestFramer(t *testing.T) {
 	require.EqualValues(t, len(in), f.Offset())
 
 	for _, tc := range []struct{ in, err string }{
-		{`{"a":1]]`, `expected a JSON object or array, found ']'`}, // balance, not grammar: the first frame is {"a":1]
+		{`{"a":1]]`, `mismatched bracket at byte 6`},
+		{`[[}]]`, `expected a JSON object or array, found ']'`}, // below the top level, balance: the first frame is [[}]
 		{`{"a":1}}`, `expected a JSON object or array, found '}'`},
 		{`1`, `expected a JSON object or array`},
 		{`{"a":"x`, `unexpected EOF`},

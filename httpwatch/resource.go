@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/tidwall/gjson"
 )
 
 // Resource names a collection on the server: group, version and resource
@@ -249,10 +247,10 @@ func (rc *ResourceClient) objectRequest(ctx context.Context, rq request) (*Objec
 	if len(body) > max {
 		return nil, &DecodeError{Verb: rq.method, Path: rq.path, Offset: int64(max), Err: ErrFrameTooLarge}
 	}
-	if !gjson.ValidBytes(body) {
-		return nil, &DecodeError{Verb: rq.method, Path: rq.path, Err: errors.New("invalid JSON")}
+	if err := validJSON(body); err != nil {
+		return nil, &DecodeError{Verb: rq.method, Path: rq.path, Err: fmt.Errorf("invalid JSON: %w", err)}
 	}
-	o, err := rc.scanOptions().object(body, nil)
+	o, err := rc.scanOptions().object(body, nil, knownSpans{})
 	if err != nil {
 		return nil, &DecodeError{Verb: rq.method, Path: rq.path, Err: err}
 	}

@@ -20,8 +20,12 @@ func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\
 // containerScanner finds the end of one JSON object or array fed to it in
 // pieces. It keeps just enough state (nesting depth, inside a string, after a
 // backslash) to resume at any byte, so a value split across reads is scanned
-// once, never from its start again. It checks balance, not grammar: "{]"
-// closes like "{}"; the readers of a frame check the levels they read.
+// once, never from its start again. It checks balance, not grammar, except
+// that on the top levels (see topLevels) a bracket must close its own kind:
+// "{]" is an error there, deeper it closes like "{}". Visiting every
+// bracket would slow the scanner by a third, and checking the grammar
+// throughout made decoding a watch event 1.6 times as costly; the readers
+// of a frame check the grammar of the levels they read.
 type containerScanner struct {
 	depth int
 	inStr bool
@@ -36,9 +40,74 @@ type containerScanner struct {
 	// that brackets need a look one by one only near depth 0, not 2. It
 	// outlives reset.
 	endOnly bool
+	// closers[d] is the bracket that closes level d+1, a top level;
+	// mismatch says another bracket closed it, which ends the scan.
+	closers  [4]byte
+	mismatch bool
+	// spans, if not nil, notes where the containers of one of the top
+	// levels are. It outlives reset.
+	spans *spanNotes
 }
 
-func (s *containerScanner) reset() { *s = containerScanner{endOnly: s.endOnly} }
+// spanNotes are the extents (offsets in the value) of the containers on one
+// top level: the members of a list item (level 2) or of a watch event's
+// object (3), which buildObject then need not scan again.
+type spanNotes struct {
+	level int
+	r     [8]valueRange // the first ones
+	n     int           // how many there were
+}
+
+// note records the bracket c, at b[j], met at a depth within topLevels,
+// if it opens or closes a container on spans' level.
+func (s *containerScanner) note(c byte, j int) {
+	sn := s.spans
+	switch {
+	case c&2 != 0 && s.depth == sn.level-1 && sn.n < len(sn.r):
+		sn.r[sn.n].start = s.fed + j
+	case c&2 == 0 && s.depth == sn.level:
+		if sn.n < len(sn.r) {
+			sn.r[sn.n].end = s.fed + j + 1
+		}
+		sn.n++
+	}
+}
+
+// noted returns the spans noted in the last value scanned.
+func (sn *spanNotes) noted() []valueRange {
+	if sn == nil {
+		return nil
+	}
+	return sn.r[:min(sn.n, len(sn.r))]
+}
+
+// topLevels is how many levels from the value's own are always visited
+// bracket by bracket, so that their kinds are checked however the value
+// was cut into pieces: the value's own with endOnly, else also its members
+// and theirs (a watch event, its object and the object's members).
+func (s *containerScanner) topLevels() int {
+	if s.endOnly {
+		return 1
+	}
+	return 3
+}
+
+// errMismatch is wrapped by the error for a bracket that closes a container
+// of the other kind.
+var errMismatch = errors.New("mismatched bracket")
+
+// mismatchError reports the mismatch that ended the scan, the bracket being
+// at position at.
+func (s *containerScanner) mismatchError(at int64) error {
+	return fmt.Errorf("%w at byte %d", errMismatch, at)
+}
+
+func (s *containerScanner) reset() {
+	*s = containerScanner{endOnly: s.endOnly, spans: s.spans}
+	if s.spans != nil {
+		s.spans.n = 0
+	}
+}
 
 // feed scans b, which continues the value. It returns the index just past the
 // value's closing bracket and true, or len(b) and false if the value is still
@@ -70,11 +139,8 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 		carry = ^uint64(0)
 	}
 	depth := s.depth
-	floor := 3 // a block that cannot take the depth below this holds no boundary
-	if s.endOnly {
-		floor = 1
-	}
-	var escIn uint64 // 1 when the last block's final backslash escapes byte 0
+	floor := s.topLevels() // a block that cannot take the depth below this holds no boundary
+	var escIn uint64       // 1 when the last block's final backslash escapes byte 0
 	for len(b)-i >= 64 {
 		quote, bs, open, closed := classify((*[64]byte)(b[i:]))
 		if quote|bs|escIn == 0 && carry != 0 {
@@ -111,6 +177,14 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 				s.depth = depth
 				for m := open | closed; m != 0; m &= m - 1 {
 					j := i + bits.TrailingZeros64(m)
+					if s.depth <= floor {
+						if s.spans != nil {
+							s.note(b[j], j)
+						}
+						if !s.topKind(b[j]) {
+							return j + 1, true
+						}
+					}
 					if s.bracket(b[j], j) {
 						return j + 1, true
 					}
@@ -231,6 +305,14 @@ func (s *containerScanner) bytewise(b []byte, i int) (int, bool) {
 			s.inStr = !s.inStr
 		case s.inStr:
 		case isBracket[c]:
+			if s.depth <= s.topLevels() {
+				if s.spans != nil {
+					s.note(c, i-1)
+				}
+				if !s.topKind(c) {
+					return i, true
+				}
+			}
 			if s.bracket(c, i-1) {
 				return i, true
 			}
@@ -256,7 +338,45 @@ func (s *containerScanner) bracket(c byte, j int) bool {
 	return s.depth == 0
 }
 
+// topKind is called before bracket for a bracket c met at a depth within
+// topLevels, as few brackets are. It notes which bracket closes the level c
+// opens, or checks that c is the one that closes its level, and reports
+// whether all is well.
+func (s *containerScanner) topKind(c byte) bool {
+	if c&2 != 0 {
+		if s.depth < s.topLevels() {
+			s.closers[s.depth&3] = c + 2 // '}' or ']'
+		}
+		return true
+	}
+	if s.depth > 0 && s.closers[(s.depth-1)&3] != c {
+		s.mismatch = true
+		return false
+	}
+	return true
+}
+
 var errTruncated = errors.New("value truncated")
+
+// knownSpans are containers whose extents the scanner noted while framing,
+// in order, as offsets from base.
+type knownSpans struct {
+	spans []valueRange
+	base  int
+}
+
+// skip is skipValue, but jumps over a container whose extent is known.
+func (k *knownSpans) skip(b []byte, i int) (start, end int, err error) {
+	for len(k.spans) > 0 && k.spans[0].start-k.base < i {
+		k.spans = k.spans[1:]
+	}
+	if len(k.spans) > 0 && k.spans[0].start-k.base == i {
+		end := k.spans[0].end - k.base
+		k.spans = k.spans[1:]
+		return i, end, nil
+	}
+	return skipValue(b, i)
+}
 
 // skipValue returns the index just past the JSON value that starts at b[i]
 // (after optional whitespace). b must hold the whole value.
@@ -275,6 +395,9 @@ func skipValue(b []byte, i int) (start, end int, err error) {
 		if !done {
 			return start, len(b), errTruncated
 		}
+		if s.mismatch {
+			return start, i + n, s.mismatchError(int64(i + n - 1))
+		}
 		return start, i + n, nil
 	case c == '"':
 		end, _, err := skipString(b, i)
@@ -291,6 +414,136 @@ func skipValue(b []byte, i int) (start, end int, err error) {
 	default:
 		return start, i, fmt.Errorf("unexpected %q at the start of a value", c)
 	}
+}
+
+// maxDepth bounds how deeply values may nest: encoding/json's own limit, so
+// that whatever is accepted here also decodes with Object.Decode.
+const maxDepth = 10000
+
+// validValue checks the JSON value that starts at b[i], after optional
+// whitespace, and returns where it starts and the index just past it. b
+// must hold the whole value. It does not recurse: an open container costs a
+// bit, so a hostile depth costs no stack.
+func validValue(b []byte, i int) (start, end int, err error) {
+	var small [4]uint64
+	objects := small[:0] // bit d is set when level d is an object
+	depth := 0
+	i = skipSpace(b, i)
+	start = i
+values:
+	for {
+		if i == len(b) {
+			return start, i, errTruncated
+		}
+		switch c := b[i]; {
+		case c == '"':
+			if i, _, err = skipString(b, i); err != nil {
+				return start, i, err
+			}
+		case c == '{' || c == '[':
+			if depth == maxDepth {
+				return start, i, fmt.Errorf("values nested deeper than %d at byte %d", maxDepth, i)
+			}
+			if depth>>6 == len(objects) {
+				objects = append(objects, 0)
+			}
+			if bit := uint64(1) << (depth & 63); c == '{' {
+				objects[depth>>6] |= bit
+			} else {
+				objects[depth>>6] &^= bit
+			}
+			if i = skipSpace(b, i+1); i < len(b) && b[i] == c+2 { // '}' or ']'
+				i++
+				break
+			}
+			depth++
+			if c == '{' {
+				if i, err = memberKey(b, i); err != nil {
+					return start, i, err
+				}
+			}
+			continue
+		case c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n':
+			j := i
+			for j < len(b) && !endsScalar(b[j]) {
+				j++
+			}
+			if !scalarOK(b[i:j]) {
+				return start, j, fmt.Errorf("invalid literal %.32q at byte %d", b[i:j], i)
+			}
+			i = j
+		default:
+			return start, i, fmt.Errorf("unexpected %q at the start of a value at byte %d", c, i)
+		}
+		// A value ended: close the containers it ends, up to a comma.
+		for depth > 0 {
+			if i = skipSpace(b, i); i == len(b) {
+				return start, i, errTruncated
+			}
+			d := depth - 1
+			object := objects[d>>6]>>(d&63)&1 != 0
+			switch c := b[i]; {
+			case c == ',':
+				i = skipSpace(b, i+1)
+				if object {
+					if i, err = memberKey(b, i); err != nil {
+						return start, i, err
+					}
+				}
+				continue values
+			case object && c == '}', !object && c == ']':
+				i++
+				depth--
+			case object:
+				return start, i, fmt.Errorf("expected ',' or '}' at byte %d, found %q", i, c)
+			default:
+				return start, i, fmt.Errorf("expected ',' or ']' at byte %d, found %q", i, c)
+			}
+		}
+		return start, i, nil
+	}
+}
+
+// memberKey checks the key at b[i] and the colon after it, and returns
+// where the member's value starts.
+func memberKey(b []byte, i int) (int, error) {
+	if i == len(b) {
+		return i, errTruncated
+	}
+	if b[i] != '"' {
+		return i, fmt.Errorf("expected an object key at byte %d, found %q", i, b[i])
+	}
+	i, _, err := skipString(b, i)
+	if err != nil {
+		return i, err
+	}
+	if i = skipSpace(b, i); i == len(b) {
+		return i, errTruncated
+	}
+	if b[i] != ':' {
+		return i, fmt.Errorf("expected ':' after an object key at byte %d, found %q", i, b[i])
+	}
+	return skipSpace(b, i+1), nil
+}
+
+// validJSON checks that b is exactly one JSON value, with optional
+// whitespace around it.
+func validJSON(b []byte) error {
+	_, end, err := validValue(b, 0)
+	if err != nil {
+		return err
+	}
+	if end = skipSpace(b, end); end < len(b) {
+		return fmt.Errorf("unexpected %q after the value at byte %d", b[end], end)
+	}
+	return nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
 }
 
 // scalarOK checks a number or a literal.
@@ -348,11 +601,17 @@ func digits(b []byte, i int) int {
 }
 
 // skipString returns the index just past the string starting at b[i] (a
-// quote) and whether it holds a backslash escape. It passes over eight
-// plain bytes at a time: no quote, backslash or control character.
+// quote) and whether it holds a backslash escape.
 func skipString(b []byte, i int) (end int, escaped bool, err error) {
+	return stringTail(b, i+1)
+}
+
+// stringTail is skipString resumed at b[i], inside a string but not inside
+// an escape. It passes over eight plain bytes at a time: no quote, backslash
+// or control character. When b ends first, end is where to resume once more
+// bytes follow: len(b), or the backslash of an escape that b cuts.
+func stringTail(b []byte, i int) (end int, escaped bool, err error) {
 	const highs, below20 = 0x8080808080808080, 0x6060606060606060
-	i++
 	for i < len(b) {
 		if len(b)-i >= 8 {
 			w := binary.LittleEndian.Uint64(b[i:])
@@ -370,7 +629,15 @@ func skipString(b []byte, i int) (end int, escaped bool, err error) {
 			return i + 1, escaped, nil
 		case '\\':
 			escaped = true
-			i += 2
+			if i+2 <= len(b) && shortEscape[b[i+1]] {
+				i += 2
+				continue
+			}
+			n, err := escapeLen(b[i:])
+			if err != nil {
+				return i, escaped, err
+			}
+			i += n
 			continue
 		}
 		if b[i] < 0x20 {
@@ -379,6 +646,32 @@ func skipString(b []byte, i int) (end int, escaped bool, err error) {
 		i++
 	}
 	return len(b), escaped, errTruncated
+}
+
+// shortEscape marks the bytes that make a two-byte escape after a backslash.
+var shortEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
+
+// escapeLen checks the escape sequence that starts b (a backslash) and
+// returns its length. It returns errTruncated if b ends inside it.
+func escapeLen(b []byte) (int, error) {
+	if len(b) < 2 {
+		return 0, errTruncated
+	}
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2, nil
+	case 'u':
+		if len(b) < 6 {
+			return 0, errTruncated
+		}
+		for _, c := range b[2:6] {
+			if !('0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f') {
+				return 0, fmt.Errorf("invalid escape %q in a string", b[:6])
+			}
+		}
+		return 6, nil
+	}
+	return 0, fmt.Errorf("invalid escape %q in a string", b[:2])
 }
 
 // unquote decodes a JSON string literal (quotes included).
