@@ -64,11 +64,9 @@ func (f *Factory) ForResource(r httpwatch.Resource) *Informer {
 		return inf
 	}
 	rc := f.Client.Resource(r)
-	rc.DropManagedFields = !f.KeepManagedFields
+	rc.KeepManagedFields = f.KeepManagedFields
 	rc.Transform = f.Transform
 	inf := NewInformer(rc, f.Resync)
-	// The client already applied both transforms while reading.
-	_ = inf.SetTransform(nil)
 	inf.Reflector.Name = r.Resource
 	inf.Reflector.LabelSelector = f.LabelSelector
 	inf.Reflector.FieldSelector = f.FieldSelector

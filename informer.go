@@ -13,7 +13,6 @@ import (
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/reflector"
-	"github.com/listwatch/listwatch/store"
 )
 
 // Object is the type every cache in this package holds.
@@ -25,10 +24,12 @@ type Handler = processor.Handler[*Object]
 // HandlerFuncs adapts plain functions to a Handler.
 type HandlerFuncs = processor.HandlerFuncs[*Object]
 
-// Errors of an informer's lifecycle.
+// Errors of an informer's lifecycle. ErrStopped is the processor's: an
+// informer stops by stopping its processor, and either name matches with
+// errors.Is.
 var (
 	ErrStarted = errors.New("informer has already started")
-	ErrStopped = errors.New("informer has stopped")
+	ErrStopped = processor.ErrStopped
 )
 
 // Informer keeps an indexed cache of one resource in sync with the server and
@@ -41,8 +42,9 @@ var (
 // resync timer, and one per handler) and returns only once all are gone.
 //
 // Differences from client-go, on purpose:
-//   - Objects pass through a transform before anything is cached; by
-//     default it drops metadata.managedFields (SetTransform(nil) keeps them).
+//   - Objects are transformed once, by the source as it reads them (for a
+//     *httpwatch.ResourceClient: metadata.managedFields dropped unless
+//     KeepManagedFields, then its Transform), never again on the way in.
 //   - A relist that brings back an object at the resourceVersion the cache
 //     already holds is a resync, not a change: only handlers whose resync is
 //     due hear of it (upstream floods every handler after each relist).
@@ -66,7 +68,6 @@ type Informer struct {
 	started      bool
 	stopped      bool
 	checkPeriod  time.Duration
-	transform    func(*Object) (*Object, error)
 	onWatchError func(error)
 }
 
@@ -78,27 +79,13 @@ func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer
 		Processor:   processor.New[*Object](),
 		resync:      resync,
 		checkPeriod: resync,
-		indexer:     indexer.New(store.MetaNamespaceKey[*Object], indexer.Indexers[*Object]{indexer.Namespace: indexer.NamespaceIndex[*Object]}),
-		transform:   httpwatch.DropManagedFields,
+		indexer:     indexer.New(indexer.MetaNamespaceKey[*Object], indexer.Indexers[*Object]{indexer.Namespace: indexer.NamespaceIndex[*Object]}),
 	}
-	inf.fifo = delta.NewFIFO(store.MetaNamespaceKey[*Object])
+	inf.fifo = delta.NewFIFO(indexer.MetaNamespaceKey[*Object])
 	inf.fifo.KnownObjects = inf.indexer
 	inf.Reflector = reflector.New(source, inf.fifo)
 	inf.Processor.Synced = inf.HasSynced
 	return inf
-}
-
-// SetTransform sets the function every object passes through before it is
-// cached (nil keeps objects as the server sent them). It fails once the
-// informer has started.
-func (inf *Informer) SetTransform(f func(*Object) (*Object, error)) error {
-	inf.mu.Lock()
-	defer inf.mu.Unlock()
-	if inf.started {
-		return fmt.Errorf("set transform: %w", ErrStarted)
-	}
-	inf.transform = f
-	return nil
 }
 
 // SetWatchErrorHandler sets a function that sees every error the reflector
@@ -222,7 +209,6 @@ func (inf *Informer) Run(ctx context.Context) {
 		return
 	}
 	inf.started = true
-	inf.fifo.Transform = inf.transform
 	if inf.onWatchError != nil {
 		inf.Reflector.OnError = inf.onWatchError
 	}
@@ -354,5 +340,5 @@ func waitForCacheSync(ctx context.Context, clk clock.Clock, synced ...func() boo
 }
 
 // Key returns the key under which obj is cached and queued: "namespace/name",
-// or "name" for cluster-scoped objects. store.SplitKey splits it back.
-func Key(obj *Object) string { return store.JoinKey(obj.Namespace(), obj.Name()) }
+// or "name" for cluster-scoped objects. indexer.SplitKey splits it back.
+func Key(obj *Object) string { return indexer.JoinKey(obj.Namespace(), obj.Name()) }

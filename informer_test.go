@@ -259,26 +259,6 @@ func TestInformerDeliversChanges(t *testing.T) {
 	assert.EqualValues(t, 3, st.Events, "three watch events")
 }
 
-// Decision 5: managedFields are dropped before anything is cached, unless
-// the transform is turned off.
-func TestInformerDropsManagedFieldsByDefault(t *testing.T) {
-	for _, keep := range []bool{false, true} {
-		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
-			src := newMemSource()
-			src.put("ns", "a", "web")
-			inf, run := startInformer(t, src, 0)
-			if keep {
-				require.NoError(t, inf.SetTransform(nil))
-			}
-			run()
-			require.Eventually(t, inf.HasSynced, wait, time.Millisecond)
-			o, err := inf.Lister().Get("ns", "a")
-			require.NoError(t, err)
-			assert.Equal(t, keep, o.Get("metadata.managedFields").Exists())
-		})
-	}
-}
-
 // conformance 59, decisions 8 and 11: after a 410 the informer relists; an object
 // deleted during the outage is reported with finalStateUnknown, and objects
 // that did not change produce no notification for a handler without resync.
@@ -380,7 +360,6 @@ func TestInformerLifecycle(t *testing.T) {
 	require.Eventually(t, inf.HasSynced, wait, time.Millisecond)
 
 	inf.Run(ctx) // conformance 71: a second Run returns at once
-	assert.ErrorIs(t, inf.SetTransform(nil), ErrStarted, "conformance 70")
 	assert.ErrorIs(t, inf.SetWatchErrorHandler(func(error) {}), ErrStarted, "conformance 70")
 	assert.False(t, inf.IsStopped())
 

@@ -6,7 +6,6 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/selector"
-	"github.com/listwatch/listwatch/store"
 )
 
 // Lister reads an informer's cache: by label selector, by name, by
@@ -49,7 +48,7 @@ func (l *Lister) Get(namespace, name string) (*Object, error) {
 	if l.namespace != "" {
 		namespace = l.namespace
 	}
-	key := store.JoinKey(namespace, name)
+	key := indexer.JoinKey(namespace, name)
 	o, ok, err := l.cache.GetByKey(key)
 	if err != nil {
 		return nil, fmt.Errorf("get %q: %w", key, err)

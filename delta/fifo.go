@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/listwatch/listwatch/store"
+	"github.com/listwatch/listwatch/indexer"
 )
 
 var (
@@ -38,16 +38,11 @@ type FIFO[T any] struct {
 	// dropped, Replace emits tombstones only for queued keys, and Resync
 	// does nothing.
 	KnownObjects KnownObjects[T]
-	// Transform, if set, rewrites objects given to Add, Update, Delete and
-	// Replace before they are queued; never tombstones or Sync deltas,
-	// whose objects come from the queue or KnownObjects and were
-	// transformed on their way in. An error aborts the call.
-	Transform func(T) (T, error)
 	// EmitDeltaTypeReplaced makes Replace emit Replaced deltas (the
 	// default); false emits Sync, as very old client-go did.
 	EmitDeltaTypeReplaced bool
 
-	key   store.KeyFunc[T]
+	key   indexer.KeyFunc[T]
 	popMu sync.Mutex // one Pop at a time
 	mu    sync.Mutex
 	cond  sync.Cond // signalled when the queue gains a key or closes
@@ -69,9 +64,9 @@ type FIFO[T any] struct {
 }
 
 // NewFIFO returns an empty FIFO filing objects under key(obj).
-func NewFIFO[T any](key store.KeyFunc[T]) *FIFO[T] {
+func NewFIFO[T any](key indexer.KeyFunc[T]) *FIFO[T] {
 	if key == nil {
-		key = func(T) (string, error) { return "", store.ErrNoKeyFunc }
+		key = func(T) (string, error) { return "", indexer.ErrNoKeyFunc }
 	}
 	f := &FIFO[T]{
 		EmitDeltaTypeReplaced: true,
@@ -95,7 +90,7 @@ func (f *FIFO[T]) Update(obj T) error { return f.push("update", Updated, obj) }
 func (f *FIFO[T]) Delete(obj T) error { return f.push("delete", Deleted, obj) }
 
 func (f *FIFO[T]) push(op string, t DeltaType, obj T) error {
-	key, err := f.prepare(op, &obj)
+	key, err := f.keyOf(op, obj)
 	if err != nil {
 		return err
 	}
@@ -109,16 +104,11 @@ func (f *FIFO[T]) push(op string, t DeltaType, obj T) error {
 	return nil
 }
 
-// prepare keys *obj and transforms it in place, outside the lock.
-func (f *FIFO[T]) prepare(op string, obj *T) (string, error) {
-	key, err := f.key(*obj)
+// keyOf keys obj for op, outside the lock.
+func (f *FIFO[T]) keyOf(op string, obj T) (string, error) {
+	key, err := f.key(obj)
 	if err != nil {
 		return "", fmt.Errorf("delta fifo %s: %w", op, err)
-	}
-	if f.Transform != nil {
-		if *obj, err = f.Transform(*obj); err != nil {
-			return "", fmt.Errorf("delta fifo %s %q: transform: %w", op, key, err)
-		}
 	}
 	return key, nil
 }
@@ -173,17 +163,12 @@ func (f *FIFO[T]) checkSyncedLocked() {
 // KnownObjects has (its object, or zero if the lookup fails). The Pop in
 // progress counts as applied. resourceVersion is not used.
 //
-// Keys and transforms are computed first: on error nothing is queued.
+// Keys are computed first: on error nothing is queued.
 func (f *FIFO[T]) Replace(list []T, _ string) error {
 	keys := make([]string, len(list))
-	objs := list
-	if f.Transform != nil {
-		objs = make([]T, len(list))
-		copy(objs, list)
-	}
-	for i := range objs {
+	for i, obj := range list {
 		var err error
-		if keys[i], err = f.prepare("replace", &objs[i]); err != nil {
+		if keys[i], err = f.keyOf("replace", obj); err != nil {
 			return err
 		}
 	}
@@ -197,7 +182,7 @@ func (f *FIFO[T]) Replace(list []T, _ string) error {
 	listed := make(map[string]struct{}, len(keys))
 	for i, key := range keys {
 		listed[key] = struct{}{}
-		f.appendLocked(key, Delta[T]{Type: action, Object: objs[i]})
+		f.appendLocked(key, Delta[T]{Type: action, Object: list[i]})
 	}
 	for key, ds := range f.items {
 		if _, ok := listed[key]; !ok {

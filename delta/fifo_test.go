@@ -12,7 +12,6 @@ import (
 
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/indexer"
-	"github.com/listwatch/listwatch/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -24,7 +23,7 @@ func (o *obj) Namespace() string { return o.ns }
 func (o *obj) Name() string      { return o.name }
 func (o *obj) String() string    { return o.ns + "/" + o.name + "@" + o.v }
 
-var key = store.MetaNamespaceKey[*obj]
+var key = indexer.MetaNamespaceKey[*obj]
 
 func o(name, v string) *obj { return &obj{ns: "ns", name: name, v: v} }
 
@@ -228,20 +227,9 @@ func TestReplaceIsAtomicOnError(t *testing.T) {
 	f := delta.NewFIFO(key)
 	f.KnownObjects = knownOf(o("k", "1"))
 	err := f.Replace([]*obj{o("a", "1"), {ns: "ns"}}, "1")
-	require.ErrorIs(t, err, store.ErrNoName)
+	require.ErrorIs(t, err, indexer.ErrNoName)
 	assert.Equal(t, 0, f.Len())
 	assert.False(t, f.HasSynced())
-
-	f.Transform = func(x *obj) (*obj, error) {
-		if x.v == "bad" {
-			return nil, errors.New("cannot")
-		}
-		return x, nil
-	}
-	list := []*obj{o("a", "1"), o("b", "bad")}
-	require.ErrorContains(t, f.Replace(list, "1"), "cannot")
-	assert.Equal(t, 0, f.Len())
-	assert.Equal(t, "1", list[0].v)
 }
 
 // conformance 36
@@ -266,44 +254,6 @@ func TestResync(t *testing.T) {
 	}, queued(t, f), "queued keys get no Sync: the known object may be stale")
 	require.Error(t, f.Resync())
 	assert.Equal(t, 3, f.Len(), "a second resync adds nothing while all are queued")
-}
-
-// conformance 37
-func TestTransform(t *testing.T) {
-	var seen []string
-	f := delta.NewFIFO(key)
-	f.KnownObjects = knownOf(o("known", "k"))
-	f.Transform = func(x *obj) (*obj, error) {
-		seen = append(seen, x.name)
-		return &obj{ns: x.ns, name: x.name, v: "t(" + x.v + ")"}, nil
-	}
-	require.NoError(t, f.Add(o("a", "1")))
-	require.NoError(t, f.Update(o("a", "2")))
-	require.NoError(t, f.Delete(o("a", "3")))
-	require.NoError(t, f.Replace([]*obj{o("b", "4")}, "1"))
-	require.NoError(t, f.Resync())
-	assert.Equal(t, map[string][]step{
-		"ns/a": {
-			{delta.Added, "ns/a", "t(1)", false},
-			{delta.Updated, "ns/a", "t(2)", false},
-			{delta.Deleted, "ns/a", "t(3)", false},
-		},
-		"ns/b":     {{delta.Replaced, "ns/b", "t(4)", false}},
-		"ns/known": {{delta.Deleted, "ns/known", "k", true}},
-	}, queued(t, f), "tombstones carry objects as they were, untransformed again")
-	assert.Equal(t, []string{"a", "a", "a", "b"}, seen)
-
-	g := delta.NewFIFO(key)
-	g.KnownObjects = knownOf(o("s", "1"))
-	g.Transform = f.Transform
-	require.NoError(t, g.Resync())
-	assert.Equal(t, map[string][]step{"ns/s": {{delta.Sync, "ns/s", "1", false}}}, queued(t, g), "Sync is not transformed")
-	assert.Equal(t, []string{"a", "a", "a", "b"}, seen)
-
-	g.Transform = func(*obj) (*obj, error) { return nil, errors.New("cannot") }
-	require.ErrorContains(t, g.Add(o("x", "1")), "cannot")
-	_, ok := g.GetByKey("ns/x")
-	assert.False(t, ok)
 }
 
 // conformance 38
@@ -521,7 +471,7 @@ func TestGet(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok)
 	_, _, err = f.Get(&obj{})
-	require.ErrorIs(t, err, store.ErrNoName)
+	require.ErrorIs(t, err, indexer.ErrNoName)
 }
 
 func TestKeyErrors(t *testing.T) {
@@ -530,12 +480,12 @@ func TestKeyErrors(t *testing.T) {
 	for name, err := range map[string]error{
 		"add": f.Add(bad), "update": f.Update(bad), "delete": f.Delete(bad), "replace": f.Replace([]*obj{bad}, "1"),
 	} {
-		require.ErrorIs(t, err, store.ErrNoName, name)
+		require.ErrorIs(t, err, indexer.ErrNoName, name)
 		assert.Contains(t, err.Error(), name)
 	}
 	assert.Equal(t, 0, f.Len())
-	var nilKey store.KeyFunc[*obj]
-	require.ErrorIs(t, delta.NewFIFO(nilKey).Add(o("a", "1")), store.ErrNoKeyFunc)
+	var nilKey indexer.KeyFunc[*obj]
+	require.ErrorIs(t, delta.NewFIFO(nilKey).Add(o("a", "1")), indexer.ErrNoKeyFunc)
 }
 
 // apply is what an informer does with popped deltas: Deleted removes the

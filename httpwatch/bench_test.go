@@ -71,7 +71,7 @@ func BenchmarkFramer(b *testing.B) {
 	cpu := startCPU(b)
 	for b.Loop() {
 		r.Reset(body)
-		f := NewFramer(r, 0)
+		f := newFramer(r, 0)
 		for {
 			if _, err := f.Next(); err != nil {
 				break
@@ -132,21 +132,6 @@ func BenchmarkListScan(b *testing.B) {
 			b.ReportMetric(perItem, "B/item")
 			b.ReportMetric(perItem/(float64(itemBytes)/n), "alloc/JSON")
 		})
-	}
-}
-
-// BenchmarkDropManagedFields measures the exported transform on a cached
-// object (one copy without the field).
-func BenchmarkDropManagedFields(b *testing.B) {
-	p, err := scanList(bytes.NewReader(fixtures.Load(b, "pod-list.json").Body), &scanOptions{})
-	require.NoError(b, err)
-	o := p.Items[0]
-	b.SetBytes(int64(len(o.Raw())))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := DropManagedFields(o); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 

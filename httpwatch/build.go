@@ -16,6 +16,12 @@ type buildOptions struct {
 	// typeMeta, e.g. `"kind":"Pod","apiVersion":"v1"`, is inserted first in
 	// an object that has neither kind nor apiVersion.
 	typeMeta []byte
+	// unique says src has no repeated keys at the levels read: it is an
+	// Object's JSON, or withoutDuplicates made it. Then what follows
+	// metadata need not be read when nothing is inserted.
+	unique bool
+	// known are members of src that need not be scanned again.
+	known knownSpans
 }
 
 // Indices of the metadata fields an Object locates.
@@ -65,23 +71,28 @@ func buildObject(src []byte, opt buildOptions) (*Object, error) {
 	wantType := len(opt.typeMeta) > 0
 	var vals [nFields]valueRange
 	cutStart, cutEnd := 0, 0
+	var keys, metaKeys keySet
 members:
 	for {
 		m, ok := it.nextKey()
 		if !ok {
 			break
 		}
+		keys.add(m.key)
 		switch string(m.key) {
 		case "metadata":
-			if !haveMeta && it.i < len(src) && src[it.i] == '{' {
+			if haveMeta {
+				break // a repeat, which keys has seen
+			}
+			if it.i < len(src) && src[it.i] == '{' {
 				// Read metadata once, in place of skipping it.
 				var end int
 				var err error
-				if cutStart, cutEnd, end, err = scanMetadata(src, it.i, opt.dropManagedFields, &vals); err != nil {
+				if cutStart, cutEnd, end, err = scanMetadata(src, it.i, opt.dropManagedFields, &vals, &metaKeys); err != nil {
 					return nil, fmt.Errorf("metadata: %w", err)
 				}
 				it.i, haveMeta = end, true
-				if !wantType {
+				if opt.unique && !wantType {
 					break members // the rest cannot change the result
 				}
 				continue
@@ -94,7 +105,7 @@ members:
 		case "apiVersion":
 			hasAPIVersion = true
 		}
-		_, end, err := skipValue(src, it.i)
+		_, end, err := opt.known.skip(src, it.i)
 		if err != nil {
 			return nil, fmt.Errorf("value of %q: %w", m.key, err)
 		}
@@ -102,6 +113,14 @@ members:
 	}
 	if it.err != nil {
 		return nil, it.err
+	}
+	if (keys.dup || metaKeys.dup) && !opt.unique {
+		canon, err := withoutDuplicates(src)
+		if err != nil {
+			return nil, err
+		}
+		opt.unique, opt.known = true, knownSpans{}
+		return buildObject(canon, opt)
 	}
 
 	var prefix []byte
@@ -206,10 +225,10 @@ members:
 type valueRange struct{ start, end int }
 
 // scanMetadata reads the metadata object at src[start]: it records where the
-// values of the fields an Object locates are and, if drop is set, returns the
-// byte range that removes managedFields with one adjacent comma. end is just
-// past the metadata.
-func scanMetadata(src []byte, start int, drop bool, vals *[nFields]valueRange) (cutStart, cutEnd, end int, err error) {
+// values of the fields an Object locates are, adds its keys to keys and, if
+// drop is set, returns the byte range that removes managedFields with one
+// adjacent comma. end is just past the metadata.
+func scanMetadata(src []byte, start int, drop bool, vals *[nFields]valueRange, keys *keySet) (cutStart, cutEnd, end int, err error) {
 	it := newObjectIter(src, start)
 	prevEnd := it.i // end of the previous member, or just past '{'
 	pending := false
@@ -219,6 +238,7 @@ func scanMetadata(src []byte, start int, drop bool, vals *[nFields]valueRange) (
 		if !ok {
 			break
 		}
+		keys.add(m.key)
 		if pending {
 			// Remove up to the next key: the member, its comma and the
 			// space before the next key.
@@ -249,4 +269,87 @@ func scanMetadata(src []byte, start int, drop bool, vals *[nFields]valueRange) (
 		cutStart = mfPrevEnd
 	}
 	return cutStart, cutEnd, it.i, nil
+}
+
+// keySet finds a key given twice in one object. At the levels it is used
+// on, the top and metadata, objects have few keys: a new one is compared
+// with those before it only if one of them has the same length and last
+// byte. Past keySet's room it assumes a repeat, which withoutDuplicates
+// then settles exactly.
+type keySet struct {
+	seen uint64 // bit (length+last byte)%64 of each key
+	keys [20]string
+	n    int
+	dup  bool
+}
+
+// add adds k, which must not change while ks is in use.
+func (ks *keySet) add(k []byte) {
+	if ks.n == len(ks.keys) {
+		ks.dup = true
+		return
+	}
+	h := len(k)
+	if h > 0 {
+		h += int(k[h-1])
+	}
+	bit := uint64(1) << (h & 63)
+	key := unsafe.String(unsafe.SliceData(k), len(k))
+	if ks.seen&bit != 0 {
+		for _, p := range ks.keys[:ks.n] {
+			if p == key {
+				ks.dup = true
+				return
+			}
+		}
+	}
+	ks.seen |= bit
+	ks.keys[ks.n] = key
+	ks.n++
+}
+
+// withoutDuplicates copies the object src keeping only the last of the
+// members with the same key, at the top level and in metadata: the one the
+// API server's decoder and encoding/json keep, and now the only one gjson
+// (Get) can find.
+func withoutDuplicates(src []byte) ([]byte, error) {
+	return appendLastMembers(make([]byte, 0, len(src)), src, true)
+}
+
+func appendLastMembers(out, obj []byte, top bool) ([]byte, error) {
+	var members []member
+	it := newObjectIter(obj, 0)
+	for {
+		m, ok := it.next()
+		if !ok {
+			break
+		}
+		members = append(members, m)
+	}
+	if it.err != nil {
+		return nil, it.err
+	}
+	last := make(map[string]int, len(members))
+	for i, m := range members {
+		last[string(m.key)] = i
+	}
+	out = append(out, '{')
+	for i, m := range members {
+		if last[string(m.key)] != i {
+			continue
+		}
+		if len(out) > 0 && out[len(out)-1] != '{' {
+			out = append(out, ',')
+		}
+		if top && string(m.key) == "metadata" && obj[m.valueStart] == '{' {
+			out = append(out, obj[m.keyStart:m.valueStart]...)
+			var err error
+			if out, err = appendLastMembers(out, obj[m.valueStart:m.valueEnd], false); err != nil {
+				return nil, fmt.Errorf("metadata: %w", err)
+			}
+			continue
+		}
+		out = append(out, obj[m.keyStart:m.valueEnd]...)
+	}
+	return append(out, '}'), nil
 }

@@ -328,6 +328,10 @@ func TestCRUD(t *testing.T) {
 	require.Equal(t, "DELETE /api/v1/namespaces/ns2/configmaps/a", seen[2].Method+" "+seen[2].URL.Path)
 }
 
+// conformance 37, 57, decision 5: the client is the one place objects are
+// transformed. managedFields are dropped while copying unless
+// KeepManagedFields is set, then Transform runs once per object, before
+// anything (the FIFO, the cache) sees it.
 func TestTransformAndDropManagedFields(t *testing.T) {
 	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("watch") != "" {
@@ -337,7 +341,15 @@ func TestTransformAndDropManagedFields(t *testing.T) {
 		w.Write(fixtures.Load(t, "pod-list.json").Body)
 	})
 	rc := newTestClient(t, srv.URL).Resource(pods)
-	rc.DropManagedFields = true
+	kept, err := rc.List(context.Background(), ListOptions{})
+	require.NoError(t, err)
+	require.False(t, kept.Items[0].Get("metadata.managedFields").Exists(), "dropped by default")
+	rc.KeepManagedFields = true
+	kept, err = rc.List(context.Background(), ListOptions{})
+	require.NoError(t, err)
+	require.True(t, kept.Items[0].Get("metadata.managedFields").Exists(), "kept on request")
+	rc.KeepManagedFields = false
+
 	rc.Transform = func(o *Object) (*Object, error) {
 		require.False(t, o.Get("metadata.managedFields").Exists(), "the transform runs after the drop")
 		return NewObject([]byte(`{"metadata":{"name":"t-` + o.Name() + `"}}`))

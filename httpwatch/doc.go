@@ -1,9 +1,9 @@
 // Package httpwatch lists and watches any Kubernetes-style API resource over
 // plain HTTP/JSON, without client-go.
 //
-// A Client speaks to one API server (see Config); Client.Resource addresses
-// one resource and returns a *ResourceClient, which satisfies ListerWatcher,
-// the only view of a source the reflector needs:
+// A Client speaks to one API server (see package kubeconfig);
+// Client.Resource addresses one resource and returns a *ResourceClient, to
+// list, watch, read and write it:
 //
 //	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: "https://127.0.0.1:6443", BearerToken: token})
 //	pods := c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods", Namespace: "default"})
@@ -17,12 +17,9 @@
 //
 // # Reaching a cluster
 //
-// Config holds what kubectl would use: LoadKubeconfig and FromEnvironment read
-// kubeconfig files (KUBECONFIG merged by kubectl's rules, exec credential
-// plugins, client certificates, tokens and token files), InClusterConfig
-// reads a pod's service account, and a Config can be written by hand. Secrets
-// never appear in a Config's printed, JSON or slog form or in errors, and
-// are sent only to the configured server, never where it redirects.
+// NewClient takes a *kubeconfig.Config: package kubeconfig reads kubeconfig
+// files, exec credential plugins, token files and in-cluster service
+// accounts, and keeps the secrets out of logs, errors and redirects.
 //
 // # Objects
 //
@@ -32,9 +29,10 @@
 // immutable and cost their JSON plus a few dozen bytes. Items of built-in
 // lists carry no kind or apiVersion on the wire; the list scanner inserts
 // them (from the list's kind and apiVersion), so an object reads the same
-// whether it came from a list or a watch. ResourceClient.DropManagedFields
-// removes metadata.managedFields while copying, and ResourceClient.Transform
-// rewrites objects before they are returned; MetadataOnly asks the server for
+// whether it came from a list or a watch. metadata.managedFields is dropped
+// while copying unless ResourceClient.KeepManagedFields is set, and
+// ResourceClient.Transform, the one transform hook, rewrites each object once
+// as it is read, before anything caches it; MetadataOnly asks the server for
 // PartialObjectMetadata, for caches that need only labels and owners.
 //
 // # Reading
@@ -42,7 +40,7 @@
 // Neither lists nor watches are ever decoded into a tree. A list body is
 // scanned item by item and each item is copied out as soon as it is whole,
 // so memory is the items plus one read buffer. A watch body is split into
-// frames by a Framer, which finds each JSON value's end itself (brackets
+// frames by finding each JSON value's end directly (brackets
 // outside strings, escapes inside them): it does not depend on newlines or
 // on how the body was chunked, and it bounds the frame size
 // (Client.MaxFrameSize).
@@ -73,8 +71,8 @@
 //
 // # Keeping a cache in sync
 //
-// A Reflector drives any ListerWatcher into a Sink (delta.FIFO is one): it
-// lists or streams the initial state, watches from there, and relists when
-// the server says a version is gone, following client-go's reflector. Its
-// doc states the relist and backoff policy.
+// Package reflector drives a ResourceClient (or any source with the same
+// list and watch methods) into a cache: it lists or streams the initial
+// state, watches from there, and relists when the server says a version is
+// gone, following client-go's reflector.
 package httpwatch

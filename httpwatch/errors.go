@@ -143,8 +143,10 @@ func statusFromResponse(verb, path string, resp *http.Response) *StatusError {
 
 func statusFromBody(verb, path string, code int, h http.Header, body []byte) *StatusError {
 	var e *StatusError
-	if s := string(body); gjson.Valid(s) && isStatus(s) {
-		e = statusFromJSON(s)
+	// validJSON, unlike gjson.Valid, does not recurse: the body may be a
+	// megabyte of '['.
+	if validJSON(body) == nil && isStatus(string(body)) {
+		e = statusFromJSON(string(body))
 		if e.Code == 0 {
 			e.Code = code
 		}

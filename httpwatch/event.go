@@ -16,7 +16,7 @@ const (
 // Event is one decoded watch frame.
 //
 // For Added, Modified and Deleted, Object is the object (after the
-// client's DropManagedFields and Transform). For Bookmark, Object holds only
+// client dropped managedFields and applied its Transform). For Bookmark, Object holds only
 // what the server sent: metadata.resourceVersion and perhaps annotations
 // such as "k8s.io/initial-events-end". For Error, Err is a *StatusError from
 // the server's Status and Object is nil, or, if the server sent something

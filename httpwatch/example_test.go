@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
-	"strings"
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/fixtures"
@@ -32,7 +31,6 @@ func ExampleResourceClient_List() {
 		panic(err)
 	}
 	pods := c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods", Namespace: "fixtures"})
-	pods.DropManagedFields = true
 	list, err := pods.List(context.Background(), httpwatch.ListOptions{})
 	if err != nil {
 		panic(err)
@@ -94,32 +92,6 @@ func ExampleIsGone() {
 	// Output:
 	// ERROR true true
 	// WATCH /api/v1/pods: 410 Expired: The resourceVersion for the provided watch is too old.
-}
-
-func ExampleFramer() {
-	// Frames split anywhere, several per read, no newlines needed.
-	f := httpwatch.NewFramer(strings.NewReader(`{"a":"}"} [1,2]{"b":{}}`), 0)
-	for {
-		frame, err := f.Next()
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		fmt.Printf("%s\n", frame)
-	}
-	// Output:
-	// {"a":"}"}
-	// [1,2]
-	// {"b":{}}
-	// EOF
-}
-
-func ExampleDropManagedFields() {
-	o, _ := httpwatch.NewObject([]byte(`{"metadata":{"name":"a","managedFields":[{"manager":"kubectl"}],"uid":"u1"}}`))
-	small, _ := httpwatch.DropManagedFields(o)
-	fmt.Println(small)
-	// Output:
-	// {"metadata":{"name":"a","uid":"u1"}}
 }
 
 func ExampleParseListOptions() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/listwatch/listwatch/internal/fixtures"
@@ -20,11 +21,20 @@ func addFixtureSeeds(f *testing.F) {
 	}
 	f.Add([]byte(`{"a":"\\\"}"}[1,{"b":[]}]`), uint16(5))
 	f.Add([]byte(`{"type":"ADDED","object":{"metadata":{"name":"a\u0062"}}}`), uint16(30))
+	// Brackets that balance in number only; repeated keys; a long string
+	// with escapes at the list's top level; more members than the scanner
+	// notes.
+	f.Add([]byte(`{"type":"ADDED","object":{"metadata":{"name":"a"},"spec":[}{]}}`), uint16(40))
+	f.Add([]byte(`{"type":"ADDED","object":{"metadata":{"name":"a","name":"b"},"spec":{},"metadata":{"uid":"u"}}}`), uint16(50))
+	f.Add([]byte(`{"kind":"PodList","apiVersion":"v1","x":"`+strings.Repeat(`ab\"\\\u00e9`, 40)+
+		`","items":[{"metadata":{"name":"a","name":"b"}},{"kind":"K","kind":"L"}]}`), uint16(200))
+	f.Add([]byte(`{"kind":"List","items":[{"a":{},"b":[],"c":{},"d":[],"e":{},"f":[],"g":{},"h":[],"i":{},`+
+		`"metadata":{"name":"x"},"metadata":{"name":"y"}}]}`), uint16(60))
 }
 
-// frames runs a Framer over chunks until it fails or ends.
+// frames runs a framer over chunks until it fails or ends.
 func frames(t *testing.T, chunks [][]byte) ([]string, error) {
-	fr := NewFramer(&chunkReader{chunks: chunks}, fuzzMaxFrame)
+	fr := newFramer(&chunkReader{chunks: chunks}, fuzzMaxFrame)
 	var out []string
 	for {
 		b, err := fr.Next()
@@ -94,6 +104,7 @@ func events(t *testing.T, chunks [][]byte) ([]string, error) {
 			t.Fatalf("%s event without an object", ev.Type)
 		}
 		if o := ev.Object; o != nil {
+			accessorsAgree(t, o)
 			s += " " + o.Namespace() + "/" + o.Name() + " " + o.ResourceVersion() + " " + o.UID() + " " + o.String()
 			o.Labels()
 			o.OwnerUIDs()
@@ -118,6 +129,20 @@ func FuzzWatchDecode(f *testing.F) {
 			t.Fatalf("error of an unexpected kind: %v", err)
 		}
 	})
+}
+
+// accessorsAgree checks that the located metadata fields read as Get reads
+// them, whatever keys the object repeats.
+func accessorsAgree(t *testing.T, o *Object) {
+	t.Helper()
+	for path, got := range map[string]string{
+		"metadata.name": o.Name(), "metadata.namespace": o.Namespace(),
+		"metadata.resourceVersion": o.ResourceVersion(), "metadata.uid": o.UID(),
+	} {
+		if want := o.Get(path).String(); got != want {
+			t.Fatalf("%s: accessor %q, Get %q in %s", path, got, want, o.Raw())
+		}
+	}
 }
 
 func listItems(chunks [][]byte, drop bool) ([]string, error) {

@@ -124,6 +124,7 @@ func TestGoldenFixtures(t *testing.T) {
 			fx := fixtures.Load(t, name)
 			srv := serveFixture(t, name)
 			rc := newTestClient(t, srv.URL).Resource(pods)
+			rc.KeepManagedFields = true // the goldens show where the server sent them
 			rc.c.RetryMax = 0
 			var got string
 			if fx.IsWatch() {

@@ -113,7 +113,7 @@ func TestRealAPIListWatch(t *testing.T) {
 	t.Run("metadata only", func(t *testing.T) {
 		meta := c.Resource(Resource{Version: "v1", Resource: "configmaps", Namespace: ns})
 		meta.MetadataOnly = true
-		meta.DropManagedFields = true
+		meta.KeepManagedFields = false
 		list, err := meta.List(ctx, ListOptions{})
 		require.NoError(t, err)
 		require.NotEmpty(t, list.Items)

@@ -17,22 +17,6 @@ import (
 // DELETED event would leave a cache holding an object forever.
 type Transform func(*Object) (*Object, error)
 
-// DropManagedFields is a Transform that removes metadata.managedFields, which
-// is often a third of an object and needed by almost no reader. It splices
-// the bytes out of the JSON (one copy, no decoding) and returns the object
-// unchanged when it has none. ResourceClient.DropManagedFields does the same
-// while copying out of the read buffer, at no extra cost.
-func DropManagedFields(o *Object) (*Object, error) {
-	if !strings.Contains(o.String(), `"managedFields"`) {
-		return o, nil
-	}
-	n, err := buildObject(o.Raw(), buildOptions{dropManagedFields: true})
-	if err != nil {
-		return nil, fmt.Errorf("drop managedFields: %w", err)
-	}
-	return n, nil
-}
-
 // scanOptions say how a list body or watch stream becomes objects.
 type scanOptions struct {
 	maxFrame  int
@@ -41,10 +25,10 @@ type scanOptions struct {
 	transform Transform // may be nil
 }
 
-// object builds an Object from (a copy of) src and
-// applies the transform.
-func (so *scanOptions) object(src []byte, typeMeta []byte) (*Object, error) {
-	o, err := buildObject(src, buildOptions{dropManagedFields: so.drop, typeMeta: typeMeta})
+// object builds an Object from (a copy of) src and applies the transform;
+// known are members of src already located.
+func (so *scanOptions) object(src []byte, typeMeta []byte, known knownSpans) (*Object, error) {
+	o, err := buildObject(src, buildOptions{dropManagedFields: so.drop, typeMeta: typeMeta, known: known})
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +52,9 @@ func (so *scanOptions) object(src []byte, typeMeta []byte) (*Object, error) {
 func scanList(body io.Reader, so *scanOptions) (*Page, error) {
 	rd := newReader(body, so.maxFrame, true)
 	defer rd.release()
-	rd.sc.endOnly = true // items are located, not their members
+	// Not endOnly: the scanner checks bracket kinds on an item's top levels,
+	// at no measurable cost, and notes where its members are.
+	rd.sc.spans = &spanNotes{level: 2}
 	p, err := scanListFrom(rd, so)
 	if err != nil {
 		if rd.fromSource(err) {
@@ -216,7 +202,7 @@ func scanItems(rd *reader, so *scanOptions, page *Page, typeMeta []byte) error {
 		if err != nil {
 			return fmt.Errorf("item %d: %w", n, err)
 		}
-		o, err := so.object(v, typeMeta)
+		o, err := so.object(v, typeMeta, knownSpans{spans: rd.sc.spans.noted()})
 		if err != nil {
 			return fmt.Errorf("item %d: %w", n, err)
 		}

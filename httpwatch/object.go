@@ -3,7 +3,6 @@ package httpwatch
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -32,7 +31,13 @@ import (
 // watch events and custom resources do. The list scanner adds them (kind from
 // the list's kind minus "List", apiVersion from the list) so that an object
 // reads the same whichever way it arrived and Decode fills TypeMeta. Objects
-// from NewObject are kept exactly as given.
+// from NewObject are kept exactly as given, but for repeated keys.
+//
+// A key repeated at the top level or in metadata counts once, the last time,
+// as for the API server and encoding/json: the earlier ones are left out of
+// the copy, so that the accessors, Get and Decode all read the same value.
+// Deeper, repeats are kept: Get reads the first, Decode the last (Label and
+// Annotation read the last). A real server never sends them.
 type Object struct {
 	// p is the start of the allocation buildObject laid out (header, table,
 	// JSON, decoded escapes; see headerSize), never modified; nil in the
@@ -44,8 +49,8 @@ type Object struct {
 // if present, have the right types, and returns it as an Object holding a
 // copy of raw.
 func NewObject(raw []byte) (*Object, error) {
-	if !gjson.ValidBytes(raw) {
-		return nil, errors.New("new object: invalid JSON")
+	if err := validJSON(raw); err != nil {
+		return nil, fmt.Errorf("new object: invalid JSON: %w", err)
 	}
 	o, err := buildObject(raw, buildOptions{})
 	if err != nil {
@@ -149,15 +154,16 @@ func (o *Object) stringMap(field string) map[string]string {
 	return m
 }
 
+// mapEntry reads the last entry with the key, as Labels and Decode would.
 func (o *Object) mapEntry(field, key string) (value string, ok bool) {
+	var last gjson.Result
 	gjson.Get(o.String(), "metadata."+field).ForEach(func(k, v gjson.Result) bool {
 		if k.String() == key {
-			value, ok = strings.Clone(v.String()), true
-			return false
+			last, ok = v, true
 		}
 		return true
 	})
-	return value, ok
+	return strings.Clone(last.String()), ok
 }
 
 // OwnerUIDs returns the uid of every metadata.ownerReferences entry.

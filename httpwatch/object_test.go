@@ -146,7 +146,7 @@ func TestDropManagedFields(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := NewObject([]byte(tc.in))
 			require.NoError(t, err)
-			d, err := DropManagedFields(o)
+			d, err := buildObject(o.Raw(), buildOptions{dropManagedFields: true})
 			require.NoError(t, err)
 			require.Equal(t, tc.want, d.String())
 			require.True(t, json.Valid(d.Raw()))
@@ -210,7 +210,7 @@ func TestListScanAcceptsAnyLayout(t *testing.T) {
 
 func TestFramer(t *testing.T) {
 	in := ` {"a":"}{\"\\"} [1,[2]]` + "\n\t" + `{"b":{"c":"]"}}{}`
-	f := NewFramer(strings.NewReader(in), 0)
+	f := newFramer(strings.NewReader(in), 0)
 	var got []string
 	for {
 		b, err := f.Next()
@@ -224,13 +224,14 @@ func TestFramer(t *testing.T) {
 	require.EqualValues(t, len(in), f.Offset())
 
 	for _, tc := range []struct{ in, err string }{
-		{`{"a":1]]`, `expected a JSON object or array, found ']'`}, // balance, not grammar: the first frame is {"a":1]
+		{`{"a":1]]`, `mismatched bracket at byte 6`},
+		{`[[}]]`, `expected a JSON object or array, found ']'`}, // below the top level, balance: the first frame is [[}]
 		{`{"a":1}}`, `expected a JSON object or array, found '}'`},
 		{`1`, `expected a JSON object or array`},
 		{`{"a":"x`, `unexpected EOF`},
 		{`{"a":"` + strings.Repeat("x", 100) + `"}`, `frame size limit`},
 	} {
-		f := NewFramer(strings.NewReader(tc.in), 64)
+		f := newFramer(strings.NewReader(tc.in), 64)
 		var err error
 		for err == nil {
 			_, err = f.Next()

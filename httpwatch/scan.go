@@ -3,7 +3,6 @@ package httpwatch
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -20,8 +19,12 @@ func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\
 // containerScanner finds the end of one JSON object or array fed to it in
 // pieces. It keeps just enough state (nesting depth, inside a string, after a
 // backslash) to resume at any byte, so a value split across reads is scanned
-// once, never from its start again. It checks balance, not grammar: "{]"
-// closes like "{}"; the readers of a frame check the levels they read.
+// once, never from its start again. It checks balance, not grammar, except
+// that on the top levels (see topLevels) a bracket must close its own kind:
+// "{]" is an error there, deeper it closes like "{}". Visiting every
+// bracket would slow the scanner by a third, and checking the grammar
+// throughout made decoding a watch event 1.6 times as costly; the readers
+// of a frame check the grammar of the levels they read.
 type containerScanner struct {
 	depth int
 	inStr bool
@@ -36,9 +39,74 @@ type containerScanner struct {
 	// that brackets need a look one by one only near depth 0, not 2. It
 	// outlives reset.
 	endOnly bool
+	// closers[d] is the bracket that closes level d+1, a top level;
+	// mismatch says another bracket closed it, which ends the scan.
+	closers  [4]byte
+	mismatch bool
+	// spans, if not nil, notes where the containers of one of the top
+	// levels are. It outlives reset.
+	spans *spanNotes
 }
 
-func (s *containerScanner) reset() { *s = containerScanner{endOnly: s.endOnly} }
+// spanNotes are the extents (offsets in the value) of the containers on one
+// top level: the members of a list item (level 2) or of a watch event's
+// object (3), which buildObject then need not scan again.
+type spanNotes struct {
+	level int
+	r     [8]valueRange // the first ones
+	n     int           // how many there were
+}
+
+// note records the bracket c, at b[j], met at a depth within topLevels,
+// if it opens or closes a container on spans' level.
+func (s *containerScanner) note(c byte, j int) {
+	sn := s.spans
+	switch {
+	case c&2 != 0 && s.depth == sn.level-1 && sn.n < len(sn.r):
+		sn.r[sn.n].start = s.fed + j
+	case c&2 == 0 && s.depth == sn.level:
+		if sn.n < len(sn.r) {
+			sn.r[sn.n].end = s.fed + j + 1
+		}
+		sn.n++
+	}
+}
+
+// noted returns the spans noted in the last value scanned.
+func (sn *spanNotes) noted() []valueRange {
+	if sn == nil {
+		return nil
+	}
+	return sn.r[:min(sn.n, len(sn.r))]
+}
+
+// topLevels is how many levels from the value's own are always visited
+// bracket by bracket, so that their kinds are checked however the value
+// was cut into pieces: the value's own with endOnly, else also its members
+// and theirs (a watch event, its object and the object's members).
+func (s *containerScanner) topLevels() int {
+	if s.endOnly {
+		return 1
+	}
+	return 3
+}
+
+// errMismatch is wrapped by the error for a bracket that closes a container
+// of the other kind.
+var errMismatch = errors.New("mismatched bracket")
+
+// mismatchError reports the mismatch that ended the scan, the bracket being
+// at position at.
+func (s *containerScanner) mismatchError(at int64) error {
+	return fmt.Errorf("%w at byte %d", errMismatch, at)
+}
+
+func (s *containerScanner) reset() {
+	*s = containerScanner{endOnly: s.endOnly, spans: s.spans}
+	if s.spans != nil {
+		s.spans.n = 0
+	}
+}
 
 // feed scans b, which continues the value. It returns the index just past the
 // value's closing bracket and true, or len(b) and false if the value is still
@@ -70,11 +138,8 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 		carry = ^uint64(0)
 	}
 	depth := s.depth
-	floor := 3 // a block that cannot take the depth below this holds no boundary
-	if s.endOnly {
-		floor = 1
-	}
-	var escIn uint64 // 1 when the last block's final backslash escapes byte 0
+	floor := s.topLevels() // a block that cannot take the depth below this holds no boundary
+	var escIn uint64       // 1 when the last block's final backslash escapes byte 0
 	for len(b)-i >= 64 {
 		quote, bs, open, closed := classify((*[64]byte)(b[i:]))
 		if quote|bs|escIn == 0 && carry != 0 {
@@ -111,6 +176,14 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 				s.depth = depth
 				for m := open | closed; m != 0; m &= m - 1 {
 					j := i + bits.TrailingZeros64(m)
+					if s.depth <= floor {
+						if s.spans != nil {
+							s.note(b[j], j)
+						}
+						if !s.topKind(b[j]) {
+							return j + 1, true
+						}
+					}
 					if s.bracket(b[j], j) {
 						return j + 1, true
 					}
@@ -231,6 +304,14 @@ func (s *containerScanner) bytewise(b []byte, i int) (int, bool) {
 			s.inStr = !s.inStr
 		case s.inStr:
 		case isBracket[c]:
+			if s.depth <= s.topLevels() {
+				if s.spans != nil {
+					s.note(c, i-1)
+				}
+				if !s.topKind(c) {
+					return i, true
+				}
+			}
 			if s.bracket(c, i-1) {
 				return i, true
 			}
@@ -256,247 +337,20 @@ func (s *containerScanner) bracket(c byte, j int) bool {
 	return s.depth == 0
 }
 
-var errTruncated = errors.New("value truncated")
-
-// skipValue returns the index just past the JSON value that starts at b[i]
-// (after optional whitespace). b must hold the whole value.
-func skipValue(b []byte, i int) (start, end int, err error) {
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	if i == len(b) {
-		return i, i, errTruncated
-	}
-	start = i
-	switch c := b[i]; {
-	case c == '{' || c == '[':
-		s := containerScanner{endOnly: true}
-		n, done := s.feed(b[i:])
-		if !done {
-			return start, len(b), errTruncated
+// topKind is called before bracket for a bracket c met at a depth within
+// topLevels, as few brackets are. It notes which bracket closes the level c
+// opens, or checks that c is the one that closes its level, and reports
+// whether all is well.
+func (s *containerScanner) topKind(c byte) bool {
+	if c&2 != 0 {
+		if s.depth < s.topLevels() {
+			s.closers[s.depth&3] = c + 2 // '}' or ']'
 		}
-		return start, i + n, nil
-	case c == '"':
-		end, _, err := skipString(b, i)
-		return start, end, err
-	case c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n':
-		j := i
-		for j < len(b) && !endsScalar(b[j]) {
-			j++
-		}
-		if !scalarOK(b[i:j]) {
-			return start, j, fmt.Errorf("invalid literal %.32q", b[i:j])
-		}
-		return start, j, nil
-	default:
-		return start, i, fmt.Errorf("unexpected %q at the start of a value", c)
-	}
-}
-
-// scalarOK checks a number or a literal.
-func scalarOK(b []byte) bool {
-	switch string(b) {
-	case "true", "false", "null":
 		return true
 	}
-	return validNumber(b)
-}
-
-// validNumber reports whether b is exactly one JSON number:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func validNumber(b []byte) bool {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		i = digits(b, i+1)
-	default:
+	if s.depth > 0 && s.closers[(s.depth-1)&3] != c {
+		s.mismatch = true
 		return false
 	}
-	if i < len(b) && b[i] == '.' {
-		j := digits(b, i+1)
-		if j == i+1 {
-			return false
-		}
-		i = j
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := digits(b, i)
-		if j == i {
-			return false
-		}
-		i = j
-	}
-	return i == len(b)
-}
-
-// digits returns the index of the first byte at or after i that is not a
-// decimal digit.
-func digits(b []byte, i int) int {
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index just past the string starting at b[i] (a
-// quote) and whether it holds a backslash escape. It passes over eight
-// plain bytes at a time: no quote, backslash or control character.
-func skipString(b []byte, i int) (end int, escaped bool, err error) {
-	const highs, below20 = 0x8080808080808080, 0x6060606060606060
-	i++
-	for i < len(b) {
-		if len(b)-i >= 8 {
-			w := binary.LittleEndian.Uint64(b[i:])
-			lo := w &^ highs
-			// lo+0x60 stays under 0x80 exactly for the bytes below 0x20.
-			stop := (eqLow(lo, '"') | eqLow(lo, '\\') | ^(lo + below20)) & ^w & highs
-			if stop == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(stop) >> 3
-		}
-		switch b[i] {
-		case '"':
-			return i + 1, escaped, nil
-		case '\\':
-			escaped = true
-			i += 2
-			continue
-		}
-		if b[i] < 0x20 {
-			return i, escaped, fmt.Errorf("control character in a string")
-		}
-		i++
-	}
-	return len(b), escaped, errTruncated
-}
-
-// unquote decodes a JSON string literal (quotes included).
-func unquote(lit []byte) (string, error) {
-	var s string
-	if err := json.Unmarshal(lit, &s); err != nil {
-		return "", fmt.Errorf("decode string %.32q: %w", lit, err)
-	}
-	return s, nil
-}
-
-// member is one "key": value pair of an object, as offsets into its buffer.
-type member struct {
-	keyStart   int // the key's opening quote
-	key        []byte
-	valueStart int
-	valueEnd   int
-}
-
-// objectIter walks the members of the object starting at b[start] ('{').
-// b must hold the whole object. It checks the grammar at this one level; the
-// values are only skipped.
-type objectIter struct {
-	b    []byte
-	i    int
-	n    int // members seen
-	err  error
-	done bool
-}
-
-func newObjectIter(b []byte, start int) objectIter {
-	it := objectIter{b: b, i: start}
-	for it.i < len(b) && isSpace(b[it.i]) {
-		it.i++
-	}
-	if it.i == len(b) || b[it.i] != '{' {
-		it.err = errors.New("not a JSON object")
-		return it
-	}
-	it.i++
-	return it
-}
-
-// next returns the next member, or false at the end of the object or on an
-// error (see err). end is the index just past the closing brace.
-func (it *objectIter) next() (m member, ok bool) {
-	if m, ok = it.nextKey(); !ok {
-		return m, false
-	}
-	var err error
-	if m.valueStart, m.valueEnd, err = skipValue(it.b, it.i); err != nil {
-		it.err = fmt.Errorf("value of %q: %w", m.key, err)
-		return m, false
-	}
-	it.i = m.valueEnd
-	return m, true
-}
-
-// nextKey is next without the value: it stops where the value starts
-// (it.i, after whitespace; also m.valueStart). The caller reads the value
-// and sets it.i just past it.
-func (it *objectIter) nextKey() (m member, ok bool) {
-	if it.err != nil || it.done {
-		return m, false
-	}
-	b := it.b
-	it.skipSpace()
-	if it.i == len(b) {
-		it.err = errTruncated
-		return m, false
-	}
-	if b[it.i] == '}' {
-		it.i++
-		it.done = true
-		return m, false
-	}
-	if it.n > 0 {
-		if b[it.i] != ',' {
-			it.err = fmt.Errorf("expected ',' or '}' after object member, found %q", b[it.i])
-			return m, false
-		}
-		it.i++
-		it.skipSpace()
-	}
-	if it.i == len(b) || b[it.i] != '"' {
-		it.err = errors.New("expected an object key")
-		return m, false
-	}
-	m.keyStart = it.i
-	end, escaped, err := skipString(b, it.i)
-	if err != nil {
-		it.err = err
-		return m, false
-	}
-	m.key = b[it.i+1 : end-1]
-	if escaped {
-		k, err := unquote(b[it.i:end])
-		if err != nil {
-			it.err = err
-			return m, false
-		}
-		m.key = []byte(k)
-	}
-	it.i = end
-	it.skipSpace()
-	if it.i == len(b) || b[it.i] != ':' {
-		it.err = errors.New("expected ':' after an object key")
-		return m, false
-	}
-	it.i++
-	it.skipSpace()
-	m.valueStart = it.i
-	it.n++
-	return m, true
-}
-
-func (it *objectIter) skipSpace() {
-	for it.i < len(it.b) && isSpace(it.b[it.i]) {
-		it.i++
-	}
+	return true
 }

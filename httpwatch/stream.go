@@ -60,6 +60,9 @@ type reader struct {
 	err    error // sticky error from src
 	sc     containerScanner
 	pooled bool // buf came from getBuf
+	// strExamined counts the bytes str has looked at, so that a test can
+	// check that a string spanning many reads is examined once.
+	strExamined int64
 }
 
 func newReader(src io.Reader, max int, pooled bool) *reader {
@@ -197,6 +200,9 @@ func (rd *reader) container() ([]byte, error) {
 		if scanned > rd.max {
 			return nil, fmt.Errorf("value at byte %d: %w (%d bytes)", rd.offset(), ErrFrameTooLarge, rd.max)
 		}
+		if rd.sc.mismatch {
+			return nil, fmt.Errorf("value at byte %d: %w", rd.offset(), rd.sc.mismatchError(rd.offset()+int64(scanned)-1))
+		}
 		if done {
 			v := rd.buf[rd.r : rd.r+scanned]
 			rd.r += scanned
@@ -211,11 +217,14 @@ func (rd *reader) container() ([]byte, error) {
 	}
 }
 
-// str returns a string value, quotes included. Strings at the levels the
-// scanner reads are short keys, so rescanning after a refill is cheap.
+// str returns a string value, quotes included. A string may span many
+// reads (an unknown key may hold megabytes); each refill resumes the scan
+// where the last one stopped.
 func (rd *reader) str() ([]byte, error) {
+	scanned := 1 // bytes examined so far, from rd.r: the opening quote
 	for {
-		end, _, err := skipString(rd.buf[:rd.w], rd.r)
+		end, _, err := stringTail(rd.buf[:rd.w], rd.r+scanned)
+		rd.strExamined += int64(end - rd.r - scanned)
 		if err == nil {
 			v := rd.buf[rd.r:end]
 			rd.r = end
@@ -224,6 +233,7 @@ func (rd *reader) str() ([]byte, error) {
 		if err != errTruncated {
 			return nil, fmt.Errorf("at byte %d: %w", rd.offset(), err)
 		}
+		scanned = end - rd.r
 		if err := rd.fill(rd.w - rd.r); err != nil {
 			return nil, unexpectedEnd(err)
 		}

@@ -88,10 +88,9 @@ type streamWatcher struct {
 }
 
 func newStreamWatcher(body io.ReadCloser, cancel context.CancelFunc, verb, path string, so *scanOptions) *streamWatcher {
-	return &streamWatcher{
-		body: body, cancel: cancel, verb: verb, path: path, so: so,
-		rd: newReader(body, so.maxFrame, false),
-	}
+	rd := newReader(body, so.maxFrame, false)
+	rd.sc.spans = &spanNotes{level: 3} // the members of the event's object
+	return &streamWatcher{body: body, cancel: cancel, verb: verb, path: path, so: so, rd: rd}
 }
 
 // Stop ends the stream: it closes the body, which unblocks a Next in
@@ -149,7 +148,7 @@ func (w *streamWatcher) next() (Event, error) {
 		}
 		return Event{}, w.decodeError(at, err)
 	}
-	ev, err := decodeEvent(frame, w.rd.sc.child, w.so)
+	ev, err := decodeEvent(frame, &w.rd.sc, w.so)
 	if err != nil {
 		var se *StatusError
 		if errors.As(err, &se) {
@@ -168,9 +167,11 @@ func (w *streamWatcher) decodeError(at int64, err error) error {
 }
 
 // decodeEvent turns one frame, {"type": ..., "object": {...}}, into an
-// Event. child is where the framer saw the frame's last container member
-// end: normally the object, which then needs no second scan.
-func decodeEvent(frame []byte, child valueRange, so *scanOptions) (Event, error) {
+// Event. sc is the scanner that framed it: its child is where the frame's
+// last container member ends, normally the object, which then needs no
+// second scan, nor do the object's members it noted.
+func decodeEvent(frame []byte, sc *containerScanner, so *scanOptions) (Event, error) {
+	child := sc.child
 	it := newObjectIter(frame, 0)
 	var typ []byte
 	var obj valueRange
@@ -229,7 +230,7 @@ func decodeEvent(frame []byte, child valueRange, so *scanOptions) (Event, error)
 			}
 		}
 	default:
-		ev.Object, err = so.object(src, nil)
+		ev.Object, err = so.object(src, nil, knownSpans{spans: sc.spans.noted(), base: obj.start})
 	}
 	if err != nil {
 		return Event{}, fmt.Errorf("%s event: %w", t, err)

@@ -1,6 +1,13 @@
-// Package indexer is a store.Store with secondary indices: besides its key,
-// each object is filed under the values its index functions return, so
-// "all pods on node X" or "everything owned by UID Y" is one map lookup.
+// Package indexer is the cache of an informer: a thread-safe, keyed,
+// in-memory collection of objects of any type T with secondary indices.
+//
+// Each object is filed under the string its KeyFunc returns, usually
+// MetaNamespaceKey ("namespace/name", or "name" for a cluster-scoped
+// object), and under the values its index functions return, so "all pods on
+// node X" or "everything owned by UID Y" is one map lookup. Objects are
+// treated as immutable: the cache hands out the values it holds without
+// copying them, so a caller must never modify an object it got from the
+// cache or gave to it. That is what makes reads cheap.
 //
 // An IndexFunc may return several values (every owner UID) or none (no such
 // label). Items and indices change together under one lock, so a reader never
@@ -13,7 +20,7 @@
 // values. If an index function fails, the write that called it returns the
 // error and changes nothing (upstream client-go panics instead).
 //
-//	idx := indexer.New(store.MetaNamespaceKey[*pod], indexer.Indexers[*pod]{
+//	idx := indexer.New(indexer.MetaNamespaceKey[*pod], indexer.Indexers[*pod]{
 //		indexer.Namespace: indexer.NamespaceIndex[*pod],
 //	})
 //	_ = idx.Add(p)

@@ -6,8 +6,6 @@ import (
 	"maps"
 	"slices"
 	"sync"
-
-	"github.com/listwatch/listwatch/store"
 )
 
 // IndexFunc returns the values an object is indexed under. It must be pure.
@@ -15,24 +13,6 @@ type IndexFunc[T any] func(T) ([]string, error)
 
 // Indexers names index functions.
 type Indexers[T any] map[string]IndexFunc[T]
-
-// Indexer is a Store plus named indices kept consistent with its items.
-type Indexer[T any] interface {
-	store.Store[T]
-	// Index returns the objects sharing at least one index value with obj
-	// (the union over obj's values).
-	Index(name string, obj T) ([]T, error)
-	// ByIndex returns the objects whose index function returned value.
-	ByIndex(name, value string) ([]T, error)
-	// IndexKeys is ByIndex returning keys.
-	IndexKeys(name, value string) ([]string, error)
-	// ListIndexFuncValues returns every value the index currently holds.
-	ListIndexFuncValues(name string) ([]string, error)
-	// GetIndexers returns a copy of the index functions.
-	GetIndexers() Indexers[T]
-	// AddIndexers adds indices, indexing the objects already stored.
-	AddIndexers(Indexers[T]) error
-}
 
 var (
 	// ErrUnknownIndex is returned, wrapped with the name, for a query on an
@@ -42,15 +22,11 @@ var (
 	ErrIndexConflict = errors.New("index already exists")
 )
 
-// Cache is the Indexer implementation. Reads share a sync.RWMutex and hand
+// Cache is a keyed collection of objects with named indices. Reads share a sync.RWMutex and hand
 // out stored objects without copying; treat them as immutable. The zero
 // value is not usable; call New.
 type Cache[T any] struct {
-	// Transform, if set, rewrites every object on its way in through Add,
-	// Update or Replace (not Delete). Set it before first use.
-	Transform func(T) (T, error)
-
-	key   store.KeyFunc[T]
+	key   KeyFunc[T]
 	mu    sync.RWMutex
 	items map[string]T
 	// byName and ordered hold the same indices; ordered (by name) pairs each
@@ -60,13 +36,11 @@ type Cache[T any] struct {
 	rv      string
 }
 
-var _ Indexer[store.Named] = (*Cache[store.Named])(nil)
-
 // New returns an empty Cache filing objects under key(obj) and indexing
 // them with indexers (which may be nil).
-func New[T any](key store.KeyFunc[T], indexers Indexers[T]) *Cache[T] {
+func New[T any](key KeyFunc[T], indexers Indexers[T]) *Cache[T] {
 	if key == nil {
-		key = func(T) (string, error) { return "", store.ErrNoKeyFunc }
+		key = func(T) (string, error) { return "", ErrNoKeyFunc }
 	}
 	c := &Cache[T]{key: key, items: make(map[string]T), byName: make(map[string]*index[T])}
 	for _, name := range slices.Sorted(maps.Keys(indexers)) {
@@ -96,11 +70,6 @@ func (c *Cache[T]) put(op string, obj T) error {
 	key, err := c.key(obj)
 	if err != nil {
 		return fmt.Errorf("indexer %s: %w", op, err)
-	}
-	if c.Transform != nil {
-		if obj, err = c.Transform(obj); err != nil {
-			return fmt.Errorf("indexer %s %q: transform: %w", op, key, err)
-		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -223,11 +192,6 @@ func (c *Cache[T]) Replace(items []T, resourceVersion string) error {
 		if err != nil {
 			return fmt.Errorf("indexer replace: %w", err)
 		}
-		if c.Transform != nil {
-			if obj, err = c.Transform(obj); err != nil {
-				return fmt.Errorf("indexer replace %q: transform: %w", key, err)
-			}
-		}
 		next[key] = obj
 	}
 	c.mu.Lock()
@@ -251,7 +215,9 @@ func (c *Cache[T]) Replace(items []T, resourceVersion string) error {
 // Resync does nothing; it is there for the Store interface.
 func (c *Cache[T]) Resync() error { return nil }
 
-// LastResourceVersion implements store.Store.
+// LastResourceVersion is the version given to the last Replace, or of the
+// last object written or deleted if T is Versioned, whichever came last; ""
+// before either.
 func (c *Cache[T]) LastResourceVersion() string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -386,7 +352,7 @@ func (c *Cache[T]) AddIndexers(indexers Indexers[T]) error {
 
 // noteVersion records obj's resourceVersion in *rv when T carries one.
 func noteVersion[T any](rv *string, obj T) {
-	if v, ok := any(obj).(store.Versioned); ok {
+	if v, ok := any(obj).(Versioned); ok {
 		if s := v.ResourceVersion(); s != "" {
 			*rv = s
 		}

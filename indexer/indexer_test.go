@@ -12,7 +12,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/indexer"
-	"github.com/listwatch/listwatch/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -33,7 +32,7 @@ func (o *obj) Label(k string) (string, bool) {
 	return v, ok
 }
 
-var key = store.MetaNamespaceKey[*obj]
+var key = indexer.MetaNamespaceKey[*obj]
 
 const byApp = "app"
 
@@ -53,7 +52,7 @@ func pod(ns, name, app string, owners ...string) *obj {
 	return o
 }
 
-func keys(t *testing.T, c indexer.Indexer[*obj], name, value string) []string {
+func keys(t *testing.T, c *indexer.Cache[*obj], name, value string) []string {
 	t.Helper()
 	ks, err := c.IndexKeys(name, value)
 	require.NoError(t, err)
@@ -61,7 +60,7 @@ func keys(t *testing.T, c indexer.Indexer[*obj], name, value string) []string {
 	return ks
 }
 
-func values(t *testing.T, c indexer.Indexer[*obj], name string) []string {
+func values(t *testing.T, c *indexer.Cache[*obj], name string) []string {
 	t.Helper()
 	vs, err := c.ListIndexFuncValues(name)
 	require.NoError(t, err)
@@ -231,22 +230,6 @@ func TestIndexReturnsUnion(t *testing.T) {
 	assert.Empty(t, got)
 }
 
-// conformance 57
-func TestTransform(t *testing.T) {
-	c := newCache()
-	c.Transform = func(o *obj) (*obj, error) {
-		return pod(o.ns, o.name, "t-"+o.labels["app"], o.owners...), nil
-	}
-	require.NoError(t, c.Add(pod("a", "p", "web")))
-	require.NoError(t, c.Replace([]*obj{pod("a", "q", "db")}, "1"))
-	require.NoError(t, c.Update(pod("a", "r", "api")))
-	assert.Equal(t, []string{"t-api", "t-db"}, values(t, c, byApp), "indices see the transformed object")
-
-	c.Transform = func(*obj) (*obj, error) { return nil, errors.New("no") }
-	require.ErrorContains(t, c.Add(pod("a", "s", "")), "transform")
-	assert.Len(t, c.ListKeys(), 2)
-}
-
 // conformance 58
 func TestLastResourceVersion(t *testing.T) {
 	c := newCache()
@@ -271,14 +254,14 @@ func TestGetAndErrors(t *testing.T) {
 	require.NoError(t, c.Resync())
 
 	nameless := &obj{ns: "a"}
-	require.ErrorIs(t, c.Add(nameless), store.ErrNoName)
-	require.ErrorIs(t, c.Update(nameless), store.ErrNoName)
-	require.ErrorIs(t, c.Delete(nameless), store.ErrNoName)
-	require.ErrorIs(t, c.Replace([]*obj{nameless}, "1"), store.ErrNoName)
+	require.ErrorIs(t, c.Add(nameless), indexer.ErrNoName)
+	require.ErrorIs(t, c.Update(nameless), indexer.ErrNoName)
+	require.ErrorIs(t, c.Delete(nameless), indexer.ErrNoName)
+	require.ErrorIs(t, c.Replace([]*obj{nameless}, "1"), indexer.ErrNoName)
 	_, _, err = c.Get(nameless)
-	require.ErrorIs(t, err, store.ErrNoName)
-	var nilKey store.KeyFunc[*obj]
-	require.ErrorIs(t, indexer.New(nilKey, nil).Add(p), store.ErrNoKeyFunc)
+	require.ErrorIs(t, err, indexer.ErrNoName)
+	var nilKey indexer.KeyFunc[*obj]
+	require.ErrorIs(t, indexer.New(nilKey, nil).Add(p), indexer.ErrNoKeyFunc)
 }
 
 func TestGetIndexersIsACopy(t *testing.T) {
@@ -372,7 +355,7 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 
 // assertIndicesFresh checks every index of c against one rebuilt from
 // scratch over c's items, and that no value has an empty set.
-func assertIndicesFresh(t *testing.T, c indexer.Indexer[*obj]) {
+func assertIndicesFresh(t *testing.T, c *indexer.Cache[*obj]) {
 	t.Helper()
 	fresh := indexer.New(key, c.GetIndexers())
 	require.NoError(t, fresh.Replace(c.List(), ""))

@@ -41,10 +41,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer client.CloseIdleConnections()
 
 	rc := client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"})
-	rc.DropManagedFields = true
 	rc.MetadataOnly = o.metadataOnly
 	inf := listwatch.NewInformer(rc, 0)
-	_ = inf.SetTransform(nil) // the client already dropped managedFields while reading
 	inf.Reflector.Name = "pods on " + o.node
 	inf.Reflector.FieldSelector = "spec.nodeName=" + o.node
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/store"
+	"github.com/listwatch/listwatch/indexer"
 )
 
 // errAskedToFail is what reconciling a pod labelled fail=true returns.
@@ -34,7 +34,7 @@ func newTally(pods *listwatch.Lister) *tally {
 // reconcile counts the pod of key as the cache now holds it (or no longer
 // counts it, once gone) and describes the result.
 func (t *tally) reconcile(key string) (string, error) {
-	ns, name, err := store.SplitKey(key)
+	ns, name, err := indexer.SplitKey(key)
 	if err != nil {
 		return "", fmt.Errorf("reconcile %q: %w", key, err)
 	}

@@ -40,9 +40,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	res.Namespace = o.namespace
 	rc := client.Resource(res)
-	rc.DropManagedFields = true
 	inf := listwatch.NewInformer(rc, 0)
-	_ = inf.SetTransform(nil) // the client already dropped managedFields while reading
 	inf.Reflector.Name = o.resource
 	inf.Reflector.LabelSelector = o.labels
 	inf.Reflector.FieldSelector = o.fields

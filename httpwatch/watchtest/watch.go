@@ -61,6 +61,16 @@ func (w *watcher) translate(c *change) (frame, bool) {
 }
 
 // offer queues f without blocking and reports whether there was room.
+// stopped reports whether the server ended the watch.
+func (w *watcher) stopped() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
+}
+
 func (w *watcher) offer(f frame) bool {
 	select {
 	case w.ch <- f:
@@ -148,31 +158,77 @@ type watchRequest struct {
 	timeout   int64 // seconds, 0 for none
 }
 
-// serveWatch streams events. It decides under the lock what the watch
-// replays and registers it, so no change falls between the replay and the
-// live events.
+// serveWatch streams events: what the watch replays first, then every change
+// as it happens, until the watch ends, times out or the client goes away.
 func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, st *store, wr watchRequest) {
 	ctx := req.Context()
 	c := s.takeCut()
-	sendInitial := wr.initial != nil && *wr.initial
-
 	var failure *apiError
-	if sendInitial && wr.startRV > 0 {
+	if wr.sendInitial() && wr.startRV > 0 {
 		if cur, ok := s.waitForRV(ctx, wr.startRV); !ok {
 			failure = tooLarge(wr.startRV, cur)
 		}
 	}
-
-	wt := &watcher{st: st, scope: wr.scope, bookmarks: wr.bookmarks, done: make(chan struct{})}
-	var initial []frame
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	wt, initial, failure, ok := s.register(st, wr, failure)
+	if !ok {
+		return // the server is closed
+	}
+	if failure != nil {
+		if failure.code == http.StatusGone && s.ExpiredWatchAsStatus {
+			writeStatus(w, failure)
+			return
+		}
+		s.startStream(w, st, c).write(frame{typ: typeError, err: failure})
 		return
+	}
+	defer func() {
+		s.mu.Lock()
+		s.endWatchLocked(wt)
+		s.mu.Unlock()
+	}()
+	out := s.startStream(w, st, c)
+	for _, f := range initial {
+		if wt.stopped() || !out.write(f) {
+			return
+		}
+	}
+	var timeout <-chan time.Time
+	if wr.timeout > 0 {
+		t := s.Clock.NewTimer(time.Duration(wr.timeout) * time.Second)
+		defer t.Stop()
+		timeout = t.C()
+	}
+	for !wt.stopped() { // an ended watch stops at once, even with events queued
+		select {
+		case f := <-wt.ch:
+			if !out.write(f) {
+				return
+			}
+		case <-wt.done:
+			return
+		case <-timeout:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (wr watchRequest) sendInitial() bool { return wr.initial != nil && *wr.initial }
+
+// register decides under the lock what the watch replays and, unless it
+// fails, registers it, so no change falls between the replay and the live
+// events. ok is false once the server is closed.
+func (s *Server) register(st *store, wr watchRequest, failure *apiError) (wt *watcher, initial []frame, _ *apiError, ok bool) {
+	wt = &watcher{st: st, scope: wr.scope, bookmarks: wr.bookmarks, done: make(chan struct{})}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, nil, nil, false
 	}
 	switch {
 	case failure != nil:
-	case sendInitial || (wr.initial == nil && wr.startRV == 0):
+	case wr.sendInitial() || (wr.initial == nil && wr.startRV == 0):
 		// The state now as ADDED events, then changes from now on. The
 		// end-of-initial-events bookmark goes to watch-list requests and,
 		// as a real server does, to legacy watches from "0".
@@ -181,7 +237,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, st *store,
 		for _, o := range items {
 			initial = append(initial, frame{typ: typeAdded, obj: o})
 		}
-		if wr.bookmarks && (sendInitial || wr.rv == "0") {
+		if wr.bookmarks && (wr.sendInitial() || wr.rv == "0") {
 			initial = append(initial, frame{typ: typeBookmark, rv: s.rv, initialEnd: true})
 		}
 		wt.after = s.rv
@@ -198,65 +254,15 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, st *store,
 			}
 		}
 	}
-	if failure == nil {
-		wt.ch = make(chan frame, s.WatchBuffer)
-		st.watchers[wt] = struct{}{}
-		s.open++
-		close(s.watchers)
-		s.watchers = make(chan struct{})
-	}
-	s.mu.Unlock()
-
 	if failure != nil {
-		if failure.code == http.StatusGone && s.ExpiredWatchAsStatus {
-			writeStatus(w, failure)
-			return
-		}
-		s.startStream(w, st, c).write(frame{typ: typeError, err: failure})
-		return
+		return nil, nil, failure, true
 	}
-	defer func() {
-		s.mu.Lock()
-		s.endWatchLocked(wt)
-		s.mu.Unlock()
-	}()
-	out := s.startStream(w, st, c)
-	for _, f := range initial {
-		select {
-		case <-wt.done:
-			return
-		default:
-		}
-		if !out.write(f) {
-			return
-		}
-	}
-	var timeout <-chan time.Time
-	if wr.timeout > 0 {
-		t := s.Clock.NewTimer(time.Duration(wr.timeout) * time.Second)
-		defer t.Stop()
-		timeout = t.C()
-	}
-	for {
-		// An ended watch stops at once, even with events still queued.
-		select {
-		case <-wt.done:
-			return
-		default:
-		}
-		select {
-		case f := <-wt.ch:
-			if !out.write(f) {
-				return
-			}
-		case <-wt.done:
-			return
-		case <-timeout:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
+	wt.ch = make(chan frame, s.WatchBuffer)
+	st.watchers[wt] = struct{}{}
+	s.open++
+	close(s.watchers)
+	s.watchers = make(chan struct{})
+	return wt, initial, nil, true
 }
 
 // stream writes the frames of one watch response, and breaks it where a

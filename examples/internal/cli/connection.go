@@ -4,10 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
-	"strings"
 
+	"github.com/listwatch/listwatch/internal/redact"
 	"github.com/listwatch/listwatch/kubeconfig"
 )
 
@@ -54,17 +53,17 @@ func (c *Connection) Config(ctx context.Context, demo func(context.Context) (hos
 	switch {
 	case c.Server != "":
 		cfg = &kubeconfig.Config{Host: c.Server, BearerToken: c.Token, BearerTokenFile: c.TokenFile, CAFile: c.CA, Insecure: c.Insecure}
-		return cfg, RedactURL(c.Server), func() {}, nil
+		return cfg, redact.URL(c.Server), func() {}, nil
 	case c.Kubeconfig != "":
 		if cfg, err = kubeconfig.Load(c.Kubeconfig, c.Context); err != nil {
 			return nil, "", nil, err
 		}
-		return cfg, RedactURL(cfg.Host), func() {}, nil
+		return cfg, redact.URL(cfg.Host), func() {}, nil
 	case c.Context != "":
 		if cfg, err = kubeconfig.FromEnvironment(c.Context); err != nil {
 			return nil, "", nil, err
 		}
-		return cfg, RedactURL(cfg.Host), func() {}, nil
+		return cfg, redact.URL(cfg.Host), func() {}, nil
 	case os.Getenv("KUBERNETES_SERVICE_HOST") != "":
 		if cfg, err = kubeconfig.InCluster(); err != nil {
 			return nil, "", nil, fmt.Errorf("in-cluster config (KUBERNETES_SERVICE_HOST is set): %w", err)
@@ -76,16 +75,4 @@ func (c *Connection) Config(ctx context.Context, demo func(context.Context) (hos
 		return nil, "", nil, err
 	}
 	return &kubeconfig.Config{Host: host}, host + " (embedded demo server; --server or --kubeconfig for a real one)", closeFn, nil
-}
-
-// RedactURL hides a password in a server URL, for banners and errors.
-func RedactURL(s string) string {
-	if !strings.Contains(s, "@") {
-		return s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return "<unparsable URL>"
-	}
-	return u.Redacted()
 }

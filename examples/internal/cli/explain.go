@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/redact"
 )
 
 // Explain turns an error that ended a first sync into one line a person can
@@ -14,7 +15,7 @@ import (
 // which names the request and so the resource, stays wrapped except after a
 // 401, where it adds nothing.
 func Explain(err error, host string) error {
-	host = RedactURL(host)
+	host = redact.URL(host)
 	switch {
 	case httpwatch.IsUnauthorized(err):
 		return fmt.Errorf("the server at %s did not accept the credentials (401 Unauthorized): check --token, --token-file or the kubeconfig user", host)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/listwatch/listwatch/examples/internal/cli"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/redact"
 )
 
 // A password in the server URL is never shown (issue 16, item 11).
@@ -27,6 +28,6 @@ func TestServerPasswordHidden(t *testing.T) {
 	} {
 		assert.NotContains(t, cli.Explain(e, server).Error(), "hunter2")
 	}
-	assert.Equal(t, "<unparsable URL>", cli.RedactURL("http://admin:hunter2@k:bad"))
-	assert.Equal(t, "https://k.example:6443", cli.RedactURL("https://k.example:6443"))
+	assert.Equal(t, "<unparsable URL>", redact.URL("http://admin:hunter2@k:bad"))
+	assert.Equal(t, "https://k.example:6443", redact.URL("https://k.example:6443"))
 }

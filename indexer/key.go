@@ -1,4 +1,4 @@
-package store
+package indexer
 
 import (
 	"errors"
@@ -16,6 +16,16 @@ type Named interface {
 // KeyFunc computes the key an object is filed under. It must be pure: the
 // same object always yields the same key.
 type KeyFunc[T any] func(T) (string, error)
+
+// Versioned objects report the resourceVersion they were read at;
+// LastResourceVersion follows the objects written when T is Versioned.
+type Versioned interface {
+	ResourceVersion() string
+}
+
+// ErrNoKeyFunc is returned by every write to a cache or queue built with a
+// nil KeyFunc.
+var ErrNoKeyFunc = errors.New("no key function")
 
 // ErrNoName is returned (wrapped) by MetaNamespaceKey for an object without a
 // name: it cannot be told apart from any other nameless object.

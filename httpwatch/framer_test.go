@@ -5,32 +5,34 @@ import (
 	"io"
 )
 
-// A Framer splits a byte stream into consecutive top-level JSON objects or
+// framer drives the watch path's reader the way a stream does, frame after
+// frame, without decoding events, so that tests, fuzzing and benchmarks can
+// exercise frame boundaries alone.
+//
+// It splits a byte stream into consecutive top-level JSON objects or
 // arrays, the framing of a Kubernetes watch body. It finds each value's end
 // itself (brackets outside strings, escapes inside them) and so does not
 // depend on newlines or on how the stream was chunked: a value may be split
 // at any byte and several may arrive in one read. Whitespace between values
 // is skipped; anything else between them is an error.
-//
-// A Framer is not safe for concurrent use.
-type Framer struct {
+type framer struct {
 	rd  *reader
 	err error
 }
 
-// NewFramer returns a Framer reading r. A value longer than maxFrameSize
+// newFramer returns a framer reading r. A value longer than maxFrameSize
 // bytes is an error wrapping ErrFrameTooLarge; maxFrameSize <= 0 means
 // DefaultMaxFrameSize. The buffer grows to the largest frame seen.
-func NewFramer(r io.Reader, maxFrameSize int) *Framer {
+func newFramer(r io.Reader, maxFrameSize int) *framer {
 	rd := newReader(r, maxFrameSize, false)
 	rd.sc.endOnly = true
-	return &Framer{rd: rd}
+	return &framer{rd: rd}
 }
 
 // Next returns the next frame. The slice is valid only until the following
 // call. At a clean end of the stream (between frames) it returns io.EOF; an
 // end inside a frame is io.ErrUnexpectedEOF. Errors are sticky.
-func (f *Framer) Next() ([]byte, error) {
+func (f *framer) Next() ([]byte, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
@@ -52,4 +54,4 @@ func (f *Framer) Next() ([]byte, error) {
 }
 
 // Offset is the stream position just past the last frame returned.
-func (f *Framer) Offset() int64 { return f.rd.offset() }
+func (f *framer) Offset() int64 { return f.rd.offset() }
