@@ -20,7 +20,14 @@ func (r *Reflector) stream(ctx context.Context, s *state) time.Duration {
 	if d := s.deadline(); !d.IsZero() && !r.Clock.Now().Before(d) {
 		return r.due(s)
 	}
-	rep, ok := s.feed.take()
+	var rep reply
+	ok := false
+	if s.feed.direct {
+		rep.ev, rep.err = s.feed.w.Next()
+		ok = true
+	} else {
+		rep, ok = s.feed.take()
+	}
 	for !ok {
 		select {
 		case <-s.feed.ready:

@@ -45,7 +45,7 @@ func (r *Reflector) openWatch(ctx context.Context, s *state) time.Duration {
 		}
 		return r.retry(s, phaseStart, err)
 	}
-	r.opened(s, w, opts.ResourceVersion == "" || opts.ResourceVersion == "0", false)
+	r.opened(ctx, s, w, opts.ResourceVersion == "" || opts.ResourceVersion == "0", false)
 	return 0
 }
 
@@ -73,7 +73,7 @@ func (r *Reflector) openWatchList(ctx context.Context, s *state) time.Duration {
 		}
 		return 0
 	}
-	r.opened(s, w, false, true)
+	r.opened(ctx, s, w, false, true)
 	return 0
 }
 
@@ -83,10 +83,12 @@ func (r *Reflector) openWatchList(ctx context.Context, s *state) time.Duration {
 const initialWait = 10 * time.Second
 
 // opened moves s to phaseStream on w, which starts its reader.
-func (r *Reflector) opened(s *state, w httpwatch.Watcher, fromAny, initial bool) {
+func (r *Reflector) opened(ctx context.Context, s *state, w httpwatch.Watcher, fromAny, initial bool) {
 	r.stats.watches.Add(1)
 	s.enter(phaseStream)
-	s.feed = startFeed(w)
+	// Without a resync period nor a watch-list to watch over, nothing can
+	// fall due while this watch is open: the loop may block in Next itself.
+	s.feed = startFeed(ctx, w, s.resyncAt.IsZero() && !initial)
 	s.opened = r.Clock.Now()
 	s.fromAny = fromAny
 	if initial {
@@ -101,20 +103,30 @@ func (r *Reflector) opened(s *state, w httpwatch.Watcher, fromAny, initial bool)
 // stream.
 const feedAhead = 256
 
-// A feed owns an open watch and the one goroutine that reads it. Next
-// blocks, and a stream step must also hear the alarm and its context, so
-// the reader turns Next into a queue the loop can wait on.
+// A feed owns an open watch. Next blocks, yet a stream step may also have
+// to hear the alarm, so a feed reads in one of two ways, chosen when the
+// watch opens:
 //
-// The reader appends every reply to queue as soon as Next returns it; the
-// loop takes the whole queue at once and hands its replies out one per
-// step. Events therefore cross between goroutines in batches whenever the
-// loop is the slower side, instead of one goroutine wake-up per event, and
-// a quiet stream delays no event.
+//   - direct: no deadline can fall due while the watch is open (no resync
+//     period, no watch-list waiting for its end). The loop calls Next
+//     itself and the cancellation of the Run's context stops the watcher,
+//     which unblocks it. An event then costs no goroutine hand-off.
+//   - read ahead: a reader goroutine turns Next into a queue the loop can
+//     wait on beside the alarm. The reader appends every reply to queue as
+//     soon as Next returns it; the loop takes the whole queue at once and
+//     hands its replies out one per step, so events cross between
+//     goroutines in batches whenever the loop is the slower side, and a
+//     quiet stream delays no event.
 //
-// The loop alone calls close, once per watch, and close alone stops the
-// watcher: Stop is called exactly once, whoever ends the stream.
+// The loop alone calls close, once per watch, and the watcher is stopped
+// exactly once, by close or by the cancellation, whichever comes first.
 type feed struct {
 	w httpwatch.Watcher
+
+	direct bool
+	// unhook cancels the stop a direct feed arranged on its context; false
+	// means the stop has already begun.
+	unhook func() bool
 
 	mu    sync.Mutex
 	queue []reply // read, not yet taken by the loop
@@ -134,7 +146,10 @@ type reply struct {
 	err error
 }
 
-func startFeed(w httpwatch.Watcher) *feed {
+func startFeed(ctx context.Context, w httpwatch.Watcher, direct bool) *feed {
+	if direct {
+		return &feed{w: w, direct: true, unhook: context.AfterFunc(ctx, w.Stop)}
+	}
 	f := &feed{
 		w:     w,
 		ready: make(chan struct{}, 1),
@@ -203,6 +218,12 @@ func signal(c chan struct{}) {
 // Next (the Watcher contract), so the wait is as short as the stream's
 // teardown.
 func (f *feed) close() {
+	if f.direct {
+		if f.unhook() {
+			f.w.Stop()
+		}
+		return
+	}
 	close(f.stop)
 	f.w.Stop()
 	<-f.done
