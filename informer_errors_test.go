@@ -69,7 +69,7 @@ func TestInformerReportsDecodeErrors(t *testing.T) {
 	}
 	var se *reflector.SyncError
 	require.ErrorAs(t, got, &se)
-	assert.Equal(t, "watch", se.Op)
+	assert.Equal(t, reflector.OpWatch, se.Op)
 	var de *httpwatch.DecodeError
 	assert.ErrorAs(t, got, &de)
 	assert.ErrorIs(t, got, httpwatch.ErrInvalidEventType)

@@ -15,6 +15,12 @@ type Backoff struct {
 	Jitter     float64
 	ResetAfter time.Duration
 
+	progress
+}
+
+// progress is where a backoff sequence stands. A Reflector keeps it in its
+// state and leaves its Backoff field as configured.
+type progress struct {
 	next    time.Duration
 	resetAt time.Time
 }
@@ -28,20 +34,28 @@ func DefaultBackoff() Backoff {
 // Next returns the delay before the next retry. now is the current time and
 // random a number in [0, 1) (both parameters so tests need no real clock).
 func (b *Backoff) Next(now time.Time, random float64) time.Duration {
-	if b.next == 0 || (b.ResetAfter > 0 && now.Sub(b.resetAt) > b.ResetAfter) {
-		b.next = b.Initial
-		b.resetAt = now
+	var d time.Duration
+	d, b.progress = b.step(b.progress, now, random)
+	return d
+}
+
+// step is Next for a sequence kept elsewhere: it returns the delay and
+// where the sequence stands after it.
+func (b *Backoff) step(p progress, now time.Time, random float64) (time.Duration, progress) {
+	if p.next == 0 || (b.ResetAfter > 0 && now.Sub(p.resetAt) > b.ResetAfter) {
+		p.next = b.Initial
+		p.resetAt = now
 	}
-	d := b.next
+	d := p.next
 	if b.Factor > 1 {
-		grown := time.Duration(float64(b.next) * b.Factor)
+		grown := time.Duration(float64(p.next) * b.Factor)
 		if b.Cap > 0 && grown > b.Cap {
 			grown = b.Cap
 		}
-		b.next = grown
+		p.next = grown
 	}
 	if b.Jitter > 0 {
 		d += time.Duration(random * b.Jitter * float64(d))
 	}
-	return d
+	return d, p
 }

@@ -7,42 +7,28 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 )
 
-func (r *Reflector) useWatchList() bool {
-	if !r.WatchList {
-		return false
-	}
-	if wl, ok := r.Source.(WatchListReporter); ok && !wl.SupportsWatchList() {
-		return false // conformance 31
-	}
-	return true
-}
-
 func (r *Reflector) baseOptions() httpwatch.ListOptions {
 	return httpwatch.ListOptions{LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector}
 }
 
 // listVersion is the resourceVersion a list should read (conformance 12).
-func (r *Reflector) listVersion() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+func (m *memory) listVersion() string {
 	switch {
-	case r.rvUnavailable:
+	case m.rvUnavailable:
 		return ""
-	case r.lastRV == "":
+	case m.lastRV == "":
 		return "0"
 	default:
-		return r.lastRV
+		return m.lastRV
 	}
 }
 
 // pageSize applies client-go's page size rules (conformance 15).
-func (r *Reflector) pageSize(rv string) int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+func (r *Reflector) pageSize(m *memory, rv string) int64 {
 	switch {
 	case r.PageSize > 0:
 		return r.PageSize
-	case r.paginated:
+	case m.paginated:
 		return 500
 	case rv != "" && rv != "0":
 		return -1 // one unpaginated read, servable from the watch cache (see ListAll)
@@ -51,52 +37,47 @@ func (r *Reflector) pageSize(rv string) int64 {
 	}
 }
 
-func (r *Reflector) list(ctx context.Context) (state, time.Duration) {
+func (r *Reflector) list(ctx context.Context, s *state) time.Duration {
 	opts := r.baseOptions()
-	opts.ResourceVersion = r.listVersion()
-	opts.Limit = r.pageSize(opts.ResourceVersion)
+	opts.ResourceVersion = s.listVersion()
+	opts.Limit = r.pageSize(&s.memory, opts.ResourceVersion)
 	first := true
 	page, err := httpwatch.ListAll(ctx, r.Source, opts, func(p *httpwatch.Page) {
+		// Only a list at "0" that comes back in pages proves the watch
+		// cache off: etcd (a list at "") always pages.
 		if first && opts.ResourceVersion == "0" && p.Continue != "" {
-			r.mu.Lock()
-			r.paginated = true
-			r.mu.Unlock()
+			s.paginated = true
 		}
 		first = false
 		r.stats.pages.Add(1)
 	})
 	if ctx.Err() != nil {
-		return state{phase: phaseList}, 0
+		return 0
 	}
 	if err != nil {
-		r.report("list", err)
+		r.report(OpList, err)
 		if opts.ResourceVersion != "" && versionUnavailable(err) {
-			r.setVersionUnavailable()
-			return state{phase: phaseList}, 0
+			s.rvUnavailable = true
+			return 0
 		}
-		return state{phase: phaseStart}, r.backoff(err)
+		return r.retry(s, phaseStart, err)
 	}
 	if err := r.Sink.Replace(page.Items, page.ResourceVersion); err != nil {
-		r.report("sink", err)
-		return state{phase: phaseStart}, r.backoff(err)
+		r.report(OpSink, err)
+		return r.retry(s, phaseStart, err)
 	}
-	r.synced(page.ResourceVersion, len(page.Items))
-	return state{phase: phaseWatch}, 0
+	r.synced(&s.memory, page.ResourceVersion, len(page.Items))
+	s.enter(phaseWatch)
+	return 0
 }
 
-func (r *Reflector) synced(rv string, items int) {
-	r.mu.Lock()
-	r.lastRV = rv
-	r.rvUnavailable = false
-	r.mu.Unlock()
+// synced records a full sync (a list, or a watch-list's initial events) at
+// rv: the version is known to exist again.
+func (r *Reflector) synced(m *memory, rv string, items int) {
+	m.lastRV = rv
+	m.rvUnavailable = false
 	r.stats.lists.Add(1)
 	r.stats.items.Add(int64(items))
-}
-
-func (r *Reflector) setVersionUnavailable() {
-	r.mu.Lock()
-	r.rvUnavailable = true
-	r.mu.Unlock()
 }
 
 // versionUnavailable reports a list or watch-list refused because the

@@ -2,8 +2,6 @@ package reflector
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -15,9 +13,9 @@ import (
 )
 
 // Sink receives everything a Reflector learns from the server.
-// *delta.FIFO[*Object] satisfies it. Resync is called from a second
-// goroutine while the reflector streams, so a Sink must be safe for
-// concurrent use.
+// *delta.FIFO[*Object] satisfies it. The reflector calls it from the
+// goroutine running Run, one call at a time; a Sink shared with a consumer
+// must still be safe for concurrent use.
 type Sink interface {
 	Add(obj *httpwatch.Object) error
 	Update(obj *httpwatch.Object) error
@@ -38,49 +36,6 @@ type BookmarkSink interface {
 type WatchListReporter interface {
 	SupportsWatchList() bool
 }
-
-// ErrVeryShortWatch reports a watch that closed within a second without
-// delivering a single event: the server is probably unhealthy, so the
-// reflector backs off and relists instead of hammering it.
-var ErrVeryShortWatch = errors.New("watch closed within a second without an event")
-
-// ErrUnexpectedKind reports a watch event carrying an object of another kind
-// than the reflector expects (or a meta.k8s.io Table, which no cache can
-// hold). The event is dropped; the watch goes on.
-var ErrUnexpectedKind = errors.New("object of an unexpected kind")
-
-// ErrNoInitialEventsEnd reports a watch-list stream that ended before the
-// bookmark marking the end of the initial events.
-var ErrNoInitialEventsEnd = errors.New("watch-list stream ended before the initial-events-end bookmark")
-
-// SyncError is an error the reflector met and recovered from, reported
-// through Reflector.OnError. Op says what the reflector was doing: "list",
-// "watch-list", "watch start", "watch", "sink" or "resync".
-type SyncError struct {
-	Resource string
-	Op       string
-	Err      error
-}
-
-func (e *SyncError) Error() string {
-	return fmt.Sprintf("reflector %s: %s: %v", e.Resource, e.Op, e.Err)
-}
-
-func (e *SyncError) Unwrap() error { return e.Err }
-
-// Stats counts what a Reflector has done since it started.
-type Stats struct {
-	Lists       int64 // full syncs: paged lists and completed watch-lists
-	ListPages   int64 // pages read by paged lists
-	ListedItems int64 // objects received by full syncs
-	Watches     int64 // watch streams opened
-	Events      int64 // watch events received (bookmarks included)
-	Errors      int64 // errors reported through OnError
-}
-
-// initialEventsEndAnnotation marks the bookmark that ends a watch-list's
-// initial events.
-const initialEventsEndAnnotation = "k8s.io/initial-events-end"
 
 // A Reflector keeps a Sink equal to the server's state of one resource: it
 // lists (page by page, or as a watch-list stream), then watches from the
@@ -106,13 +61,14 @@ const initialEventsEndAnnotation = "k8s.io/initial-events-end"
 //     list in the same cycle. Every relist begins a new cycle (as upstream's
 //     ListAndWatch does), which tries a watch-list again: a refusal is not
 //     remembered, so a server upgraded to stream is used at the next relist.
+//   - A resync falls due every ResyncPeriod while a watch is open; one that
+//     falls due while the reflector lists or backs off happens as soon as
+//     the next watch opens (upstream resyncs only around its watch, too).
 //
 // Unlike client-go, every error, including those upstream only logs, reaches
 // OnError as a *SyncError (decision 6).
 //
-// Set the exported fields before Run; NewReflector fills the defaults. Run
-// starts at most one extra goroutine (for resync) and stops it before
-// returning.
+// Set the exported fields before Run; New fills the defaults.
 type Reflector struct {
 	Source httpwatch.ListerWatcher
 	Sink   Sink
@@ -166,26 +122,17 @@ type Reflector struct {
 	// Random returns numbers in [0, 1) for jitter and watch timeouts.
 	Random func() float64
 
-	workers sync.WaitGroup // goroutines Run started
-
-	mu            sync.Mutex
-	lastRV        string
-	rvUnavailable bool // the last list said lastRV is gone: next list reads ""
-	paginated     bool // the first list came back in pages: keep paging relists
-	cycled        bool // a list-and-watch cycle has begun: no more resuming
-	started       bool
-	current       httpwatch.Watcher // the open watch, for resync failures to abort
-	resyncFailed  bool
-	// internalFirst and internalLast bound the current run of InternalError
-	// watch ends, which MaxInternalErrorRetryDuration limits.
-	internalFirst, internalLast time.Time
-
-	stats struct {
-		lists, pages, items, watches, events, errors atomic.Int64
+	started atomic.Bool
+	// published is the loop's last synced version, published for
+	// LastSyncResourceVersion; the loop itself reads its state.
+	published struct {
+		sync.Mutex
+		rv string
 	}
+	stats counters
 }
 
-// NewReflector returns a Reflector reading source into sink with client-go's
+// New returns a Reflector reading source into sink with client-go's
 // defaults.
 func New(source httpwatch.ListerWatcher, sink Sink) *Reflector {
 	return &Reflector{
@@ -205,9 +152,15 @@ func New(source httpwatch.ListerWatcher, sink Sink) *Reflector {
 // the version of the last list, event or bookmark. It is "" before the first
 // sync.
 func (r *Reflector) LastSyncResourceVersion() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.lastRV
+	r.published.Lock()
+	defer r.published.Unlock()
+	return r.published.rv
+}
+
+func (r *Reflector) publish(rv string) {
+	r.published.Lock()
+	r.published.rv = rv
+	r.published.Unlock()
 }
 
 // Stats returns a snapshot of the reflector's counters.
@@ -223,132 +176,52 @@ func (r *Reflector) Stats() Stats {
 }
 
 // Run keeps the Sink in sync until ctx is done. It returns promptly after
-// cancellation, with every stream closed and its goroutines gone. Calling
-// Run again while it runs returns at once.
+// cancellation, with every stream closed. Calling Run again returns at once.
+//
+// Run does its work on the calling goroutine. While a watch with a
+// deadline is open (a resync period, a watch-list awaiting its end) it
+// starts one more, to read it (see feed), and stops that one before
+// opening the next watch and before returning. Resync and the watch-list warnings
+// are deadlines of the loop, not goroutines of their own.
 func (r *Reflector) Run(ctx context.Context) {
-	r.mu.Lock()
-	if r.started {
-		r.mu.Unlock()
+	if !r.started.CompareAndSwap(false, true) {
 		r.Logger.Warn("reflector already running", "resource", r.Name)
 		return
 	}
-	r.started = true
-	if r.ResourceVersion != "" && r.lastRV == "" {
-		r.lastRV = r.ResourceVersion
-	}
-	r.mu.Unlock()
-
-	defer r.workers.Wait()
-	if r.ResyncPeriod > 0 {
-		r.workers.Go(func() { r.resyncLoop(ctx) })
-	}
-
-	s := state{phase: phaseStart}
+	s := r.initialState()
+	s.alarm = newAlarm(r.Clock)
+	defer s.alarm.stop()
+	published := s.lastRV
+	r.publish(published)
 	for {
-		next, wait := r.step(ctx, s)
+		var wait time.Duration
+		if s.phase == phaseStream && s.feed.direct {
+			// The hot path: an event of a watch with no deadline to arm.
+			wait = r.stream(ctx, &s)
+		} else {
+			s, wait = r.step(ctx, s)
+			s.alarm.set(s.deadline())
+		}
+		if s.lastRV != published {
+			published = s.lastRV
+			r.publish(published)
+		}
 		if ctx.Err() == nil && wait > 0 {
-			t := r.Clock.NewTimer(wait)
-			select {
-			case <-t.C():
-			case <-ctx.Done():
-				t.Stop()
-			}
+			r.sleep(ctx, wait)
 		}
 		if ctx.Err() != nil {
-			if next.watcher != nil {
-				r.closeWatch(next)
-			}
+			s.closeWatch()
 			return
 		}
-		s = next
 	}
 }
 
-func (r *Reflector) resyncLoop(ctx context.Context) {
-	t := r.Clock.NewTimer(r.ResyncPeriod)
+// sleep waits d on the reflector's clock, or until ctx ends.
+func (r *Reflector) sleep(ctx context.Context, d time.Duration) {
+	t := r.Clock.NewTimer(d)
 	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
-		if r.ShouldResync == nil || r.ShouldResync() {
-			if err := r.Sink.Resync(); err != nil {
-				r.report("resync", err)
-				// A failed resync leaves the sink in doubt: end the watch so the
-				// main loop relists (conformance 25).
-				r.mu.Lock()
-				r.resyncFailed = true
-				w := r.current
-				r.current = nil // stopped here, so closeWatch leaves it alone
-				r.mu.Unlock()
-				if w != nil {
-					w.Stop()
-				}
-			}
-		}
-		t.Reset(r.ResyncPeriod)
+	select {
+	case <-t.C():
+	case <-ctx.Done():
 	}
-}
-
-// phase is where the reflector's state machine stands.
-type phase int
-
-const (
-	phaseStart     phase = iota // begin a list-and-watch cycle: choose how to sync
-	phaseList                   // list page by page, then Replace
-	phaseWatchList              // open a watch-list stream
-	phaseWatch                  // open a watch at the last synced version
-	phaseStream                 // read the open watch
-)
-
-func (p phase) String() string {
-	return [...]string{"start", "list", "watch-list", "watch", "stream"}[p]
-}
-
-// state is one node of the state machine. watcher and the fields after it
-// belong to phaseStream.
-type state struct {
-	phase   phase
-	watcher httpwatch.Watcher
-	opened  time.Time
-	events  int
-	// fromAny is set for a watch started at "" or "0": its synthetic ADDED
-	// events are not ordered by resourceVersion (conformance 19).
-	fromAny bool
-	// initial collects a watch-list's initial events until the end bookmark;
-	// nil once they are in the sink.
-	initial map[string]*httpwatch.Object
-	// quiet stops the warnings of a watch-list waiting for its bookmark.
-	quiet func()
-}
-
-// step performs one transition and returns the next state and how long to
-// wait before entering it.
-func (r *Reflector) step(ctx context.Context, s state) (state, time.Duration) {
-	switch s.phase {
-	case phaseStart:
-		r.mu.Lock()
-		resume := r.lastRV != "" && !r.cycled
-		r.cycled = true
-		r.internalFirst, r.internalLast = time.Time{}, time.Time{} // each cycle gets a fresh window
-		r.mu.Unlock()
-		if resume {
-			return state{phase: phaseWatch}, 0 // from a saved version, once
-		}
-		if r.useWatchList() {
-			return state{phase: phaseWatchList}, 0
-		}
-		return state{phase: phaseList}, 0
-	case phaseList:
-		return r.list(ctx)
-	case phaseWatchList:
-		return r.openWatchList(ctx)
-	case phaseWatch:
-		return r.openWatch(ctx)
-	case phaseStream:
-		return r.stream(ctx, s)
-	}
-	panic(fmt.Sprintf("reflector: unknown phase %d", s.phase))
 }

@@ -83,17 +83,13 @@ func TestReflectorEveryCycleTriesWatchListAgain(t *testing.T) {
 			src := &scriptSource{watches: tc.watches, pages: tc.pages, noWL: tc.noWL}
 			r, _, _ := newTestReflector(src)
 			r.WatchList = true
-			r.lastRV = tc.resume
-			s := state{phase: phaseStart}
+			s := at(phaseStart, synced(tc.resume))
 			var got []phase
 			for range tc.phases {
 				s, _ = r.step(context.Background(), s)
 				got = append(got, s.phase)
 			}
-			if s.watcher != nil {
-				r.closeWatch(s)
-			}
-			r.workers.Wait()
+			s.closeWatch()
 			assert.Equal(t, tc.phases, got)
 			var sendIE []bool
 			for _, o := range src.watchOpts {

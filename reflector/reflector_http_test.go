@@ -147,7 +147,7 @@ func TestReflectorReportsUndecodableStream(t *testing.T) {
 		}
 		var se *SyncError
 		require.ErrorAs(t, err, &se)
-		assert.Equal(t, "watch", se.Op)
+		assert.Equal(t, OpWatch, se.Op)
 		var de *httpwatch.DecodeError
 		require.ErrorAs(t, err, &de, "%v", err)
 		assert.Equal(t, "WATCH", de.Verb)
@@ -275,7 +275,7 @@ func TestReflectorReportsWatchHeaderTimeout(t *testing.T) {
 	case err := <-errc:
 		var se *SyncError
 		require.True(t, errors.As(err, &se))
-		require.Equal(t, "watch start", se.Op)
+		require.Equal(t, OpWatchStart, se.Op)
 		require.ErrorIs(t, err, httpwatch.ErrResponseHeaderTimeout)
 	case <-wctx.Done():
 		t.Fatal("no error reported")

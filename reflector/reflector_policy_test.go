@@ -23,11 +23,8 @@ import (
 type drivenStep struct {
 	phase  phase
 	wait   time.Duration
-	lastRV string // LastSyncResourceVersion after the step
+	lastRV string // the last synced version after the step
 }
-
-// exhausted reports that the next Next would block: the script is used up.
-func (w *scriptWatcher) exhausted() bool { return len(w.steps) == 0 }
 
 // answers reports whether src has an answer for what st is about to do.
 func (s *scriptSource) answers(st state) bool {
@@ -39,8 +36,10 @@ func (s *scriptSource) answers(st state) bool {
 	case phaseWatch, phaseWatchList:
 		return len(s.watches) > 0
 	case phaseStream:
-		w, ok := st.watcher.(interface{ exhausted() bool })
-		return !ok || !w.exhausted()
+		// The reader may have taken every step already; the state knows
+		// how many the loop has handled.
+		w, ok := st.feed.w.(interface{ scripted() int })
+		return !ok || st.events < w.scripted()
 	}
 	return true
 }
@@ -53,14 +52,11 @@ func driveScript(t *testing.T, r *Reflector, src *scriptSource, s state) []drive
 	var out []drivenStep
 	for range 100 {
 		if !src.answers(s) {
-			if s.phase == phaseStream {
-				r.closeWatch(s)
-			}
-			r.workers.Wait()
+			s.closeWatch()
 			return out
 		}
 		next, wait := r.step(context.Background(), s)
-		out = append(out, drivenStep{phase: next.phase, wait: wait, lastRV: r.LastSyncResourceVersion()})
+		out = append(out, drivenStep{phase: next.phase, wait: wait, lastRV: next.lastRV})
 		s = next
 	}
 	t.Fatalf("the script was not used up within 100 steps: %v", out)
@@ -102,8 +98,8 @@ func watchVersions(src *scriptSource) []string {
 // policyCase is a script of answers and the requests that must follow.
 type policyCase struct {
 	name     string
-	prep     func(r *Reflector) // options, never derived state
-	from     state              // the zero state is phaseStart
+	prep     func(r *Reflector) // options, never state
+	from     state              // the zero state is phaseStart with nothing learnt
 	pages    []func(httpwatch.ListOptions) (*httpwatch.Page, error)
 	watches  []func(httpwatch.ListOptions) (httpwatch.Watcher, error)
 	lists    []string // resourceVersion of every list (not of continued pages)
@@ -262,11 +258,12 @@ func TestReflectorListFallsBackToQuorumRead(t *testing.T) {
 // request) is opened again at once at "", and what the broken stream had
 // delivered is dropped; other failures fall back to a paged list.
 func TestReflectorWatchListVersionFallback(t *testing.T) {
-	watchList := func(r *Reflector) { r.WatchList = true; r.lastRV = "10" }
+	watchList := func(r *Reflector) { r.WatchList = true }
+	from := at(phaseWatchList, synced("10"))
 	for _, tc := range []policyCase{
 		{
 			name: "conformance 30: 410 inside the stream before the bookmark retries at \"\"",
-			prep: watchList, from: state{phase: phaseWatchList},
+			prep: watchList, from: from,
 			watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
 				watchOf(newWatcher(ev(httpwatch.Added, obj("stale", "9")), errEv(errExpired))),
 				watchOf(newWatcher(ev(httpwatch.Added, obj("a", "15")), ev(httpwatch.Bookmark, endBookmark("20")))),
@@ -275,7 +272,7 @@ func TestReflectorWatchListVersionFallback(t *testing.T) {
 		},
 		{
 			name: "conformance 30: a 504 too-large answer to the watch-list retries at \"\"",
-			prep: watchList, from: state{phase: phaseWatchList},
+			prep: watchList, from: from,
 			watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
 				watchFail(tooLargeFixture(t)),
 				watchOf(newWatcher(ev(httpwatch.Bookmark, endBookmark("20")))),
@@ -284,7 +281,7 @@ func TestReflectorWatchListVersionFallback(t *testing.T) {
 		},
 		{
 			name: "conformance 30: other stream errors before the bookmark fall back to a list",
-			prep: watchList, from: state{phase: phaseWatchList},
+			prep: watchList, from: from,
 			watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){
 				watchOf(newWatcher(ev(httpwatch.Added, obj("a", "15")), errEv(errInternal))),
 				watchOf(newWatcher()),
@@ -369,7 +366,7 @@ func TestReflectorVeryShortWatch(t *testing.T) {
 				assert.ErrorIs(t, errs[0], ErrVeryShortWatch)
 				var se *SyncError
 				require.ErrorAs(t, errs[0], &se)
-				assert.Equal(t, "watch", se.Op)
+				assert.Equal(t, OpWatch, se.Op)
 			} else {
 				assert.Equal(t, phaseWatch, after.phase)
 				assert.Empty(t, errs)
@@ -473,8 +470,7 @@ func TestReflectorWatchFromAnyVersion(t *testing.T) {
 		},
 		{
 			name:    "conformance 19: a watch resumed at \"0\"",
-			prep:    func(r *Reflector) { r.lastRV = "0" },
-			from:    state{phase: phaseWatch},
+			from:    at(phaseWatch, synced("0")),
 			start:   "0",
 			steps:   []watchStep{ev(httpwatch.Added, obj("a", "50")), ev(httpwatch.Deleted, obj("a", "51")), end(io.EOF)},
 			lastRVs: []string{"0", "51"},

@@ -54,10 +54,9 @@ func TestReflectorCapsRetryAfter(t *testing.T) {
 			},
 			{
 				name: "429 on watch start",
-				prep: func(_ *testing.T, r *Reflector, src *scriptSource) state {
-					r.lastRV = "5"
+				prep: func(_ *testing.T, _ *Reflector, src *scriptSource) state {
 					src.watches = append(src.watches, watchFail(throttled(t, "WATCH", secs)))
-					return state{phase: phaseWatch}
+					return at(phaseWatch, synced("5"))
 				},
 				want: phaseWatch,
 			},
@@ -71,9 +70,8 @@ func TestReflectorCapsRetryAfter(t *testing.T) {
 			},
 			{
 				name: "ERROR event with retryAfterSeconds",
-				prep: func(t *testing.T, r *Reflector, _ *scriptSource) state {
-					r.lastRV = "5"
-					return streamOf(newWatcher(throttledEvent(t, secs)))
+				prep: func(t *testing.T, _ *Reflector, _ *scriptSource) state {
+					return started(streamOf(newWatcher(throttledEvent(t, secs)), synced("5")))
 				},
 				want: phaseWatch,
 			},
@@ -83,6 +81,7 @@ func TestReflectorCapsRetryAfter(t *testing.T) {
 				r, _, _ := newTestReflector(src)
 				from := tc.prep(t, r, src)
 				next, wait := r.step(context.Background(), from)
+				next.closeWatch()
 				assert.Equal(t, tc.want, next.phase)
 				assert.Equal(t, 30*time.Second, wait, "capped at the backoff maximum")
 			})
@@ -96,8 +95,7 @@ func TestReflectorRetryAfterCapFollowsBackoff(t *testing.T) {
 	src := &scriptSource{watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchFail(throttled(t, "WATCH", "86400"))}}
 	r, _, _ := newTestReflector(src)
 	r.Backoff.Cap = 10 * time.Second
-	r.lastRV = "5"
-	_, wait := r.step(context.Background(), state{phase: phaseWatch})
+	_, wait := r.step(context.Background(), at(phaseWatch, synced("5")))
 	assert.Equal(t, 10*time.Second, wait)
 }
 
@@ -131,11 +129,12 @@ func TestReflectorRetryAfterReplacesBackoffStep(t *testing.T) {
 		watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchFail(throttled(t, "WATCH", "1"))},
 	}
 	r, _, _ := newTestReflector(src)
-	r.lastRV = "5"
+	s := synced("5") // the backoff sequence is remembered from step to step
 	var waits []time.Duration
 	for _, p := range []phase{phaseList, phaseWatch, phaseList} {
-		_, wait := r.step(context.Background(), state{phase: p})
+		next, wait := r.step(context.Background(), at(p, s))
 		waits = append(waits, wait)
+		s = next.memory
 	}
 	assert.Equal(t, []time.Duration{800 * time.Millisecond, time.Second, 1600 * time.Millisecond}, waits)
 }
@@ -145,18 +144,18 @@ func TestReflectorRetryAfterReplacesBackoffStep(t *testing.T) {
 // A quiet minute ends the run, and so does a new list-and-watch cycle: the
 // next InternalError opens a fresh window instead of relisting for ever.
 func TestReflectorInternalErrorWindowResets(t *testing.T) {
-	type at struct {
+	type tick struct {
 		after time.Duration // fake time passed since the previous step
 		from  phase         // phaseStream: an ERROR InternalError ends the watch
 		want  phase
 	}
 	for _, tc := range []struct {
 		name  string
-		steps []at
+		steps []tick
 	}{
 		{
 			name: "within the window, then past it",
-			steps: []at{
+			steps: []tick{
 				{0, phaseStream, phaseWatch},
 				{20 * time.Second, phaseStream, phaseWatch},
 				{20 * time.Second, phaseStream, phaseStart}, // 40 s since the first
@@ -164,7 +163,7 @@ func TestReflectorInternalErrorWindowResets(t *testing.T) {
 		},
 		{
 			name: "a quiet minute opens a fresh window",
-			steps: []at{
+			steps: []tick{
 				{0, phaseStream, phaseWatch},
 				{20 * time.Second, phaseStream, phaseWatch},
 				{time.Minute, phaseStream, phaseWatch},
@@ -174,7 +173,7 @@ func TestReflectorInternalErrorWindowResets(t *testing.T) {
 		},
 		{
 			name: "a new cycle opens a fresh window",
-			steps: []at{
+			steps: []tick{
 				{0, phaseStream, phaseWatch},
 				{40 * time.Second, phaseStream, phaseStart},
 				{0, phaseStart, phaseList},
@@ -185,18 +184,18 @@ func TestReflectorInternalErrorWindowResets(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _, c := newTestReflector(&scriptSource{})
-			r.lastRV = "5"
-			r.cycled = true // not resuming from lastRV
 			r.MaxInternalErrorRetryDuration = 30 * time.Second
+			m := memory{lastRV: "5", cycled: true} // not resuming from lastRV
 			for i, st := range tc.steps {
 				c.Step(st.after)
-				from := state{phase: st.from}
+				from := at(st.from, m)
 				if st.from == phaseStream {
-					from = streamOf(newWatcher(errEv(errInternal)))
+					from = started(streamOf(newWatcher(errEv(errInternal)), m))
 					from.events = 1
 				}
 				next, _ := r.step(context.Background(), from)
 				require.Equal(t, st.want, next.phase, "step %d", i)
+				m = next.memory
 			}
 		})
 	}

@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -82,6 +79,7 @@ func watchFail(err error) func(httpwatch.ListOptions) (httpwatch.Watcher, error)
 // scriptWatcher yields its steps, then blocks until stopped (then io.EOF).
 type scriptWatcher struct {
 	ctx     context.Context
+	total   int // steps scripted
 	steps   []watchStep
 	stopped chan struct{}
 	once    sync.Once
@@ -93,8 +91,12 @@ type watchStep struct {
 }
 
 func newWatcher(steps ...watchStep) *scriptWatcher {
-	return &scriptWatcher{steps: steps, stopped: make(chan struct{})}
+	return &scriptWatcher{total: len(steps), steps: steps, stopped: make(chan struct{})}
 }
+
+// scripted is how many steps w was given: what a reader may take from it
+// before Next blocks.
+func (w *scriptWatcher) scripted() int { return w.total }
 
 func (w *scriptWatcher) Next() (httpwatch.Event, error) {
 	if len(w.steps) > 0 {
@@ -171,6 +173,7 @@ func (s *recordSink) Resync() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.resyncs++
+	s.calls = append(s.calls, "resync")
 	return s.resyncErr
 }
 
@@ -199,300 +202,6 @@ func newTestReflector(src *scriptSource) (*Reflector, *recordSink, *clock.Fake) 
 	return r, sink, c
 }
 
-// Each case is one transition of the state machine: a state, what the source
-// answers, and the state, wait and sink calls that must follow. The relist
-// policy is client-go's (decision 1), and a reflector can start from a saved
-// resourceVersion (decision 10).
-func TestReflectorTransitions(t *testing.T) {
-	a1, b2 := obj("a", "1"), obj("b", "2")
-	cases := []struct {
-		name     string
-		prep     func(r *Reflector, src *scriptSource)
-		from     state
-		want     phase
-		wait     time.Duration
-		calls    []string
-		lastRV   string
-		checkOpt func(t *testing.T, src *scriptSource)
-	}{
-		{
-			name: "start lists when watch-list is off",
-			from: state{phase: phaseStart}, want: phaseList,
-		},
-		{
-			name: "conformance 27: start uses watch-list when on",
-			prep: func(r *Reflector, _ *scriptSource) { r.WatchList = true },
-			from: state{phase: phaseStart}, want: phaseWatchList,
-		},
-		{
-			name: "conformance 31: a source without watch-list support is listed",
-			prep: func(r *Reflector, src *scriptSource) { r.WatchList = true; src.noWL = true },
-			from: state{phase: phaseStart}, want: phaseList,
-		},
-		{
-			name: "resume from a saved resourceVersion watches without listing",
-			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "77" },
-			from: state{phase: phaseStart}, want: phaseWatch, lastRV: "77",
-		},
-		{
-			name: "conformance 12, conformance 16: first list reads RV 0 in pages of 500, then Replace",
-			prep: func(_ *Reflector, src *scriptSource) { src.pages = append(src.pages, page("10", "", a1, b2)) },
-			from: state{phase: phaseList}, want: phaseWatch, calls: []string{"replace 2@10"}, lastRV: "10",
-			checkOpt: func(t *testing.T, src *scriptSource) {
-				assert.Equal(t, "0", src.listOpts[0].ResourceVersion)
-				assert.EqualValues(t, 500, src.listOpts[0].Limit)
-			},
-		},
-		{
-			name: "conformance 14: list follows continue tokens to the end",
-			prep: func(_ *Reflector, src *scriptSource) {
-				src.pages = append(src.pages, page("10", "tok", a1), page("10", "", b2))
-			},
-			from: state{phase: phaseList}, want: phaseWatch, calls: []string{"replace 2@10"}, lastRV: "10",
-			checkOpt: func(t *testing.T, src *scriptSource) {
-				assert.Equal(t, "tok", src.listOpts[1].Continue)
-				assert.Empty(t, src.listOpts[1].ResourceVersion)
-			},
-		},
-		{
-			name: "conformance 13 15: a relist reads the last synced RV, unpaginated",
-			prep: func(r *Reflector, src *scriptSource) {
-				r.lastRV = "40"
-				src.pages = append(src.pages, page("45", "", a1))
-			},
-			from: state{phase: phaseList}, want: phaseWatch, calls: []string{"replace 1@45"}, lastRV: "45",
-			checkOpt: func(t *testing.T, src *scriptSource) {
-				assert.Equal(t, "40", src.listOpts[0].ResourceVersion)
-				assert.EqualValues(t, 0, src.listOpts[0].Limit)
-			},
-		},
-		{
-			name: "conformance 15: once the RV 0 list came paginated, relists keep pages",
-			prep: func(r *Reflector, src *scriptSource) {
-				r.lastRV, r.paginated = "40", true
-				src.pages = append(src.pages, page("45", "", a1))
-			},
-			from: state{phase: phaseList}, want: phaseWatch, calls: []string{"replace 1@45"}, lastRV: "45",
-			checkOpt: func(t *testing.T, src *scriptSource) { assert.EqualValues(t, 500, src.listOpts[0].Limit) },
-		},
-		{
-			name: "conformance 15: an explicit page size wins",
-			prep: func(r *Reflector, src *scriptSource) {
-				r.lastRV, r.PageSize = "40", 7
-				src.pages = append(src.pages, page("45", "", a1))
-			},
-			from: state{phase: phaseList}, want: phaseWatch, calls: []string{"replace 1@45"}, lastRV: "45",
-			checkOpt: func(t *testing.T, src *scriptSource) { assert.EqualValues(t, 7, src.listOpts[0].Limit) },
-		},
-		{
-			name: "conformance 12: a list refused with Expired is retried at once at RV \"\"",
-			prep: func(r *Reflector, src *scriptSource) {
-				r.lastRV = "40"
-				src.pages = append(src.pages, fail(errExpired))
-			},
-			from: state{phase: phaseList}, want: phaseList, lastRV: "40",
-			checkOpt: func(t *testing.T, _ *scriptSource) {},
-		},
-		{
-			name: "conformance 9: any other list error backs off and begins a new cycle",
-			prep: func(_ *Reflector, src *scriptSource) { src.pages = append(src.pages, fail(errInternal)) },
-			from: state{phase: phaseList}, want: phaseStart, wait: 800 * time.Millisecond,
-		},
-		{
-			name: "conformance 10 11: a watch asks for bookmarks at the last RV with a 5-10 min timeout",
-			prep: func(r *Reflector, src *scriptSource) {
-				r.lastRV = "10"
-				src.watches = append(src.watches, watchOf(newWatcher()))
-			},
-			from: state{phase: phaseWatch}, want: phaseStream, lastRV: "10",
-			checkOpt: func(t *testing.T, src *scriptSource) {
-				o := src.watchOpts[0]
-				assert.True(t, o.AllowWatchBookmarks)
-				assert.Equal(t, "10", o.ResourceVersion)
-				assert.EqualValues(t, 300, o.TimeoutSeconds)
-				assert.False(t, o.SendInitialEvents)
-			},
-		},
-		{
-			name: "conformance 22: a refused watch start backs off and watches again",
-			prep: func(r *Reflector, src *scriptSource) {
-				r.lastRV = "10"
-				src.watches = append(src.watches, watchFail(fmt.Errorf("dial: %w", errConnRefused)))
-			},
-			from: state{phase: phaseWatch}, want: phaseWatch, wait: 800 * time.Millisecond, lastRV: "10",
-		},
-		{
-			name: "conformance 22: a 429 watch start waits Retry-After and watches again",
-			prep: func(r *Reflector, src *scriptSource) {
-				r.lastRV = "10"
-				src.watches = append(src.watches, watchFail(errThrottle))
-			},
-			from: state{phase: phaseWatch}, want: phaseWatch, wait: 7 * time.Second, lastRV: "10",
-		},
-		{
-			name: "conformance 22: other watch start errors relist after a backoff",
-			prep: func(r *Reflector, src *scriptSource) {
-				r.lastRV = "10"
-				src.watches = append(src.watches, watchFail(errGone))
-			},
-			from: state{phase: phaseWatch}, want: phaseStart, wait: 800 * time.Millisecond, lastRV: "10",
-		},
-		{
-			name: "conformance 17: events reach the sink and move the RV",
-			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "1" },
-			from: streamOf(newWatcher(ev(httpwatch.Added, obj("a", "2")))), want: phaseStream,
-			calls: []string{"add a@2"}, lastRV: "2",
-		},
-		{
-			name: "conformance 17: modified and deleted",
-			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "1" },
-			from: streamOf(newWatcher(ev(httpwatch.Deleted, obj("a", "3")))), want: phaseStream,
-			calls: []string{"delete a@3"}, lastRV: "3",
-		},
-		{
-			name: "conformance 17: a bookmark moves the RV and changes no object",
-			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "1" },
-			from: streamOf(newWatcher(ev(httpwatch.Bookmark, obj("", "9")))), want: phaseStream,
-			calls: []string{"bookmark 9"}, lastRV: "9",
-		},
-		{
-			name: "conformance 19: synthetic ADDED of a watch from RV 0 do not move the RV",
-			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "1" },
-			from: func() state {
-				s := streamOf(newWatcher(ev(httpwatch.Added, obj("a", "50"))))
-				s.fromAny = true
-				return s
-			}(),
-			want: phaseStream, calls: []string{"add a@50"}, lastRV: "1",
-		},
-		{
-			name: "conformance 20: a clean end after events watches again at once",
-			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
-			from: func() state { s := streamOf(newWatcher(end(io.EOF))); s.events = 3; return s }(),
-			want: phaseWatch, lastRV: "5",
-		},
-		{
-			name: "a stream cut mid-frame watches again from the last RV",
-			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
-			from: func() state {
-				s := streamOf(newWatcher(end(fmt.Errorf("read frame: %w", io.ErrUnexpectedEOF))))
-				s.events = 1
-				return s
-			}(),
-			want: phaseWatch, lastRV: "5",
-		},
-		{
-			name: "conformance 21: a watch closed in under a second without events relists after a backoff",
-			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
-			from: streamOf(newWatcher(end(io.EOF))), want: phaseStart, wait: 800 * time.Millisecond, lastRV: "5",
-		},
-		{
-			name: "an undecodable stream relists after a backoff",
-			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
-			from: func() state {
-				s := streamOf(newWatcher(end(errors.New("frame exceeds 64 MiB"))))
-				s.events = 4
-				return s
-			}(),
-			want: phaseStart, wait: 800 * time.Millisecond, lastRV: "5",
-		},
-		{
-			name: "conformance 13: an ERROR 410 relists (at the last RV) after a backoff",
-			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
-			from: streamOf(newWatcher(errEv(errExpired))), want: phaseStart, wait: 800 * time.Millisecond, lastRV: "5",
-		},
-		{
-			name: "conformance 23: an ERROR 429 watches again after Retry-After",
-			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
-			from: streamOf(newWatcher(errEv(errThrottle))), want: phaseWatch, wait: 7 * time.Second, lastRV: "5",
-		},
-		{
-			name: "conformance 23: an ERROR InternalError relists by default",
-			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5" },
-			from: streamOf(newWatcher(errEv(errInternal))), want: phaseStart, wait: 800 * time.Millisecond, lastRV: "5",
-		},
-		{
-			name: "conformance 23: an ERROR InternalError within the retry window watches again at once",
-			prep: func(r *Reflector, _ *scriptSource) { r.lastRV = "5"; r.MaxInternalErrorRetryDuration = time.Minute },
-			from: streamOf(newWatcher(errEv(errInternal))), want: phaseWatch, lastRV: "5",
-		},
-		{
-			name: "conformance 27: a watch-list asks for initial events not older than the last RV",
-			prep: func(r *Reflector, src *scriptSource) {
-				r.lastRV = "10"
-				src.watches = append(src.watches, watchOf(newWatcher()))
-			},
-			from: state{phase: phaseWatchList}, want: phaseStream, lastRV: "10",
-			checkOpt: func(t *testing.T, src *scriptSource) {
-				o := src.watchOpts[0]
-				assert.True(t, o.SendInitialEvents)
-				assert.True(t, o.AllowWatchBookmarks)
-				assert.Equal(t, "NotOlderThan", o.ResourceVersionMatch)
-				assert.Equal(t, "10", o.ResourceVersion)
-			},
-		},
-		{
-			name: "conformance 30: a refused watch-list falls back to a list at once",
-			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errBad)) },
-			from: state{phase: phaseWatchList}, want: phaseList,
-		},
-		{
-			name: "conformance 30: a 429 watch-list backs off and tries again",
-			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errThrottle)) },
-			from: state{phase: phaseWatchList}, want: phaseWatchList, wait: 7 * time.Second,
-		},
-		{
-			name: "conformance 30: an Expired watch-list retries at once at RV \"\"",
-			prep: func(r *Reflector, src *scriptSource) {
-				r.lastRV = "10"
-				src.watches = append(src.watches, watchFail(errExpired))
-			},
-			from: state{phase: phaseWatchList}, want: phaseWatchList, lastRV: "10",
-		},
-		{
-			name: "conformance 28: initial events are held back until the end bookmark",
-			from: initialOf(newWatcher(ev(httpwatch.Added, a1))), want: phaseStream,
-		},
-		{
-			name: "conformance 30: a watch-list stream ending before its bookmark falls back to a list",
-			from: initialOf(newWatcher(end(io.EOF))), want: phaseList,
-		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			src := &scriptSource{}
-			r, sink, _ := newTestReflector(src)
-			if tc.prep != nil {
-				tc.prep(r, src)
-			}
-			next, wait := r.step(context.Background(), tc.from)
-			if next.quiet != nil {
-				next.quiet()
-			}
-			r.workers.Wait()
-			assert.Equal(t, tc.want, next.phase, "next phase")
-			assert.Equal(t, tc.wait, wait, "wait")
-			assert.Equal(t, tc.calls, sink.log(), "sink calls")
-			assert.Equal(t, tc.lastRV, r.LastSyncResourceVersion(), "last synced RV")
-			if tc.checkOpt != nil {
-				tc.checkOpt(t, src)
-			}
-		})
-	}
-}
-
-var errConnRefused = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-
-func streamOf(w *scriptWatcher) state {
-	return state{phase: phaseStream, watcher: w, opened: time.Unix(1000, 0)}
-}
-
-func initialOf(w *scriptWatcher) state {
-	s := streamOf(w)
-	s.initial = map[string]*httpwatch.Object{}
-	return s
-}
-
 // conformance 12: after a list at RV "" succeeds, the RV-unavailable flag
 // clears and relists read the last synced RV again.
 func TestReflectorRelistAfterExpiredListUsesQuorumReadOnce(t *testing.T) {
@@ -500,11 +209,10 @@ func TestReflectorRelistAfterExpiredListUsesQuorumReadOnce(t *testing.T) {
 		fail(errExpired), page("60", "", obj("a", "60")), page("70", ""),
 	}}
 	r, sink, _ := newTestReflector(src)
-	r.lastRV = "40"
-	s, _ := r.step(context.Background(), state{phase: phaseList})
+	s, _ := r.step(context.Background(), at(phaseList, synced("40")))
 	s, _ = r.step(context.Background(), s)
 	require.Equal(t, phaseWatch, s.phase)
-	_, _ = r.step(context.Background(), state{phase: phaseList})
+	_, _ = r.step(context.Background(), s.to(phaseList))
 	assert.Equal(t, []string{"40", "", "60"}, []string{src.listOpts[0].ResourceVersion, src.listOpts[1].ResourceVersion, src.listOpts[2].ResourceVersion})
 	assert.Equal(t, []string{"replace 1@60", "replace 0@70"}, sink.log())
 }
@@ -518,15 +226,15 @@ func TestReflectorWatchListReplacesOnceAndKeepsWatching(t *testing.T) {
 	)
 	src := &scriptSource{watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchOf(w)}}
 	r, sink, _ := newTestReflector(src)
-	s, _ := r.step(context.Background(), state{phase: phaseWatchList})
+	s, _ := r.step(context.Background(), at(phaseWatchList, memory{}))
 	for range 5 {
 		s, _ = r.step(context.Background(), s)
 		require.Equal(t, phaseStream, s.phase)
 	}
+	s.closeWatch()
 	assert.Equal(t, []string{"replace 2@9", "update a@10"}, sink.log())
-	assert.Equal(t, "10", r.LastSyncResourceVersion())
+	assert.Equal(t, "10", s.lastRV)
 	assert.Len(t, src.watchOpts, 1, "the watch-list stream is kept after the initial events")
-	r.workers.Wait()
 	assert.EqualValues(t, 1, r.Stats().Lists)
 }
 
@@ -578,7 +286,7 @@ func TestReflectorRunRecoversAndStops(t *testing.T) {
 	require.Len(t, errs, 1)
 	var se *SyncError
 	require.ErrorAs(t, errs[0], &se)
-	assert.Equal(t, "list", se.Op)
+	assert.Equal(t, OpList, se.Op)
 	assert.True(t, httpwatch.IsInternalError(errs[0]), "the status error stays reachable through the SyncError")
 }
 
@@ -641,17 +349,17 @@ func TestReflectorDropsUnexpectedKinds(t *testing.T) {
 	r.ExpectedKind = "Pod"
 	var errs []error
 	r.OnError = func(err error) { errs = append(errs, err) }
-	s := streamOf(w)
+	s := started(streamOf(w, memory{}))
 	for range 3 {
 		s, _ = r.step(context.Background(), s)
 		require.Equal(t, phaseStream, s.phase, "the watch goes on")
 	}
+	s.closeWatch()
 	assert.Equal(t, []string{"add right@7"}, sink.log())
 	require.Len(t, errs, 2)
 	for _, err := range errs {
 		assert.ErrorIs(t, err, ErrUnexpectedKind)
 	}
-	w.Stop()
 }
 
 // conformance 24, decision 6: errors upstream only logs while streaming
@@ -661,26 +369,26 @@ func TestReflectorReportsStreamingErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		step watchStep
-		op   string
+		op   Op
 		is   func(error) bool
 	}{
-		{"ERROR event", errEv(errExpired), "watch", httpwatch.IsGone},
-		{"cut stream", end(fmt.Errorf("read: %w", io.ErrUnexpectedEOF)), "watch", httpwatch.IsProbableEOF},
+		{"ERROR event", errEv(errExpired), OpWatch, httpwatch.IsGone},
+		{"cut stream", end(fmt.Errorf("read: %w", io.ErrUnexpectedEOF)), OpWatch, httpwatch.IsProbableEOF},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _, _ := newTestReflector(&scriptSource{})
-			r.lastRV = "5"
 			var got []error
 			r.OnError = func(err error) { got = append(got, err) }
-			s := streamOf(newWatcher(tc.step))
+			s := started(streamOf(newWatcher(tc.step), synced("5")))
 			s.events = 1
-			_, _ = r.step(context.Background(), s)
+			next, _ := r.step(context.Background(), s)
+			next.closeWatch()
 			require.Len(t, got, 1)
 			var se *SyncError
 			require.ErrorAs(t, got[0], &se)
 			assert.Equal(t, tc.op, se.Op)
 			assert.True(t, tc.is(got[0]), "%v", got[0])
-			assert.Contains(t, got[0].Error(), "reflector pods: "+tc.op)
+			assert.Contains(t, got[0].Error(), "reflector pods: "+tc.op.String())
 		})
 	}
 }

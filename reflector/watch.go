@@ -2,10 +2,6 @@ package reflector
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -35,50 +31,50 @@ func (r *Reflector) watch(ctx context.Context, opts httpwatch.ListOptions) (http
 	return w, err
 }
 
-func (r *Reflector) openWatch(ctx context.Context) (state, time.Duration) {
+func (r *Reflector) openWatch(ctx context.Context, s *state) time.Duration {
 	opts := r.baseOptions()
-	opts.ResourceVersion = r.LastSyncResourceVersion()
+	opts.ResourceVersion = s.lastRV
 	w, err := r.watch(ctx, opts)
 	if ctx.Err() != nil {
-		return state{phase: phaseWatch}, 0
+		return 0
 	}
 	if err != nil {
-		r.report("watch start", err)
+		r.report(OpWatchStart, err)
 		if httpwatch.IsConnectionRefused(err) || httpwatch.IsTooManyRequests(err) {
-			return state{phase: phaseWatch}, r.backoff(err) // conformance 22
+			return r.retry(s, phaseWatch, err) // conformance 22
 		}
-		return state{phase: phaseStart}, r.backoff(err)
+		return r.retry(s, phaseStart, err)
 	}
-	return r.opened(w, opts.ResourceVersion == "" || opts.ResourceVersion == "0", false), 0
+	r.opened(ctx, s, w, opts.ResourceVersion == "" || opts.ResourceVersion == "0", false)
+	return 0
 }
 
-func (r *Reflector) openWatchList(ctx context.Context) (state, time.Duration) {
+func (r *Reflector) openWatchList(ctx context.Context, s *state) time.Duration {
 	opts := r.baseOptions()
-	opts.ResourceVersion = r.LastSyncResourceVersion()
-	if r.listVersion() == "" {
+	opts.ResourceVersion = s.lastRV
+	if s.rvUnavailable {
 		opts.ResourceVersion = ""
 	}
 	opts.ResourceVersionMatch = "NotOlderThan"
 	opts.SendInitialEvents = true
 	w, err := r.watch(ctx, opts)
 	if ctx.Err() != nil {
-		return state{phase: phaseWatchList}, 0
+		return 0
 	}
 	if err != nil {
-		r.report("watch-list", err)
+		r.report(OpWatchList, err)
 		switch {
 		case httpwatch.IsConnectionRefused(err) || httpwatch.IsTooManyRequests(err):
-			return state{phase: phaseWatchList}, r.backoff(err)
+			return r.retry(s, phaseWatchList, err)
 		case opts.ResourceVersion != "" && versionUnavailable(err):
-			r.setVersionUnavailable()
-			return state{phase: phaseWatchList}, 0
+			s.rvUnavailable = true
 		default:
-			return state{phase: phaseList}, 0 // conformance 30: fall back to a list
+			s.enter(phaseList) // conformance 30: fall back to a list
 		}
+		return 0
 	}
-	s := r.opened(w, false, true)
-	s.quiet = r.warnWhileWaiting(ctx)
-	return s, 0
+	r.opened(ctx, s, w, false, true)
+	return 0
 }
 
 // initialWait is how long a watch-list may go without an event before the
@@ -86,274 +82,149 @@ func (r *Reflector) openWatchList(ctx context.Context) (state, time.Duration) {
 // events (conformance 29). There is no other limit than the watch timeout.
 const initialWait = 10 * time.Second
 
-// warnWhileWaiting logs a warning for every initialWait without an event
-// until the returned function is called or ctx ends.
-func (r *Reflector) warnWhileWaiting(ctx context.Context) (stop func()) {
-	done := make(chan struct{})
-	r.workers.Go(func() {
-		t := r.Clock.NewTimer(initialWait)
-		defer t.Stop()
-		seen := r.stats.events.Load()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C():
-			}
-			if n := r.stats.events.Load(); n == seen {
-				r.Logger.Warn("watch-list: still waiting for the initial-events-end bookmark",
-					"resource", r.Name, "quiet", initialWait)
-			} else {
-				seen = n
-			}
-			t.Reset(initialWait)
-		}
-	})
-	var once sync.Once
-	return func() { once.Do(func() { close(done) }) }
-}
-
-func (r *Reflector) opened(w httpwatch.Watcher, fromAny, initial bool) state {
+// opened moves s to phaseStream on w, which starts its reader.
+func (r *Reflector) opened(ctx context.Context, s *state, w httpwatch.Watcher, fromAny, initial bool) {
 	r.stats.watches.Add(1)
-	r.mu.Lock()
-	r.current = w
-	r.resyncFailed = false
-	r.mu.Unlock()
-	s := state{phase: phaseStream, watcher: w, opened: r.Clock.Now(), fromAny: fromAny}
+	s.enter(phaseStream)
+	// Without a resync period nor a watch-list to watch over, nothing can
+	// fall due while this watch is open: the loop may block in Next itself.
+	s.feed = startFeed(ctx, w, s.resyncAt.IsZero() && !initial)
+	s.opened = r.Clock.Now()
+	s.fromAny = fromAny
 	if initial {
 		s.initial = map[string]*httpwatch.Object{}
+		s.warnAt = s.opened.Add(initialWait)
 	}
-	return s
 }
 
-// closeWatch stops the open watch, unless a failed resync already did, and
-// says whether a resync failed while it was open. Whoever takes the watch
-// from r.current stops it, so Stop is called exactly once.
-func (r *Reflector) closeWatch(s state) (resyncFailed bool) {
-	r.mu.Lock()
-	mine := r.current == s.watcher
-	if mine {
-		r.current = nil
-	}
-	resyncFailed = r.resyncFailed
-	r.mu.Unlock()
-	if mine {
-		s.watcher.Stop()
-	}
-	if s.quiet != nil {
-		s.quiet()
-	}
-	return resyncFailed
+// feedAhead is how many events a feed reads before the loop takes them.
+// Reading ahead lets the next events decode while the loop hands the last
+// one to the sink; the bound keeps a slow sink from buffering a whole
+// stream.
+const feedAhead = 256
+
+// A feed owns an open watch. Next blocks, yet a stream step may also have
+// to hear the alarm, so a feed reads in one of two ways, chosen when the
+// watch opens:
+//
+//   - direct: no deadline can fall due while the watch is open (no resync
+//     period, no watch-list waiting for its end). The loop calls Next
+//     itself and the cancellation of the Run's context stops the watcher,
+//     which unblocks it. An event then costs no goroutine hand-off.
+//   - read ahead: a reader goroutine turns Next into a queue the loop can
+//     wait on beside the alarm. The reader appends every reply to queue as
+//     soon as Next returns it; the loop takes the whole queue at once and
+//     hands its replies out one per step, so events cross between
+//     goroutines in batches whenever the loop is the slower side, and a
+//     quiet stream delays no event.
+//
+// The loop alone calls close, once per watch, and the watcher is stopped
+// exactly once, by close or by the cancellation, whichever comes first.
+type feed struct {
+	w httpwatch.Watcher
+
+	direct bool
+	// unhook cancels the stop a direct feed arranged on its context; false
+	// means the stop has already begun.
+	unhook func() bool
+
+	mu    sync.Mutex
+	queue []reply // read, not yet taken by the loop
+
+	ready chan struct{} // the queue stopped being empty (buffered: 1)
+	room  chan struct{} // the loop took the queue (buffered: 1)
+	stop  chan struct{} // closed by close: the reader must not wait
+	done  chan struct{} // closed when the reader has returned
+
+	batch []reply // taken by the loop; only the loop touches it
+	next  int     // index in batch of the next reply to hand out
 }
 
-func (r *Reflector) stream(ctx context.Context, s state) (state, time.Duration) {
-	ev, err := s.watcher.Next()
-	if err != nil || ev.Type == httpwatch.Error {
-		resyncFailed := r.closeWatch(s)
-		if ctx.Err() != nil {
-			return state{}, 0 // closed: nothing left for Run to stop
-		}
-		if resyncFailed {
-			return state{phase: phaseStart}, r.backoff(nil)
-		}
-		if err == nil {
-			err = ev.Err
-			return r.watchFailed(s, err)
-		}
-		return r.watchEnded(s, err)
-	}
-	s.events++
-	r.stats.events.Add(1)
-	if err := r.checkKind(ev); err != nil {
-		r.report("watch", err) // conformance 18: dropped, not fatal
-		return s, 0
-	}
-	if s.initial != nil {
-		return r.collectInitial(s, ev)
-	}
-	var sinkErr error
-	switch ev.Type {
-	case httpwatch.Added:
-		sinkErr = r.Sink.Add(ev.Object)
-	case httpwatch.Modified:
-		sinkErr = r.Sink.Update(ev.Object)
-	case httpwatch.Deleted:
-		sinkErr = r.Sink.Delete(ev.Object)
-	case httpwatch.Bookmark:
-		if b, ok := r.Sink.(BookmarkSink); ok {
-			b.Bookmark(ev.Object.ResourceVersion())
-		}
-	}
-	if sinkErr != nil {
-		r.report("sink", sinkErr)
-	}
-	// Synthetic ADDED events of a watch from "" or "0" come in no particular
-	// version order; only later events move the version (conformance 19).
-	if !(s.fromAny && ev.Type == httpwatch.Added) {
-		s.fromAny = false
-		r.setVersion(ev.Object.ResourceVersion())
-	}
-	return s, 0
+// reply is what one Next returned.
+type reply struct {
+	ev  httpwatch.Event
+	err error
 }
 
-func (r *Reflector) checkKind(ev httpwatch.Event) error {
-	if ev.Type == httpwatch.Bookmark {
-		return nil
+func startFeed(ctx context.Context, w httpwatch.Watcher, direct bool) *feed {
+	if direct {
+		return &feed{w: w, direct: true, unhook: context.AfterFunc(ctx, w.Stop)}
 	}
-	kind := ev.Object.Kind()
-	if kind == "Table" && strings.HasPrefix(ev.Object.APIVersion(), "meta.k8s.io/") ||
-		r.ExpectedKind != "" && kind != "" && kind != r.ExpectedKind {
-		return fmt.Errorf("%s event for %s %s: %w (want %q)", ev.Type, kind, objectKey(ev.Object), ErrUnexpectedKind, r.ExpectedKind)
+	f := &feed{
+		w:     w,
+		ready: make(chan struct{}, 1),
+		room:  make(chan struct{}, 1),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
 	}
-	return nil
+	go f.read()
+	return f
 }
 
-func (r *Reflector) setVersion(rv string) {
-	if rv == "" {
+func (f *feed) read() {
+	defer close(f.done)
+	for {
+		ev, err := f.w.Next()
+		f.mu.Lock()
+		f.queue = append(f.queue, reply{ev, err})
+		n := len(f.queue)
+		f.mu.Unlock()
+		if n == 1 {
+			signal(f.ready)
+		}
+		if err != nil || ev.Type == httpwatch.Error {
+			return // the stream is over: nothing more to read
+		}
+		for n >= feedAhead {
+			select {
+			case <-f.room:
+			case <-f.stop:
+				return
+			}
+			f.mu.Lock()
+			n = len(f.queue)
+			f.mu.Unlock()
+		}
+	}
+}
+
+// take returns the next reply the reader has, if any.
+func (f *feed) take() (reply, bool) {
+	if f.next == len(f.batch) {
+		clear(f.batch) // let the objects go; the slice goes back to the reader
+		f.mu.Lock()
+		f.batch, f.queue = f.queue, f.batch[:0]
+		f.mu.Unlock()
+		f.next = 0
+		if len(f.batch) == 0 {
+			return reply{}, false
+		}
+		signal(f.room)
+	}
+	r := f.batch[f.next]
+	f.next++
+	return r, true
+}
+
+// signal leaves a token in c unless one is there already.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// close stops the watch and waits for its reader. Stop unblocks a pending
+// Next (the Watcher contract), so the wait is as short as the stream's
+// teardown.
+func (f *feed) close() {
+	if f.direct {
+		if f.unhook() {
+			f.w.Stop()
+		}
 		return
 	}
-	r.mu.Lock()
-	r.lastRV = rv
-	r.mu.Unlock()
-}
-
-// collectInitial gathers a watch-list's initial events and hands them to the
-// sink as one Replace at the end bookmark (conformance 28).
-func (r *Reflector) collectInitial(s state, ev httpwatch.Event) (state, time.Duration) {
-	switch ev.Type {
-	case httpwatch.Added, httpwatch.Modified:
-		s.initial[objectKey(ev.Object)] = ev.Object
-	case httpwatch.Deleted:
-		delete(s.initial, objectKey(ev.Object))
-	case httpwatch.Bookmark:
-		if ev.Object.Get(`metadata.annotations.k8s\.io/initial-events-end`).String() != "true" {
-			return s, 0
-		}
-		items := make([]*httpwatch.Object, 0, len(s.initial))
-		for _, o := range s.initial {
-			items = append(items, o)
-		}
-		rv := ev.Object.ResourceVersion()
-		if err := r.Sink.Replace(items, rv); err != nil {
-			r.report("sink", err)
-			r.closeWatch(s)
-			return state{phase: phaseList}, r.backoff(err)
-		}
-		r.synced(rv, len(items))
-		s.initial = nil
-		s.quiet()
-	}
-	return s, 0
-}
-
-func objectKey(o *httpwatch.Object) string {
-	if o.Namespace() == "" {
-		return o.Name()
-	}
-	return o.Namespace() + "/" + o.Name()
-}
-
-// watchEnded handles a stream that stopped without an ERROR event: cleanly,
-// or cut by the network.
-func (r *Reflector) watchEnded(s state, err error) (state, time.Duration) {
-	cut := httpwatch.IsProbableEOF(err)
-	if !cut {
-		// A stream we cannot decode any further: relist to be sure nothing is
-		// lost (upstream turns this into a synthetic InternalError).
-		r.report("watch", err)
-		return state{phase: phaseStart}, r.backoff(err)
-	}
-	if !errors.Is(err, io.EOF) {
-		r.report("watch", err)
-	}
-	if s.initial != nil {
-		r.report("watch-list", ErrNoInitialEventsEnd)
-		return state{phase: phaseList}, 0 // conformance 30
-	}
-	if s.events == 0 && r.Clock.Since(s.opened) < time.Second {
-		r.report("watch", ErrVeryShortWatch)
-		return state{phase: phaseStart}, r.backoff(ErrVeryShortWatch) // conformance 21
-	}
-	return state{phase: phaseWatch}, 0 // conformance 20
-}
-
-// watchFailed handles an ERROR event.
-func (r *Reflector) watchFailed(s state, err error) (state, time.Duration) {
-	r.report("watch", err)
-	if s.initial != nil {
-		if versionUnavailable(err) && r.LastSyncResourceVersion() != "" && r.listVersion() != "" {
-			r.setVersionUnavailable()
-			return state{phase: phaseWatchList}, 0
-		}
-		return state{phase: phaseList}, 0
-	}
-	switch {
-	case httpwatch.IsTooManyRequests(err):
-		return state{phase: phaseWatch}, r.backoff(err) // conformance 23
-	case httpwatch.IsInternalError(err) && r.retryInternalError():
-		return state{phase: phaseWatch}, 0
-	}
-	// 410 and everything else: relist at the last synced version
-	// (conformance 13); only that list's own 410 drops to "".
-	return state{phase: phaseStart}, r.backoff(err)
-}
-
-// internalErrorQuiet is how long without an InternalError ends a run of
-// them: the next one opens a fresh retry window (upstream's one minute).
-const internalErrorQuiet = time.Minute
-
-// retryInternalError records a watch ended by an InternalError and reports
-// whether it falls within MaxInternalErrorRetryDuration of the first of its
-// run (conformance 23). A run ends after internalErrorQuiet without one, or
-// with the list-and-watch cycle.
-func (r *Reflector) retryInternalError() bool {
-	if r.MaxInternalErrorRetryDuration <= 0 {
-		return false
-	}
-	now := r.Clock.Now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if now.Sub(r.internalLast) >= internalErrorQuiet {
-		r.internalFirst = now
-	}
-	r.internalLast = now
-	return now.Sub(r.internalFirst) <= r.MaxInternalErrorRetryDuration
-}
-
-// backoff returns how long to wait after err: the server's Retry-After if
-// it gave one, else the next step of Backoff. Retry-After leaves the steps
-// alone, as upstream, where the request layer honours it before the
-// reflector's backoff ever sees the error.
-func (r *Reflector) backoff(err error) time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var se *httpwatch.StatusError
-	if errors.As(err, &se) && se.RetryAfter > 0 {
-		return min(se.RetryAfter, r.maxRetryAfter())
-	}
-	return r.Backoff.Next(r.Clock.Now(), r.Random())
-}
-
-// defaultMaxRetryAfter bounds a server's Retry-After when Backoff has no cap.
-const defaultMaxRetryAfter = 30 * time.Second
-
-// maxRetryAfter is the longest the reflector honours a server's
-// Retry-After: like client-go, never longer than its own backoff maximum,
-// so one answer cannot park the reflector for a day.
-func (r *Reflector) maxRetryAfter() time.Duration {
-	if r.Backoff.Cap > 0 {
-		return r.Backoff.Cap
-	}
-	return defaultMaxRetryAfter
-}
-
-func (r *Reflector) report(op string, err error) {
-	r.stats.errors.Add(1)
-	e := &SyncError{Resource: r.Name, Op: op, Err: err}
-	r.Logger.Debug("reflector error", "resource", r.Name, "op", op, "err", err)
-	if r.OnError != nil {
-		r.OnError(e)
-	}
+	close(f.stop)
+	f.w.Stop()
+	<-f.done
 }

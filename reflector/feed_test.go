@@ -1,0 +1,87 @@
+package reflector
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// deafWatcher ignores every context: only Stop ends a blocked Next, as the
+// Watcher contract allows. entered is closed when Next first blocks.
+type deafWatcher struct {
+	entered chan struct{}
+	stopped chan struct{}
+	stops   atomic.Int32
+}
+
+func (w *deafWatcher) Next() (httpwatch.Event, error) {
+	close(w.entered)
+	<-w.stopped
+	return httpwatch.Event{}, context.Canceled
+}
+
+func (w *deafWatcher) Stop() {
+	if w.stops.Add(1) == 1 {
+		close(w.stopped)
+	}
+}
+
+// A watch read directly by the loop (no resync, no watch-list) must still
+// end when Run's context does, even from a watcher that only honours Stop,
+// and it is stopped exactly once.
+func TestReflectorDirectWatchEndsWithRun(t *testing.T) {
+	w := &deafWatcher{entered: make(chan struct{}), stopped: make(chan struct{})}
+	src := &scriptSource{
+		pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", "")},
+		watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){func(httpwatch.ListOptions) (httpwatch.Watcher, error) { return w, nil }},
+	}
+	r, _, _ := newTestReflector(src)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Run(ctx)
+	}()
+	select {
+	case <-w.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reflector never read the watch")
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	assert.Equal(t, int32(1), w.stops.Load(), "Stop calls")
+}
+
+// With a resync period, a quiet watch must not hold off the resync: the
+// loop reads through a reader goroutine so it can also hear the alarm.
+func TestReflectorFeedModeFollowsDeadlines(t *testing.T) {
+	r, _, _ := newTestReflector(&scriptSource{})
+	for _, tc := range []struct {
+		name    string
+		resync  time.Duration
+		initial bool
+		direct  bool
+	}{
+		{name: "no deadline", direct: true},
+		{name: "resync period", resync: time.Minute},
+		{name: "watch-list", initial: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r.ResyncPeriod = tc.resync
+			s := r.initialState()
+			r.opened(context.Background(), &s, newWatcher(), false, tc.initial)
+			defer s.closeWatch()
+			require.NotNil(t, s.feed)
+			assert.Equal(t, tc.direct, s.feed.direct)
+		})
+	}
+}

@@ -1,0 +1,414 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/stretchr/testify/assert"
+)
+
+// t0 is the fake time of newTestReflector's clock.
+var t0 = time.Unix(1000, 0)
+
+// synced is the memory of a reflector synced to rv.
+func synced(rv string) memory { return memory{lastRV: rv} }
+
+// backedOff is m after one step of the default backoff at t0.
+func backedOff(m memory) memory {
+	m.backoff = progress{next: 1600 * time.Millisecond, resetAt: t0}
+	return m
+}
+
+// at is a state in phase p remembering m.
+func at(p phase, m memory) state { return state{phase: p, memory: m} }
+
+// Each case is one transition of the state machine: a state, what the source
+// answers, and the state (phase and everything it remembers), wait and sink
+// calls that must follow. The relist policy is client-go's (decision 1), and
+// a reflector can start from a saved resourceVersion (decision 10).
+func TestReflectorTransitions(t *testing.T) {
+	a1, b2 := obj("a", "1"), obj("b", "2")
+	resyncEvery := func(r *Reflector, _ *scriptSource) { r.ResyncPeriod = time.Minute }
+	cases := []struct {
+		name     string
+		prep     func(r *Reflector, src *scriptSource) // configuration and answers, never state
+		from     state
+		want     phase
+		mem      memory // what the next state remembers
+		wait     time.Duration
+		calls    []string
+		checkOpt func(t *testing.T, src *scriptSource)
+		check    func(t *testing.T, next state)
+	}{
+		{
+			name: "start lists when watch-list is off",
+			from: at(phaseStart, memory{}), want: phaseList, mem: memory{cycled: true},
+		},
+		{
+			name: "conformance 27: start uses watch-list when on",
+			prep: func(r *Reflector, _ *scriptSource) { r.WatchList = true },
+			from: at(phaseStart, memory{}), want: phaseWatchList, mem: memory{cycled: true},
+		},
+		{
+			name: "conformance 31: a source without watch-list support is listed",
+			prep: func(r *Reflector, src *scriptSource) { r.WatchList = true; src.noWL = true },
+			from: at(phaseStart, memory{}), want: phaseList, mem: memory{cycled: true},
+		},
+		{
+			name: "decision 10: resume from a saved resourceVersion watches without listing",
+			from: at(phaseStart, synced("77")), want: phaseWatch, mem: memory{lastRV: "77", cycled: true},
+		},
+		{
+			name: "decision 10: later cycles list, whatever the last RV",
+			from: at(phaseStart, memory{lastRV: "77", cycled: true}), want: phaseList, mem: memory{lastRV: "77", cycled: true},
+		},
+		{
+			name: "conformance 23: a new cycle opens a fresh InternalError window",
+			from: at(phaseStart, memory{lastRV: "5", cycled: true, internal: window{first: t0, last: t0}}),
+			want: phaseList, mem: memory{lastRV: "5", cycled: true},
+		},
+		{
+			name: "conformance 12, conformance 16: first list reads RV 0 in pages of 500, then Replace",
+			prep: func(_ *Reflector, src *scriptSource) { src.pages = append(src.pages, page("10", "", a1, b2)) },
+			from: at(phaseList, memory{}), want: phaseWatch, calls: []string{"replace 2@10"}, mem: synced("10"),
+			checkOpt: func(t *testing.T, src *scriptSource) {
+				assert.Equal(t, "0", src.listOpts[0].ResourceVersion)
+				assert.EqualValues(t, 500, src.listOpts[0].Limit)
+			},
+		},
+		{
+			name: "conformance 14 15: list follows continue tokens to the end; an RV 0 list in pages is remembered",
+			prep: func(_ *Reflector, src *scriptSource) {
+				src.pages = append(src.pages, page("10", "tok", a1), page("10", "", b2))
+			},
+			from: at(phaseList, memory{}), want: phaseWatch, calls: []string{"replace 2@10"},
+			mem: memory{lastRV: "10", paginated: true},
+			checkOpt: func(t *testing.T, src *scriptSource) {
+				assert.Equal(t, "tok", src.listOpts[1].Continue)
+				assert.Empty(t, src.listOpts[1].ResourceVersion)
+			},
+		},
+		{
+			name: "conformance 13 15: a relist reads the last synced RV, unpaginated",
+			prep: func(_ *Reflector, src *scriptSource) { src.pages = append(src.pages, page("45", "", a1)) },
+			from: at(phaseList, synced("40")), want: phaseWatch, calls: []string{"replace 1@45"}, mem: synced("45"),
+			checkOpt: func(t *testing.T, src *scriptSource) {
+				assert.Equal(t, "40", src.listOpts[0].ResourceVersion)
+				assert.EqualValues(t, 0, src.listOpts[0].Limit)
+			},
+		},
+		{
+			name: "conformance 15: once the RV 0 list came paginated, relists keep pages",
+			prep: func(_ *Reflector, src *scriptSource) { src.pages = append(src.pages, page("45", "", a1)) },
+			from: at(phaseList, memory{lastRV: "40", paginated: true}), want: phaseWatch, calls: []string{"replace 1@45"},
+			mem:      memory{lastRV: "45", paginated: true},
+			checkOpt: func(t *testing.T, src *scriptSource) { assert.EqualValues(t, 500, src.listOpts[0].Limit) },
+		},
+		{
+			name: "conformance 15: an explicit page size wins",
+			prep: func(r *Reflector, src *scriptSource) {
+				r.PageSize = 7
+				src.pages = append(src.pages, page("45", "", a1))
+			},
+			from: at(phaseList, synced("40")), want: phaseWatch, calls: []string{"replace 1@45"}, mem: synced("45"),
+			checkOpt: func(t *testing.T, src *scriptSource) { assert.EqualValues(t, 7, src.listOpts[0].Limit) },
+		},
+		{
+			name: "conformance 12: a list refused with Expired is retried at once at RV \"\"",
+			prep: func(_ *Reflector, src *scriptSource) { src.pages = append(src.pages, fail(errExpired)) },
+			from: at(phaseList, synced("40")), want: phaseList, mem: memory{lastRV: "40", rvUnavailable: true},
+		},
+		{
+			name: "conformance 12: a list at RV \"\" that succeeds makes the version available again",
+			prep: func(_ *Reflector, src *scriptSource) { src.pages = append(src.pages, page("60", "", a1)) },
+			from: at(phaseList, memory{lastRV: "40", rvUnavailable: true}), want: phaseWatch,
+			calls: []string{"replace 1@60"}, mem: synced("60"),
+			checkOpt: func(t *testing.T, src *scriptSource) { assert.Empty(t, src.listOpts[0].ResourceVersion) },
+		},
+		{
+			name: "conformance 9: any other list error backs off and begins a new cycle",
+			prep: func(_ *Reflector, src *scriptSource) { src.pages = append(src.pages, fail(errInternal)) },
+			from: at(phaseList, memory{}), want: phaseStart, wait: 800 * time.Millisecond, mem: backedOff(memory{}),
+		},
+		{
+			name: "conformance 10 11: a watch asks for bookmarks at the last RV with a 5-10 min timeout",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchOf(newWatcher())) },
+			from: at(phaseWatch, synced("10")), want: phaseStream, mem: synced("10"),
+			checkOpt: func(t *testing.T, src *scriptSource) {
+				o := src.watchOpts[0]
+				assert.True(t, o.AllowWatchBookmarks)
+				assert.Equal(t, "10", o.ResourceVersion)
+				assert.EqualValues(t, 300, o.TimeoutSeconds)
+				assert.False(t, o.SendInitialEvents)
+			},
+		},
+		{
+			name: "conformance 22: a refused watch start backs off and watches again",
+			prep: func(_ *Reflector, src *scriptSource) {
+				src.watches = append(src.watches, watchFail(fmt.Errorf("dial: %w", errConnRefused)))
+			},
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "conformance 22: a 429 watch start waits Retry-After, takes no backoff step and watches again",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errThrottle)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 7 * time.Second, mem: synced("10"),
+		},
+		{
+			name: "conformance 22: other watch start errors relist after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errGone)) },
+			from: at(phaseWatch, synced("10")), want: phaseStart, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "conformance 17: events reach the sink and move the RV",
+			from: streamOf(newWatcher(ev(httpwatch.Added, obj("a", "2"))), synced("1")), want: phaseStream,
+			calls: []string{"add a@2"}, mem: synced("2"),
+		},
+		{
+			name: "conformance 17: modified and deleted",
+			from: streamOf(newWatcher(ev(httpwatch.Deleted, obj("a", "3"))), synced("1")), want: phaseStream,
+			calls: []string{"delete a@3"}, mem: synced("3"),
+		},
+		{
+			name: "conformance 17: a bookmark moves the RV and changes no object",
+			from: streamOf(newWatcher(ev(httpwatch.Bookmark, obj("", "9"))), synced("1")), want: phaseStream,
+			calls: []string{"bookmark 9"}, mem: synced("9"),
+		},
+		{
+			name: "conformance 19: synthetic ADDED of a watch from RV 0 do not move the RV",
+			from: func() state {
+				s := streamOf(newWatcher(ev(httpwatch.Added, obj("a", "50"))), synced("1"))
+				s.fromAny = true
+				return s
+			}(),
+			want: phaseStream, calls: []string{"add a@50"}, mem: synced("1"),
+		},
+		{
+			name: "conformance 20: a clean end after events watches again at once",
+			from: func() state { s := streamOf(newWatcher(end(io.EOF)), synced("5")); s.events = 3; return s }(),
+			want: phaseWatch, mem: synced("5"),
+		},
+		{
+			name: "a stream cut mid-frame watches again from the last RV",
+			from: func() state {
+				s := streamOf(newWatcher(end(fmt.Errorf("read frame: %w", io.ErrUnexpectedEOF))), synced("5"))
+				s.events = 1
+				return s
+			}(),
+			want: phaseWatch, mem: synced("5"),
+		},
+		{
+			name: "conformance 21: a watch closed in under a second without events relists after a backoff",
+			from: streamOf(newWatcher(end(io.EOF)), synced("5")), want: phaseStart, wait: 800 * time.Millisecond,
+			mem: backedOff(synced("5")),
+		},
+		{
+			name: "an undecodable stream relists after a backoff",
+			from: func() state {
+				s := streamOf(newWatcher(end(errors.New("frame exceeds 64 MiB"))), synced("5"))
+				s.events = 4
+				return s
+			}(),
+			want: phaseStart, wait: 800 * time.Millisecond, mem: backedOff(synced("5")),
+		},
+		{
+			name: "conformance 13: an ERROR 410 relists (at the last RV) after a backoff",
+			from: streamOf(newWatcher(errEv(errExpired)), synced("5")), want: phaseStart, wait: 800 * time.Millisecond,
+			mem: backedOff(synced("5")),
+		},
+		{
+			name: "conformance 23: an ERROR 429 watches again after Retry-After",
+			from: streamOf(newWatcher(errEv(errThrottle)), synced("5")), want: phaseWatch, wait: 7 * time.Second, mem: synced("5"),
+		},
+		{
+			name: "conformance 23: an ERROR InternalError relists by default",
+			from: streamOf(newWatcher(errEv(errInternal)), synced("5")), want: phaseStart, wait: 800 * time.Millisecond,
+			mem: backedOff(synced("5")),
+		},
+		{
+			name: "conformance 23: an ERROR InternalError within the retry window watches again at once",
+			prep: func(r *Reflector, _ *scriptSource) { r.MaxInternalErrorRetryDuration = time.Minute },
+			from: streamOf(newWatcher(errEv(errInternal)), synced("5")), want: phaseWatch,
+			mem: memory{lastRV: "5", internal: window{first: t0, last: t0}},
+		},
+		{
+			name: "conformance 23: an ERROR InternalError past the retry window relists",
+			prep: func(r *Reflector, _ *scriptSource) { r.MaxInternalErrorRetryDuration = 30 * time.Second },
+			from: streamOf(newWatcher(errEv(errInternal)),
+				memory{lastRV: "5", internal: window{first: t0.Add(-40 * time.Second), last: t0.Add(-20 * time.Second)}}),
+			want: phaseStart, wait: 800 * time.Millisecond,
+			mem: backedOff(memory{lastRV: "5", internal: window{first: t0.Add(-40 * time.Second), last: t0}}),
+		},
+		{
+			name: "conformance 27: a watch-list asks for initial events not older than the last RV",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchOf(newWatcher())) },
+			from: at(phaseWatchList, synced("10")), want: phaseStream, mem: synced("10"),
+			checkOpt: func(t *testing.T, src *scriptSource) {
+				o := src.watchOpts[0]
+				assert.True(t, o.SendInitialEvents)
+				assert.True(t, o.AllowWatchBookmarks)
+				assert.Equal(t, "NotOlderThan", o.ResourceVersionMatch)
+				assert.Equal(t, "10", o.ResourceVersion)
+			},
+			check: func(t *testing.T, next state) {
+				assert.NotNil(t, next.initial, "the initial events are collected")
+				assert.Equal(t, t0.Add(initialWait), next.warnAt, "a first look after 10 quiet seconds")
+			},
+		},
+		{
+			name: "conformance 30: a watch-list with the version unavailable reads \"\"",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchOf(newWatcher())) },
+			from: at(phaseWatchList, memory{lastRV: "10", rvUnavailable: true}), want: phaseStream,
+			mem:      memory{lastRV: "10", rvUnavailable: true},
+			checkOpt: func(t *testing.T, src *scriptSource) { assert.Empty(t, src.watchOpts[0].ResourceVersion) },
+		},
+		{
+			name: "conformance 30: a refused watch-list falls back to a list at once",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errBad)) },
+			from: at(phaseWatchList, memory{}), want: phaseList,
+		},
+		{
+			name: "conformance 30: a 429 watch-list backs off and tries again",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errThrottle)) },
+			from: at(phaseWatchList, memory{}), want: phaseWatchList, wait: 7 * time.Second,
+		},
+		{
+			name: "conformance 30: an Expired watch-list retries at once at RV \"\"",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errExpired)) },
+			from: at(phaseWatchList, synced("10")), want: phaseWatchList, mem: memory{lastRV: "10", rvUnavailable: true},
+		},
+		{
+			name: "conformance 28: initial events are held back until the end bookmark",
+			from: initialOf(newWatcher(ev(httpwatch.Added, a1)), memory{}), want: phaseStream,
+		},
+		{
+			name: "conformance 28: the end bookmark replaces the sink with the initial events and syncs its RV",
+			from: initialOf(newWatcher(ev(httpwatch.Bookmark, endBookmark("9"))), memory{lastRV: "4", rvUnavailable: true}),
+			want: phaseStream, calls: []string{"replace 0@9"}, mem: synced("9"),
+			check: func(t *testing.T, next state) { assert.Nil(t, next.initial, "the same watch goes on with events") },
+		},
+		{
+			name: "conformance 30: a watch-list stream ending before its bookmark falls back to a list",
+			from: initialOf(newWatcher(end(io.EOF)), memory{}), want: phaseList,
+		},
+		{
+			name: "conformance 30: a 410 before the bookmark opens the watch-list again at RV \"\"",
+			from: initialOf(newWatcher(errEv(errExpired)), synced("10")), want: phaseWatchList,
+			mem: memory{lastRV: "10", rvUnavailable: true},
+		},
+		{
+			name: "conformance 29: a watch-list quiet since the last look warns and looks again later",
+			from: func() state {
+				s := initialOf(newWatcher(), memory{})
+				s.warnAt, s.warnSeen, s.events = t0, 2, 2
+				return s
+			}(),
+			want: phaseStream,
+			check: func(t *testing.T, next state) {
+				assert.Equal(t, t0.Add(initialWait), next.warnAt)
+				assert.Equal(t, 2, next.warnSeen)
+			},
+		},
+		{
+			name: "conformance 25: a due resync reaches the sink and the next one is scheduled",
+			prep: resyncEvery,
+			from: streamOf(newWatcher(), memory{lastRV: "5", resyncAt: t0}), want: phaseStream,
+			calls: []string{"resync"}, mem: memory{lastRV: "5", resyncAt: t0.Add(time.Minute)},
+		},
+		{
+			name: "conformance 25: a resync ShouldResync declines is skipped, the next one scheduled",
+			prep: func(r *Reflector, src *scriptSource) {
+				resyncEvery(r, src)
+				r.ShouldResync = func() bool { return false }
+			},
+			from: streamOf(newWatcher(), memory{lastRV: "5", resyncAt: t0}), want: phaseStream,
+			mem: memory{lastRV: "5", resyncAt: t0.Add(time.Minute)},
+		},
+		{
+			name: "conformance 25: a resync not yet due lets the event through",
+			prep: resyncEvery,
+			from: streamOf(newWatcher(ev(httpwatch.Modified, obj("a", "6"))), memory{lastRV: "5", resyncAt: t0.Add(time.Second)}),
+			want: phaseStream, calls: []string{"update a@6"}, mem: memory{lastRV: "6", resyncAt: t0.Add(time.Second)},
+		},
+		{
+			name: "conformance 25: a failed resync ends the watch and relists after a backoff",
+			prep: func(r *Reflector, src *scriptSource) {
+				resyncEvery(r, src)
+				r.Sink.(*recordSink).resyncErr = errors.New("disk full")
+			},
+			from: streamOf(newWatcher(), memory{lastRV: "5", resyncAt: t0}), want: phaseStart, wait: 800 * time.Millisecond,
+			calls: []string{"resync"}, mem: backedOff(memory{lastRV: "5", resyncAt: t0.Add(time.Minute)}),
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &scriptSource{}
+			r, sink, _ := newTestReflector(src)
+			if tc.prep != nil {
+				tc.prep(r, src)
+			}
+			from := started(tc.from)
+			next, wait := r.step(context.Background(), from)
+			if from.feed != nil && next.feed != from.feed {
+				assert.True(t, stopped(from.feed.w), "a watch left behind is stopped")
+			}
+			next.closeWatch()
+			assert.Equal(t, tc.want, next.phase, "next phase")
+			assert.Equal(t, tc.mem, next.memory, "what the next state remembers")
+			assert.Equal(t, tc.wait, wait, "wait")
+			assert.Equal(t, tc.calls, sink.log(), "sink calls")
+			if tc.checkOpt != nil {
+				tc.checkOpt(t, src)
+			}
+			if tc.check != nil {
+				tc.check(t, next)
+			}
+		})
+	}
+}
+
+var errConnRefused = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+
+// streamOf is a state reading w, opened at t0, remembering m. Its reader
+// starts with started, so that a table of cases starts no goroutines.
+func streamOf(w *scriptWatcher, m memory) state {
+	return state{phase: phaseStream, memory: m, watching: watching{feed: &feed{w: w}, opened: t0}}
+}
+
+// initialOf is streamOf for a watch-list before its end bookmark.
+func initialOf(w *scriptWatcher, m memory) state {
+	s := streamOf(w, m)
+	s.initial = map[string]*httpwatch.Object{}
+	s.warnAt = t0.Add(initialWait)
+	return s
+}
+
+// started starts the reader of a state made by streamOf.
+func started(s state) state {
+	if s.feed != nil && s.feed.done == nil && !s.feed.direct {
+		s.feed = startFeed(context.Background(), s.feed.w, s.resyncAt.IsZero() && s.initial == nil)
+	}
+	return s
+}
+
+// stopped reports whether w was stopped.
+func stopped(w httpwatch.Watcher) bool {
+	sw, ok := w.(*scriptWatcher)
+	if !ok {
+		return true
+	}
+	select {
+	case <-sw.stopped:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,80 @@
+package reflector
+
+import (
+	"time"
+
+	"github.com/listwatch/listwatch/clock"
+)
+
+// due acts on the deadlines of the open watch that have come: a resync
+// (conformance 25) and a look at a watch-list still waiting for its end
+// bookmark (conformance 29).
+func (r *Reflector) due(s *state) time.Duration {
+	now := r.Clock.Now()
+	if s.initial != nil && !now.Before(s.warnAt) {
+		if s.events == s.warnSeen {
+			r.Logger.Warn("watch-list: still waiting for the initial-events-end bookmark",
+				"resource", r.Name, "quiet", initialWait)
+		}
+		s.warnAt, s.warnSeen = now.Add(initialWait), s.events
+	}
+	if s.resyncAt.IsZero() || now.Before(s.resyncAt) {
+		return 0
+	}
+	s.resyncAt = time.Time{}
+	if r.ResyncPeriod > 0 {
+		s.resyncAt = now.Add(r.ResyncPeriod)
+	}
+	if r.ShouldResync != nil && !r.ShouldResync() {
+		return 0
+	}
+	if err := r.Sink.Resync(); err != nil {
+		r.report(OpResync, err)
+		// A failed resync leaves the sink in doubt: end the watch and
+		// relist (conformance 25).
+		s.closeWatch()
+		return r.retry(s, phaseStart, nil)
+	}
+	return 0
+}
+
+// alarm is the one timer of a Run. Run sets it for the state's next
+// deadline after every step, so a stream step blocked on a quiet watch
+// still wakes for a resync. Ringing is only a wake-up: the step reads the
+// clock and the state to see what fell due, so a stale ring is harmless.
+type alarm struct {
+	clock clock.Clock
+	timer clock.Timer
+	at    time.Time // the deadline the timer is set for; zero: none
+}
+
+func newAlarm(c clock.Clock) *alarm {
+	t := c.NewTimer(time.Hour)
+	t.Stop()
+	return &alarm{clock: c, timer: t}
+}
+
+// set makes the alarm ring at at, unless it already will.
+func (a *alarm) set(at time.Time) {
+	if a == nil || at.Equal(a.at) {
+		return
+	}
+	a.at = at
+	if at.IsZero() {
+		a.timer.Stop()
+		return
+	}
+	a.timer.Reset(at.Sub(a.clock.Now()))
+}
+
+// rang records that the timer fired, so the next set arms it again.
+func (a *alarm) rang() { a.at = time.Time{} }
+
+func (a *alarm) c() <-chan time.Time {
+	if a == nil {
+		return nil
+	}
+	return a.timer.C()
+}
+
+func (a *alarm) stop() { a.timer.Stop() }
