@@ -2,6 +2,7 @@ package listwatch
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -23,7 +24,8 @@ type Factory struct {
 	Client *httpwatch.Client
 	// Resync is the default handler resync period of every informer (0: none).
 	Resync time.Duration
-	// Namespace restricts every informer to one namespace ("" is all).
+	// Namespace restricts the informers to one namespace ("" is all),
+	// unless the Resource given to ForResource names its own.
 	Namespace string
 	// LabelSelector and FieldSelector restrict every list and watch.
 	LabelSelector string
@@ -34,8 +36,10 @@ type Factory struct {
 	KeepManagedFields bool
 	// Transform, if set, rewrites every object before it is cached.
 	Transform func(*Object) (*Object, error)
+	// Logger is every informer's Logger (slog.Default if nil).
+	Logger *slog.Logger
 	// Configure, if set, is called with every new informer before it is
-	// returned: the place to tune its Reflector and Processor.
+	// returned: the place to tune its fields further.
 	Configure func(httpwatch.Resource, *Informer)
 
 	mu        sync.Mutex
@@ -55,9 +59,12 @@ func NewFactory(client *httpwatch.Client) *Factory {
 }
 
 // ForResource returns the factory's informer of r, creating it on first use.
-// r.Namespace is ignored in favour of the factory's Namespace.
+// The informer watches r.Namespace, or the factory's Namespace when r names
+// none: informers of one resource in two namespaces are two informers.
 func (f *Factory) ForResource(r httpwatch.Resource) *Informer {
-	r.Namespace = f.Namespace
+	if r.Namespace == "" {
+		r.Namespace = f.Namespace
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if inf, ok := f.informers[r]; ok {
@@ -70,6 +77,9 @@ func (f *Factory) ForResource(r httpwatch.Resource) *Informer {
 	inf.Reflector.Name = r.Resource
 	inf.Reflector.LabelSelector = f.LabelSelector
 	inf.Reflector.FieldSelector = f.FieldSelector
+	if f.Logger != nil {
+		inf.Logger = f.Logger
+	}
 	if f.Configure != nil {
 		f.Configure(r, inf)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -24,22 +25,20 @@ type Handler = processor.Handler[*Object]
 // HandlerFuncs adapts plain functions to a Handler.
 type HandlerFuncs = processor.HandlerFuncs[*Object]
 
-// Errors of an informer's lifecycle. ErrStopped is the processor's: an
-// informer stops by stopping its processor, and either name matches with
-// errors.Is.
-var (
-	ErrStarted = errors.New("informer has already started")
-	ErrStopped = processor.ErrStopped
-)
+// ErrStopped is returned by an informer that has stopped. It is the
+// processor's: an informer stops by stopping its processor, and either name
+// matches with errors.Is.
+var ErrStopped = processor.ErrStopped
 
 // Informer keeps an indexed cache of one resource in sync with the server and
 // tells handlers about every change: the pipeline Reflector → delta.FIFO →
 // indexer → processor (client-go's SharedIndexInformer).
 //
-// Configure the exported Reflector and Processor before Run (selectors,
-// watch-list, backoff, panic handling); add handlers and indexers before or
-// after. Run owns three goroutines besides its own (the reflector, its
-// resync timer, and one per handler) and returns only once all are gone.
+// Configure it through its exported fields before Run: NewInformer fills
+// the defaults and Run takes them once (decision 21). Add handlers and
+// indexers before or after. Run owns the reflector's goroutine, the reader
+// of a watch that has deadlines, and one goroutine per handler, and returns
+// only once all are gone.
 //
 // Differences from client-go, on purpose:
 //   - Objects are transformed once, by the source as it reads them (for a
@@ -48,57 +47,90 @@ var (
 //   - A relist that brings back an object at the resourceVersion the cache
 //     already holds is a resync, not a change: only handlers whose resync is
 //     due hear of it (upstream floods every handler after each relist).
-//   - A handler panic is recovered and reported (Processor.RePanic restores
-//     upstream's crash).
+//   - A handler panic is recovered, logged and counted in Stats
+//     (Processor.RePanic restores upstream's crash).
 //   - OnDelete gets the last known object and a finalStateUnknown flag
 //     instead of a tombstone to unwrap.
 type Informer struct {
-	// Reflector fills the informer from its source; set its fields before Run.
-	Reflector *reflector.Reflector
-	// Processor fans notifications out to handlers; set its fields before Run.
-	Processor *processor.Processor[*Object]
+	// Reflector tunes how the cache is filled: name, selectors, paging,
+	// watch-list, backoff, watch timeouts, a saved version to resume from.
+	Reflector reflector.Options
+	// Processor tunes how handlers are called: panics, buffer blocks.
+	Processor processor.Options
+	// OnError sees every error the informer recovers from: each a
+	// *reflector.SyncError, or an error of the cache refusing a change.
+	OnError func(error)
+	// Logger is the logger of every part of the informer; recovered
+	// handler panics are logged at Error, recovered sync errors at Debug.
+	Logger *slog.Logger
+	// Clock tells the time for resyncs, backoff and handler resync periods.
+	Clock clock.Clock
 
-	resync  time.Duration // default handler resync period
-	fifo    *delta.FIFO[*Object]
-	indexer *indexer.Cache[*Object]
+	resync    time.Duration // default handler resync period
+	fifo      *delta.FIFO[*Object]
+	indexer   *indexer.Cache[*Object]
+	reflector *reflector.Reflector
+	processor *processor.Processor[*Object]
 
 	// mu is held while a batch of deltas is applied and distributed, and
 	// while a handler joins, so a late handler sees every object exactly once.
-	mu           sync.Mutex
-	started      bool
-	stopped      bool
-	checkPeriod  time.Duration
-	onWatchError func(error)
+	mu          sync.Mutex
+	started     bool
+	stopped     bool
+	checkPeriod time.Duration
+	onError     func(error) // OnError as Run found it
 }
 
 // NewInformer returns an informer of the objects source lists and watches,
 // with a namespace index and resync as the default handler resync period
-// (0: none).
+// (0: none; a negative period makes AddEventHandler fail).
 func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer {
 	inf := &Informer{
-		Processor:   processor.New[*Object](),
+		Reflector:   reflector.DefaultOptions(),
+		Processor:   processor.DefaultOptions(),
+		Logger:      slog.Default(),
+		Clock:       clock.Real,
 		resync:      resync,
-		checkPeriod: resync,
+		checkPeriod: max(resync, 0),
+		processor:   processor.New[*Object](),
 		indexer:     indexer.New(indexer.MetaNamespaceKey[*Object], indexer.Indexers[*Object]{indexer.Namespace: indexer.NamespaceIndex[*Object]}),
 	}
 	inf.fifo = delta.NewFIFO(indexer.MetaNamespaceKey[*Object])
 	inf.fifo.KnownObjects = inf.indexer
-	inf.Reflector = reflector.New(source, inf.fifo)
-	inf.Processor.Synced = inf.HasSynced
+	inf.reflector = reflector.New(source, inf.fifo)
+	inf.processor.Synced = inf.HasSynced
 	return inf
 }
 
-// SetWatchErrorHandler sets a function that sees every error the reflector
-// recovers from (each a *reflector.SyncError). It fails once the informer
-// has started.
-func (inf *Informer) SetWatchErrorHandler(f func(error)) error {
-	inf.mu.Lock()
-	defer inf.mu.Unlock()
-	if inf.started {
-		return fmt.Errorf("set watch error handler: %w", ErrStarted)
+// configure hands the exported fields to the parts, once, as Run starts;
+// inf.mu is held.
+func (inf *Informer) configure() {
+	r := inf.reflector
+	r.Options = inf.Reflector
+	r.ResyncPeriod = inf.checkPeriod
+	r.ShouldResync = inf.processor.ShouldResync
+	r.OnError = inf.OnError
+	r.Clock = inf.clock()
+	r.Logger = inf.logger()
+	p := inf.processor
+	p.Options = inf.Processor
+	p.Clock = inf.clock()
+	p.Logger = inf.logger()
+	inf.onError = inf.OnError
+}
+
+func (inf *Informer) logger() *slog.Logger {
+	if inf.Logger == nil {
+		return slog.Default()
 	}
-	inf.onWatchError = f
-	return nil
+	return inf.Logger
+}
+
+func (inf *Informer) clock() clock.Clock {
+	if inf.Clock == nil {
+		return clock.Real
+	}
+	return inf.Clock
 }
 
 // AddEventHandler registers h with the informer's default resync period.
@@ -114,6 +146,9 @@ func (inf *Informer) AddEventHandler(h Handler) (*processor.Registration, error)
 // after Run a period shorter than that check is raised to it; an informer
 // created without resync gives handlers none.
 func (inf *Informer) AddEventHandlerWithResync(h Handler, period time.Duration) (*processor.Registration, error) {
+	if period < 0 {
+		return nil, fmt.Errorf("add event handler: negative resync period %v", period)
+	}
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
 	if inf.stopped {
@@ -126,7 +161,7 @@ func (inf *Informer) AddEventHandlerWithResync(h Handler, period time.Duration) 
 	case period <= 0 || inf.checkPeriod == 0:
 		period = 0
 	case inf.started && period < inf.checkPeriod:
-		inf.Processor.Logger.Warn("handler resync period raised to the informer's resync check period",
+		inf.logger().Warn("handler resync period raised to the informer's resync check period",
 			"requested", period, "used", inf.checkPeriod)
 		period = inf.checkPeriod
 	case !inf.started && period < inf.checkPeriod:
@@ -136,14 +171,14 @@ func (inf *Informer) AddEventHandlerWithResync(h Handler, period time.Duration) 
 	if inf.started {
 		initial = inf.indexer.List()
 	}
-	return inf.Processor.AddHandler(h, period, initial)
+	return inf.processor.AddHandler(h, period, initial)
 }
 
 // RemoveEventHandler stops delivering to the handler of reg. It does not
 // wait for a notification in progress; see Registration.Shutdown for that.
 // A registration from another informer is ignored, as upstream does.
 func (inf *Informer) RemoveEventHandler(reg *processor.Registration) {
-	inf.Processor.RemoveHandler(reg)
+	inf.processor.RemoveHandler(reg)
 }
 
 // AddIndexers adds indices to the cache, indexing what it already holds.
@@ -174,21 +209,27 @@ func (inf *Informer) Synced() <-chan struct{} { return inf.fifo.Done() }
 // LastSyncResourceVersion is the resourceVersion the cache is synced to
 // ("" before the first list).
 func (inf *Informer) LastSyncResourceVersion() string {
-	return inf.Reflector.LastSyncResourceVersion()
+	return inf.reflector.LastSyncResourceVersion()
 }
 
 // Stats is a snapshot of what an informer holds and has done: enough to
 // export cache sizes and sync health as metrics.
 type Stats struct {
 	reflector.Stats
-	Objects int // objects in the cache
-	Queued  int // keys with changes not yet applied to the cache
+	Objects       int    // objects in the cache
+	Queued        int    // keys with changes not yet applied to the cache
+	HandlerPanics uint64 // handler panics recovered (or reported before re-panicking)
 }
 
 // Stats returns a snapshot of the informer's counters. Each handler's backlog
 // is its Registration's Pending.
 func (inf *Informer) Stats() Stats {
-	return Stats{Stats: inf.Reflector.Stats(), Objects: inf.indexer.Len(), Queued: inf.fifo.Len()}
+	return Stats{
+		Stats:         inf.reflector.Stats(),
+		Objects:       inf.indexer.Len(),
+		Queued:        inf.fifo.Len(),
+		HandlerPanics: inf.processor.Panics(),
+	}
 }
 
 // IsStopped reports whether Run has returned.
@@ -199,29 +240,26 @@ func (inf *Informer) IsStopped() bool {
 }
 
 // Run syncs the cache and delivers notifications until ctx is done, then
-// stops every goroutine it started and returns. A second call logs and
-// returns at once.
+// stops every goroutine it started and returns. It takes the exported
+// fields as they are when it starts; later changes have no effect. A
+// second call logs and returns at once.
 func (inf *Informer) Run(ctx context.Context) {
 	inf.mu.Lock()
 	if inf.started || inf.stopped {
 		inf.mu.Unlock()
-		inf.Processor.Logger.Warn("informer already started")
+		inf.logger().Warn("informer already started", "resource", inf.Reflector.Name)
 		return
 	}
 	inf.started = true
-	if inf.onWatchError != nil {
-		inf.Reflector.OnError = inf.onWatchError
-	}
-	inf.Reflector.ResyncPeriod = inf.checkPeriod
-	inf.Reflector.ShouldResync = inf.Processor.ShouldResync
+	inf.configure()
 	inf.mu.Unlock()
 
 	// Handlers outlive the reflector by a little: the processor stops only
 	// after the last delta was popped, so nothing popped goes unannounced.
 	procCtx, stopProc := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Go(func() { inf.Processor.Run(procCtx) })
-	wg.Go(func() { inf.Reflector.Run(ctx) })
+	wg.Go(func() { inf.processor.Run(procCtx) })
+	wg.Go(func() { inf.reflector.Run(ctx) })
 	stopFIFO := context.AfterFunc(ctx, inf.fifo.Close)
 	defer stopFIFO()
 
@@ -233,9 +271,9 @@ func (inf *Informer) Run(ctx context.Context) {
 		if err != nil {
 			// The cache refused a change (a key or index function failed):
 			// an error worth seeing, like the reflector's (decision 6).
-			inf.Processor.Logger.Error("informer: apply deltas", "err", err)
-			if inf.onWatchError != nil {
-				inf.onWatchError(err)
+			inf.logger().Error("informer: apply deltas", "resource", inf.Reflector.Name, "err", err)
+			if inf.onError != nil {
+				inf.onError(err)
 			}
 		}
 	}
@@ -270,13 +308,13 @@ func (inf *Informer) apply(ds delta.Deltas[*Object], isInInitialList bool) error
 			// it as a resync, to due handlers only (decision 8).
 			resync := d.Type == delta.Sync ||
 				(d.Type == delta.Replaced && old.ResourceVersion() == obj.ResourceVersion())
-			inf.Processor.Distribute(processor.Updated(old, obj, resync))
+			inf.processor.Distribute(processor.Updated(old, obj, resync))
 			continue
 		}
 		if err := inf.indexer.Add(obj); err != nil {
 			return fmt.Errorf("apply %s: %w", d.Type, err)
 		}
-		inf.Processor.Distribute(processor.Added(obj, isInInitialList))
+		inf.processor.Distribute(processor.Added(obj, isInInitialList))
 	}
 	return nil
 }
@@ -299,14 +337,14 @@ func (inf *Informer) applyDelete(d delta.Delta[*Object]) error {
 			}
 		}
 		if obj != nil {
-			inf.Processor.Distribute(processor.Deleted(obj, true))
+			inf.processor.Distribute(processor.Deleted(obj, true))
 		}
 		return nil
 	}
 	if err := inf.indexer.Delete(obj); err != nil {
 		return fmt.Errorf("apply delete: %w", err)
 	}
-	inf.Processor.Distribute(processor.Deleted(obj, false))
+	inf.processor.Distribute(processor.Deleted(obj, false))
 	return nil
 }
 

@@ -52,10 +52,10 @@ func TestInformerReportsDecodeErrors(t *testing.T) {
 	inf := NewInformer(client.Resource(podsRes), 0)
 	inf.Reflector.WatchList = false
 	// After the error the reflector waits on this clock, which never moves.
-	inf.Reflector.Clock = clock.NewFake(time.Unix(0, 0))
+	inf.Clock = clock.NewFake(time.Unix(0, 0))
 	inf.Reflector.Backoff = reflector.Backoff{Initial: time.Second}
 	errs := make(chan error, 10)
-	require.NoError(t, inf.SetWatchErrorHandler(func(err error) { errs <- err }))
+	inf.OnError = func(err error) { errs <- err }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
@@ -92,7 +92,7 @@ func TestInformerReportsApplyErrors(t *testing.T) {
 		return nil, nil
 	}}))
 	errs := make(chan error, 10)
-	require.NoError(t, inf.SetWatchErrorHandler(func(err error) { errs <- err }))
+	inf.OnError = func(err error) { errs <- err }
 	run()
 	require.Eventually(t, inf.HasSynced, wait, time.Millisecond)
 	src.put("ns", "bad", "web")

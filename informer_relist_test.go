@@ -52,8 +52,7 @@ func TestInformerRelistAfterOutageDeliversEachChange(t *testing.T) {
 	fake := clock.NewFake(time.Unix(0, 0))
 	inf := NewInformer(client.Resource(podsRes), time.Hour)
 	inf.Reflector.WatchList = false
-	inf.Reflector.Clock = fake
-	inf.Processor.Clock = fake
+	inf.Clock = fake
 	inf.Reflector.Backoff = reflector.Backoff{Initial: time.Second}
 	recs := []*recorder{newRecorder(), newRecorder(), newRecorder()}
 	var regs []*processor.Registration

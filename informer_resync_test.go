@@ -22,8 +22,7 @@ func TestInformerResyncReachesDueHandlersOnly(t *testing.T) {
 	src.put("ns", "b", "web")
 	fake := clock.NewFake(time.Unix(0, 0))
 	inf, run := startInformer(t, src, period)
-	inf.Reflector.Clock = fake
-	inf.Processor.Clock = fake
+	inf.Clock = fake
 	periodic, quiet := newRecorder(), newRecorder()
 	regP, err := inf.AddEventHandler(periodic)
 	require.NoError(t, err)

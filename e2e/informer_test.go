@@ -81,9 +81,9 @@ func TestCRUDAndWatch(t *testing.T) {
 			require.Eventually(t, reg.HasSynced, wait, 10*time.Millisecond)
 			assert.Contains(t, ev.lines(), fmt.Sprintf("add %s/before-%v", ns, watchList))
 			if watchList {
-				assert.Zero(t, inf.Reflector.Stats().ListPages, "synced through a watch-list stream")
+				assert.Zero(t, inf.Stats().ListPages, "synced through a watch-list stream")
 			} else {
-				assert.Positive(t, inf.Reflector.Stats().ListPages, "synced through a paged list")
+				assert.Positive(t, inf.Stats().ListPages, "synced through a paged list")
 			}
 
 			name := fmt.Sprintf("cm-%v", watchList)

@@ -82,7 +82,7 @@ func run(t *testing.T, inf *listwatch.Informer) {
 	select {
 	case <-inf.Synced():
 	case <-time.After(wait):
-		t.Fatalf("informer did not sync within %s (last RV %q, stats %+v)", wait, inf.LastSyncResourceVersion(), inf.Reflector.Stats())
+		t.Fatalf("informer did not sync within %s (last RV %q, stats %+v)", wait, inf.LastSyncResourceVersion(), inf.Stats())
 	}
 }
 

@@ -129,7 +129,7 @@ func TestRestartMidWatchAndCompaction(t *testing.T) {
 	inf := listwatch.NewInformer(rc, 0)
 	var errMu sync.Mutex
 	var watchErrs []error
-	require.NoError(t, inf.SetWatchErrorHandler(func(err error) { errMu.Lock(); watchErrs = append(watchErrs, err); errMu.Unlock() }))
+	inf.OnError = func(err error) { errMu.Lock(); watchErrs = append(watchErrs, err); errMu.Unlock() }
 	ev := newEvents()
 	reg, err := inf.AddEventHandler(ev)
 	require.NoError(t, err)
@@ -180,11 +180,11 @@ func TestRestartMidWatchAndCompaction(t *testing.T) {
 	resumed.Reflector.ResourceVersion = oldRV
 	var gone bool
 	var goneMu sync.Mutex
-	require.NoError(t, resumed.SetWatchErrorHandler(func(err error) {
+	resumed.OnError = func(err error) {
 		goneMu.Lock()
 		gone = gone || httpwatch.IsGone(err)
 		goneMu.Unlock()
-	}))
+	}
 	ctx2, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { resumed.Run(ctx2); close(done) }()
@@ -193,7 +193,7 @@ func TestRestartMidWatchAndCompaction(t *testing.T) {
 	goneMu.Lock()
 	assert.True(t, gone, "the resumed watch was refused with 410")
 	goneMu.Unlock()
-	assert.EqualValues(t, 1, resumed.Reflector.Stats().Lists, "it relisted once")
+	assert.EqualValues(t, 1, resumed.Stats().Lists, "it relisted once")
 }
 
 // A token without rights under RBAC gets a clear Forbidden error, from a
@@ -221,12 +221,12 @@ func TestForbiddenUnderRBAC(t *testing.T) {
 
 	inf := listwatch.NewInformer(rc, 0)
 	first := make(chan error, 1)
-	require.NoError(t, inf.SetWatchErrorHandler(func(err error) {
+	inf.OnError = func(err error) {
 		select {
 		case first <- err:
 		default:
 		}
-	}))
+	}
 	ictx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { inf.Run(ictx); close(done) }()

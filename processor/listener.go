@@ -48,6 +48,15 @@ func (l *listener[T]) push(n Notification[T]) {
 	}
 }
 
+// resize gives an empty buffer blocks of size n.
+func (l *listener[T]) resize(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.buf.len() == 0 && l.buf.blockSize != n {
+		l.buf = newBuffer[Notification[T]](n)
+	}
+}
+
 // stop drops the buffered notifications and tells the goroutine to exit
 // after the handler call in progress, if any. It is idempotent.
 func (l *listener[T]) stop() {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
@@ -49,15 +50,34 @@ var ErrStopped = errors.New("processor stopped")
 // with its next notification. Set RePanic to crash instead, as client-go
 // does by default.
 //
-// Set the exported fields before the first AddHandler or Run and leave them
-// alone afterwards. All methods are safe for concurrent use.
+// Set the exported fields before Run and leave them alone afterwards. All
+// methods are safe for concurrent use.
 type Processor[T any] struct {
+	// Options tune how handlers are called.
+	Options
+
 	// Clock tells the time for resync periods.
 	Clock clock.Clock
 
-	// Logger reports recovered handler panics. The default discards.
+	// Logger reports recovered handler panics.
 	Logger *slog.Logger
 
+	// Synced reports whether the informer has synced; a Registration is
+	// synced only once this is true too. Nil counts as true.
+	Synced func() bool
+
+	panics    atomic.Uint64
+	mu        sync.RWMutex
+	listeners []*listener[T]
+	running   bool
+	stopped   bool
+	wg        sync.WaitGroup // listener goroutines
+}
+
+// Options tune how a Processor calls its handlers: the part of its
+// configuration that carries no wiring, so that an informer can take it as
+// a value (listwatch.Informer.Processor).
+type Options struct {
 	// RePanic makes a handler panic crash the program after it has been
 	// reported, instead of being recovered.
 	RePanic bool
@@ -70,25 +90,19 @@ type Processor[T any] struct {
 	// BufferBlockSize is the number of notifications by which a handler's
 	// buffer grows and gives memory back; an empty buffer holds one block.
 	BufferBlockSize int
-
-	// Synced reports whether the informer has synced; a Registration is
-	// synced only once this is true too. Nil counts as true.
-	Synced func() bool
-
-	mu        sync.RWMutex
-	listeners []*listener[T]
-	running   bool
-	stopped   bool
-	wg        sync.WaitGroup // listener goroutines
 }
 
-// New returns a Processor with the default settings: the real clock, a
-// silent logger, panics recovered, buffer blocks of DefaultBufferBlockSize.
+// DefaultOptions returns the defaults: panics recovered, buffer blocks of
+// DefaultBufferBlockSize.
+func DefaultOptions() Options { return Options{BufferBlockSize: DefaultBufferBlockSize} }
+
+// New returns a Processor with DefaultOptions, the real clock and
+// slog.Default, so that a recovered panic is never silent.
 func New[T any]() *Processor[T] {
 	return &Processor[T]{
-		Clock:           clock.Real,
-		Logger:          slog.New(slog.DiscardHandler),
-		BufferBlockSize: DefaultBufferBlockSize,
+		Options: DefaultOptions(),
+		Clock:   clock.Real,
+		Logger:  slog.Default(),
 	}
 }
 
@@ -122,15 +136,11 @@ func (p *Processor[T]) AddHandler(h Handler[T], resyncPeriod time.Duration, init
 	if p.stopped {
 		return nil, fmt.Errorf("add handler: %w", ErrStopped)
 	}
-	size := p.BufferBlockSize
-	if size <= 0 {
-		size = DefaultBufferBlockSize
-	}
 	l := &listener[T]{
 		p:       p,
 		handler: h,
 		period:  resyncPeriod,
-		buf:     newBuffer[Notification[T]](size),
+		buf:     newBuffer[Notification[T]](p.blockSize()),
 		doneCh:  make(chan struct{}),
 	}
 	l.cond.L = &l.mu
@@ -232,6 +242,13 @@ func (p *Processor[T]) Run(ctx context.Context) {
 	}
 	p.running = true
 	for _, l := range p.listeners {
+		// Handlers added before Run follow the settings Run found: their
+		// first resync is one period after it, and an empty buffer takes
+		// the block size.
+		if l.period > 0 {
+			l.nextResync = p.now().Add(l.period)
+		}
+		l.resize(p.blockSize())
 		p.start(l)
 	}
 	p.mu.Unlock()
@@ -279,12 +296,24 @@ func (p *Processor[T]) now() time.Time {
 
 func (p *Processor[T]) logger() *slog.Logger {
 	if p.Logger == nil {
-		return slog.New(slog.DiscardHandler)
+		return slog.Default()
 	}
 	return p.Logger
 }
 
+func (p *Processor[T]) blockSize() int {
+	if p.BufferBlockSize <= 0 {
+		return DefaultBufferBlockSize
+	}
+	return p.BufferBlockSize
+}
+
+// Panics returns how many handler panics the processor has recovered (or
+// reported before re-panicking).
+func (p *Processor[T]) Panics() uint64 { return p.panics.Load() }
+
 func (p *Processor[T]) reportPanic(recovered any, stack []byte) {
+	p.panics.Add(1)
 	p.logger().Error("processor: handler panicked", "panic", recovered, "stack", string(stack))
 	if p.OnPanic != nil {
 		p.OnPanic(recovered, stack)

@@ -464,6 +464,7 @@ func TestHandlerPanicIsRecoveredAndReported(t *testing.T) {
 	require.Contains(t, rep.stack, "TestHandlerPanicIsRecoveredAndReported", "the stack shows where the handler panicked")
 	require.Contains(t, log.String(), "handler panicked")
 	require.Contains(t, log.String(), "handler bug on 1")
+	require.EqualValues(t, 1, p.Panics(), "counted")
 }
 
 // conformance 72: with RePanic set, a handler panic is reported and then

@@ -72,6 +72,36 @@ type WatchListReporter interface {
 type Reflector struct {
 	Source httpwatch.ListerWatcher
 	Sink   Sink
+	// Options tune how the reflector lists and watches.
+	Options
+
+	// ResyncPeriod, if positive, calls Sink.Resync that often, when
+	// ShouldResync (if set) agrees.
+	ResyncPeriod time.Duration
+	ShouldResync func() bool
+
+	// OnError sees every error the reflector recovers from.
+	OnError func(error)
+
+	Clock  clock.Clock
+	Logger *slog.Logger
+	// Random returns numbers in [0, 1) for jitter and watch timeouts.
+	Random func() float64
+
+	started atomic.Bool
+	// published is the loop's last synced version, published for
+	// LastSyncResourceVersion; the loop itself reads its state.
+	published struct {
+		sync.Mutex
+		rv string
+	}
+	stats counters
+}
+
+// Options tune how a Reflector lists and watches: the part of its
+// configuration that carries no wiring, so that an informer can take it as
+// a value (listwatch.Informer.Reflector) without exposing its pipeline.
+type Options struct {
 	// Name names the resource in errors and logs.
 	Name string
 
@@ -97,11 +127,6 @@ type Reflector struct {
 	// WatchList syncs through a watch-list stream instead of a paged list.
 	WatchList bool
 
-	// ResyncPeriod, if positive, calls Sink.Resync that often, when
-	// ShouldResync (if set) agrees.
-	ResyncPeriod time.Duration
-	ShouldResync func() bool
-
 	Backoff Backoff
 
 	// MinWatchTimeout is the shortest server-side watch timeout; each watch
@@ -113,38 +138,29 @@ type Reflector struct {
 	// a run of them; a minute without one, or a relist, starts a new run.
 	// 0 always relists.
 	MaxInternalErrorRetryDuration time.Duration
-
-	// OnError sees every error the reflector recovers from.
-	OnError func(error)
-
-	Clock  clock.Clock
-	Logger *slog.Logger
-	// Random returns numbers in [0, 1) for jitter and watch timeouts.
-	Random func() float64
-
-	started atomic.Bool
-	// published is the loop's last synced version, published for
-	// LastSyncResourceVersion; the loop itself reads its state.
-	published struct {
-		sync.Mutex
-		rv string
-	}
-	stats counters
 }
 
-// New returns a Reflector reading source into sink with client-go's
-// defaults.
-func New(source httpwatch.ListerWatcher, sink Sink) *Reflector {
-	return &Reflector{
-		Source:          source,
-		Sink:            sink,
+// DefaultOptions returns client-go's defaults: watch-list on, the default
+// backoff, watch timeouts of 5 to 10 minutes.
+func DefaultOptions() Options {
+	return Options{
 		Name:            "objects",
 		WatchList:       true,
 		Backoff:         DefaultBackoff(),
 		MinWatchTimeout: 5 * time.Minute,
-		Clock:           clock.Real,
-		Logger:          slog.New(slog.DiscardHandler),
-		Random:          rand.Float64,
+	}
+}
+
+// New returns a Reflector reading source into sink with DefaultOptions,
+// the real clock and slog.Default.
+func New(source httpwatch.ListerWatcher, sink Sink) *Reflector {
+	return &Reflector{
+		Source:  source,
+		Sink:    sink,
+		Options: DefaultOptions(),
+		Clock:   clock.Real,
+		Logger:  slog.Default(),
+		Random:  rand.Float64,
 	}
 }
 

@@ -46,10 +46,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	inf.Reflector.Name = "pods on " + o.node
 	inf.Reflector.FieldSelector = "spec.nodeName=" + o.node
 
-	firstSync, err := cli.FailFast(inf, stderr)
-	if err != nil {
-		return err
-	}
+	firstSync := cli.FailFast(inf, stderr)
 	summary := newNodeSummary(o.node, o.metadataOnly)
 	reg, err := inf.AddEventHandler(summary)
 	if err != nil {

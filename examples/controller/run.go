@@ -40,10 +40,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	factory.LabelSelector = o.labels
 	pods := factory.ForResource(podsResource)
 
-	firstSync, err := cli.FailFast(pods, stderr)
-	if err != nil {
-		return err
-	}
+	firstSync := cli.FailFast(pods, stderr)
 
 	c := &controller{
 		queue:   ratelimit.NewQueue(ratelimit.Config[string]{Name: "pods"}),

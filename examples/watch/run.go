@@ -46,10 +46,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	inf.Reflector.FieldSelector = o.fields
 	inf.Reflector.WatchList = o.watchList
 
-	firstSync, err := cli.FailFast(inf, stderr)
-	if err != nil {
-		return err
-	}
+	firstSync := cli.FailFast(inf, stderr)
 
 	p := &printer{out: stdout, json: o.output == "json", max: o.events, done: cancel}
 	if _, err := inf.AddEventHandler(p); err != nil {

@@ -18,10 +18,11 @@ type FirstSync struct {
 // FailFast makes the errors inf meets before its first sync fatal: a wrong
 // URL, token or resource name will not fix itself, so retrying would only
 // hide it. Afterwards the informer retries them and they are written to
-// warnings as "warning: ...". Call it before inf runs.
-func FailFast(inf *listwatch.Informer, warnings io.Writer) (*FirstSync, error) {
+// warnings as "warning: ...". It sets inf.OnError, so call it before inf
+// runs.
+func FailFast(inf *listwatch.Informer, warnings io.Writer) *FirstSync {
 	s := &FirstSync{inf: inf, fatal: make(chan error, 1)}
-	err := inf.SetWatchErrorHandler(func(err error) {
+	inf.OnError = func(err error) {
 		if !inf.HasSynced() {
 			select {
 			case s.fatal <- err:
@@ -30,11 +31,8 @@ func FailFast(inf *listwatch.Informer, warnings io.Writer) (*FirstSync, error) {
 			return
 		}
 		fmt.Fprintln(warnings, "warning:", err)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("fail fast before the first sync: %w", err)
 	}
-	return s, nil
+	return s
 }
 
 // Wait returns nil once the informer has synced, or the first error before
@@ -65,7 +63,7 @@ func (s *FirstSync) Wait(ctx context.Context, progress io.Writer) error {
 		case <-ctx.Done():
 			return fmt.Errorf("interrupted before the first sync: %w", ctx.Err())
 		case <-tick:
-			st := s.inf.Reflector.Stats()
+			st := s.inf.Stats()
 			fmt.Fprintf(progress, "\rsyncing: %d pages, %d objects, %s", st.ListPages, st.ListedItems+st.Events,
 				time.Since(start).Round(100*time.Millisecond))
 		}

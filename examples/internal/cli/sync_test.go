@@ -41,8 +41,7 @@ func TestFirstSyncSucceeds(t *testing.T) {
 	require.NoError(t, err)
 	inf := podInformer(t, s)
 	stderr := clitest.NewOutput()
-	sync, err := cli.FailFast(inf, stderr)
-	require.NoError(t, err)
+	sync := cli.FailFast(inf, stderr)
 	ctx := runInformer(t, inf)
 
 	require.NoError(t, sync.Wait(ctx, stderr))
@@ -62,11 +61,10 @@ func TestFirstSyncFailsFast(t *testing.T) {
 	s.FailNext(watchtest.Failure{Code: 403, Times: 100})
 	inf := podInformer(t, s)
 	stderr := clitest.NewOutput()
-	sync, err := cli.FailFast(inf, stderr)
-	require.NoError(t, err)
+	sync := cli.FailFast(inf, stderr)
 	ctx := runInformer(t, inf)
 
-	err = sync.Wait(ctx, nil)
+	err := sync.Wait(ctx, nil)
 	assert.True(t, httpwatch.IsForbidden(err), "got %v", err)
 	assert.Empty(t, stderr.Lines(), "a fatal error is not also a warning")
 }
@@ -75,21 +73,10 @@ func TestFirstSyncInterrupted(t *testing.T) {
 	s := watchtest.NewServer()
 	defer s.Close()
 	inf := podInformer(t, s)
-	sync, err := cli.FailFast(inf, nil)
-	require.NoError(t, err)
+	sync := cli.FailFast(inf, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err = sync.Wait(ctx, nil)
+	err := sync.Wait(ctx, nil)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.ErrorContains(t, err, "interrupted before the first sync")
-}
-
-func TestFailFastAfterRun(t *testing.T) {
-	s := watchtest.NewServer()
-	defer s.Close()
-	inf := podInformer(t, s)
-	ctx := runInformer(t, inf)
-	require.True(t, listwatch.WaitForCacheSync(ctx, inf.HasSynced))
-	_, err := cli.FailFast(inf, nil)
-	assert.ErrorIs(t, err, listwatch.ErrStarted)
 }
