@@ -14,6 +14,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/selector"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -468,9 +469,20 @@ func TestLister(t *testing.T) {
 	_, err = l.List("app in (web")
 	assert.ErrorContains(t, err, "list")
 
-	o, err := l.ByNamespace("ns2").Get("", "c")
+	o, err := l.ByNamespace("ns2").Get("c")
 	require.NoError(t, err)
 	assert.Equal(t, "c", o.Name())
+	_, err = l.ByNamespace("ns1").Get("c")
+	assert.True(t, httpwatch.IsNotFound(err), "c lives in ns2: %v", err)
+	_, err = l.ByNamespace("ns1").List("app in (web")
+	assert.ErrorContains(t, err, "ns1")
+
+	parsed, err := selector.Parse("app=web")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ns1/a", "ns2/c"}, names(l.Select(parsed)), "a parsed selector")
+	ns2web, err := l.ByNamespace("ns2").Select(parsed)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ns2/c"}, names(ns2web))
 	_, err = l.Get("ns1", "zzz")
 	assert.True(t, httpwatch.IsNotFound(err), "a missing object is NotFound: %v", err)
 }

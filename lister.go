@@ -8,48 +8,76 @@ import (
 	"github.com/listwatch/listwatch/selector"
 )
 
-// Lister reads an informer's cache: by label selector, by name, by
-// namespace. What it returns is shared with the cache; objects are immutable.
+// Lister reads an informer's cache across all namespaces: by label
+// selector, by key. What it returns is shared with the cache; objects are
+// immutable.
 type Lister struct {
-	cache     *indexer.Cache[*Object]
-	namespace string // "" reads every namespace
+	cache *indexer.Cache[*Object]
 }
 
 // List returns the cached objects matching a label selector in the full
-// Kubernetes syntax ("" matches everything).
+// Kubernetes syntax ("" matches everything). A caller listing often with
+// one selector parses it once and calls Select.
 func (l *Lister) List(labelSelector string) ([]*Object, error) {
 	sel, err := selector.Parse(labelSelector)
 	if err != nil {
 		return nil, fmt.Errorf("list: %w", err)
 	}
-	var all []*Object
-	if l.namespace == "" {
-		all = l.cache.List()
-	} else if all, err = l.cache.ByIndex(indexer.Namespace, l.namespace); err != nil {
-		return nil, fmt.Errorf("list namespace %q: %w", l.namespace, err)
-	}
-	if sel.Empty() {
-		return all, nil
-	}
-	out := all[:0:0]
-	for _, o := range all {
-		if sel.Matches(labels{o}) {
-			out = append(out, o)
-		}
-	}
-	return out, nil
+	return l.Select(sel), nil
 }
 
-// Get returns the cached object with the given name. namespace is ignored
-// by a Lister from ByNamespace, and empty for cluster-scoped objects. A
-// missing object is a *httpwatch.StatusError for which httpwatch.IsNotFound
-// reports true.
+// Select returns the cached objects sel matches.
+func (l *Lister) Select(sel selector.Selector) []*Object {
+	return filter(l.cache.List(), sel)
+}
+
+// Get returns the cached object with the given namespace ("" for a
+// cluster-scoped object) and name. A missing object is a
+// *httpwatch.StatusError for which httpwatch.IsNotFound reports true.
 func (l *Lister) Get(namespace, name string) (*Object, error) {
-	if l.namespace != "" {
-		namespace = l.namespace
+	return get(l.cache, namespace, name)
+}
+
+// ByNamespace returns a Lister of one namespace, served by the namespace
+// index.
+func (l *Lister) ByNamespace(namespace string) *NamespaceLister {
+	return &NamespaceLister{cache: l.cache, namespace: namespace}
+}
+
+// NamespaceLister reads the objects of one namespace from an informer's
+// cache.
+type NamespaceLister struct {
+	cache     *indexer.Cache[*Object]
+	namespace string
+}
+
+// List returns the namespace's cached objects matching a label selector
+// ("" matches everything).
+func (l *NamespaceLister) List(labelSelector string) ([]*Object, error) {
+	sel, err := selector.Parse(labelSelector)
+	if err != nil {
+		return nil, fmt.Errorf("list namespace %q: %w", l.namespace, err)
 	}
+	return l.Select(sel)
+}
+
+// Select returns the namespace's cached objects sel matches.
+func (l *NamespaceLister) Select(sel selector.Selector) ([]*Object, error) {
+	all, err := l.cache.ByIndex(indexer.Namespace, l.namespace)
+	if err != nil {
+		return nil, fmt.Errorf("list namespace %q: %w", l.namespace, err)
+	}
+	return filter(all, sel), nil
+}
+
+// Get returns the namespace's cached object of that name; see Lister.Get.
+func (l *NamespaceLister) Get(name string) (*Object, error) {
+	return get(l.cache, l.namespace, name)
+}
+
+func get(cache *indexer.Cache[*Object], namespace, name string) (*Object, error) {
 	key := indexer.JoinKey(namespace, name)
-	o, ok, err := l.cache.GetByKey(key)
+	o, ok, err := cache.GetByKey(key)
 	if err != nil {
 		return nil, fmt.Errorf("get %q: %w", key, err)
 	}
@@ -59,10 +87,19 @@ func (l *Lister) Get(namespace, name string) (*Object, error) {
 	return o, nil
 }
 
-// ByNamespace returns a Lister of one namespace, served by the namespace
-// index.
-func (l *Lister) ByNamespace(namespace string) *Lister {
-	return &Lister{cache: l.cache, namespace: namespace}
+// filter keeps the objects sel matches, in a new slice unless sel matches
+// everything.
+func filter(all []*Object, sel selector.Selector) []*Object {
+	if sel.Empty() {
+		return all
+	}
+	out := all[:0:0]
+	for _, o := range all {
+		if sel.Matches(labels{o}) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // labels lets a selector read an object's labels without building a map.
