@@ -115,6 +115,12 @@ type Config struct {
 	// user agent are still added on top. Tests pass an httptest server's
 	// Client().Transport here.
 	Transport http.RoundTripper
+	// WrapTransport, if set, wraps the transport RoundTripper builds, for
+	// metrics, tracing or logging that keep the TLS, proxy and credentials
+	// configured here. The wrapper sits outside the credentials: the
+	// requests it sees carry no Authorization header, and every attempt of
+	// a retried request passes through it.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 	// Clock times token-file re-reads, exec credential expiry and a watch's
 	// wait for response headers. Nil means clock.Real.
 	Clock clock.Clock
@@ -225,8 +231,24 @@ func (c *Config) RoundTripper() (http.RoundTripper, error) {
 		r.SetBasicAuth(c.Username, c.Password)
 		rt.auth = staticAuth(r.Header.Get("Authorization"))
 	}
-	return rt, nil
+	if c.WrapTransport == nil {
+		return rt, nil
+	}
+	w := c.WrapTransport(rt)
+	if w == nil {
+		return nil, errors.New("config: WrapTransport returned no transport")
+	}
+	return wrapped{RoundTripper: w, inner: rt}, nil
 }
+
+// wrapped is the transport WrapTransport made, which may not pass
+// CloseIdleConnections on: that still reaches the connections.
+type wrapped struct {
+	http.RoundTripper
+	inner *roundTripper
+}
+
+func (w wrapped) CloseIdleConnections() { w.inner.CloseIdleConnections() }
 
 // validate rejects combinations that would silently ignore a field.
 func (c *Config) validate() error {

@@ -75,6 +75,9 @@ func (c Config) fields() []field {
 	if c.Transport != nil {
 		d.typeName("Transport", c.Transport)
 	}
+	if c.WrapTransport != nil {
+		d.add("WrapTransport", "set", `"set"`, "set")
+	}
 	if c.Clock != nil {
 		d.typeName("Clock", c.Clock)
 	}
