@@ -36,7 +36,8 @@ type Factory struct {
 	KeepManagedFields bool
 	// Transform, if set, rewrites every object before it is cached.
 	Transform func(*Object) (*Object, error)
-	// Logger is every informer's Logger (slog.Default if nil).
+	// Logger is every informer's Logger. Nil means the Client's, so that
+	// one logger set on the client reaches every part.
 	Logger *slog.Logger
 	// Configure, if set, is called with every new informer before it is
 	// returned: the place to tune its fields further.
@@ -77,8 +78,11 @@ func (f *Factory) ForResource(r httpwatch.Resource) *Informer {
 	inf.Reflector.Name = r.Resource
 	inf.Reflector.LabelSelector = f.LabelSelector
 	inf.Reflector.FieldSelector = f.FieldSelector
-	if f.Logger != nil {
+	switch {
+	case f.Logger != nil:
 		inf.Logger = f.Logger
+	case f.Client.Logger != nil:
+		inf.Logger = f.Client.Logger
 	}
 	if f.Configure != nil {
 		f.Configure(r, inf)

@@ -161,16 +161,16 @@ func TestFactoryHonoursResourceNamespace(t *testing.T) {
 	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 	require.NoError(t, err)
 	defer client.CloseIdleConnections()
+	logs := &logRecords{}
+	client.Logger = slog.New(logs) // set once, on the client
 	f := NewFactory(client)
 	f.Namespace = "shop"
-	logs := &logRecords{}
-	f.Logger = slog.New(logs)
 	shop := f.ForResource(podsRes)
 	otherRes := podsRes
 	otherRes.Namespace = "other"
 	other := f.ForResource(otherRes)
 	require.NotSame(t, shop, other)
-	assert.Same(t, slog.New(logs).Handler(), other.Logger.Handler(), "the factory's logger")
+	assert.Same(t, client.Logger, other.Logger, "the client's logger reaches the informers")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() { cancel(); f.Shutdown() }()

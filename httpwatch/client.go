@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -53,6 +54,13 @@ type Client struct {
 	// itself has no time limit. Zero means no limit. NewClient sets
 	// DefaultWatchHeaderTimeout.
 	WatchHeaderTimeout time.Duration
+	// Metrics, if set, observes every attempt of every request, watches
+	// included.
+	Metrics RequestMetrics
+	// Logger receives the client's own messages: failed attempts, at
+	// Debug. NewClient sets slog.Default(); a Factory made from the client
+	// passes it on to every informer.
+	Logger *slog.Logger
 
 	host    *url.URL
 	list    *http.Client // cfg.Timeout per attempt
@@ -92,12 +100,14 @@ func NewClient(cfg *kubeconfig.Config) (*Client, error) {
 		RetryWaitMax:       30 * time.Second,
 		MaxFrameSize:       DefaultMaxFrameSize,
 		WatchHeaderTimeout: DefaultWatchHeaderTimeout,
+		Logger:             slog.Default(),
 		host:               host,
 		clock:              cfg.Clock,
 	}
 	if c.clock == nil {
 		c.clock = clock.Real
 	}
+	rt = &measured{next: rt, c: c}
 	// The header timer starts after the rate limiter's wait.
 	var watchRT http.RoundTripper = &headerTimeout{next: rt, c: c}
 	if qps, burst := cfg.Rate(); !math.IsInf(qps, 1) {

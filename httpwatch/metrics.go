@@ -1,0 +1,132 @@
+package httpwatch
+
+import (
+	"net/http"
+	"strings"
+	"time"
+)
+
+// RequestMetrics receives one observation per HTTP attempt the client
+// makes (a retried request is observed once per attempt), so that request
+// latency, status codes and errors can be exported by verb and resource,
+// as Prometheus users do with client-go's rest_client metrics. Observe is
+// called on the requesting goroutine: it must be quick and must not call
+// the client.
+type RequestMetrics interface {
+	Observe(RequestInfo)
+}
+
+// RequestInfo describes one attempt: what was asked and how it ended.
+type RequestInfo struct {
+	// Verb is the API server's name for the request: get, list, watch,
+	// create, update, patch, delete or deletecollection.
+	Verb string
+	// Resource is the resource, qualified by its group unless it is core,
+	// with the subresource after a slash: "pods", "deployments.apps",
+	// "pods/status". Empty for paths outside resources (discovery).
+	Resource string
+	// Code is the response's status code, 0 when there was none.
+	Code int
+	// Latency runs from sending the request to its response headers (for
+	// a watch, to the stream opening), without the client-side rate
+	// limiter's wait.
+	Latency time.Duration
+	// Err is the transport's error when there was no response.
+	Err error
+}
+
+// measured observes every attempt for Client.Metrics and logs the failed
+// ones at Debug on Client.Logger.
+type measured struct {
+	next http.RoundTripper
+	c    *Client
+}
+
+func (m *measured) RoundTrip(req *http.Request) (*http.Response, error) {
+	start := m.c.clock.Now()
+	resp, err := m.next.RoundTrip(req)
+	info := RequestInfo{Latency: m.c.clock.Since(start), Err: err}
+	if resp != nil {
+		info.Code = resp.StatusCode
+	}
+	if m.c.Metrics != nil || failed(info) {
+		info.Verb, info.Resource = describe(req, m.c.host.Path)
+	}
+	if m.c.Metrics != nil {
+		m.c.Metrics.Observe(info)
+	}
+	if failed(info) && m.c.Logger != nil {
+		// The path, never the query or headers: nothing secret is logged.
+		m.c.Logger.Debug("httpwatch: request attempt failed", "verb", info.Verb, "resource", info.Resource,
+			"path", req.URL.Path, "code", info.Code, "err", err)
+	}
+	return resp, err
+}
+
+func (m *measured) CloseIdleConnections() {
+	if ci, ok := m.next.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
+// failed reports an attempt the client may retry or report.
+func failed(info RequestInfo) bool {
+	return info.Err != nil || info.Code == http.StatusTooManyRequests || info.Code >= 500
+}
+
+// describe names a request's verb and resource from its method and path,
+// as the API server does: /api/v1/[namespaces/NS/]RESOURCE[/NAME[/SUB]],
+// or /apis/GROUP/VERSION/... prefix is the path of the configured host
+// (a proxy's), which comes first.
+func describe(req *http.Request, prefix string) (verb, resource string) {
+	path := strings.TrimPrefix(req.URL.Path, strings.TrimSuffix(prefix, "/"))
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	var group string
+	switch {
+	case len(parts) >= 3 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 4 && parts[0] == "apis":
+		group, parts = parts[1], parts[3:]
+	default:
+		return strings.ToLower(req.Method), ""
+	}
+	// The namespaces resource's own subresources look like a namespaced
+	// path with no resource: /api/v1/namespaces/NAME/status.
+	if len(parts) >= 3 && parts[0] == "namespaces" && !(len(parts) == 3 && (parts[2] == "status" || parts[2] == "finalize")) {
+		parts = parts[2:]
+	}
+	resource = parts[0]
+	if group != "" {
+		resource += "." + group
+	}
+	named := len(parts) >= 2
+	if len(parts) >= 3 {
+		resource += "/" + parts[2]
+	}
+	return verbOf(req, named), resource
+}
+
+func verbOf(req *http.Request, named bool) string {
+	switch req.Method {
+	case http.MethodGet:
+		if w := req.URL.Query().Get("watch"); w != "" && w != "0" && w != "false" {
+			return "watch"
+		}
+		if named {
+			return "get"
+		}
+		return "list"
+	case http.MethodPost:
+		return "create"
+	case http.MethodPut:
+		return "update"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		if named {
+			return "delete"
+		}
+		return "deletecollection"
+	}
+	return strings.ToLower(req.Method)
+}
