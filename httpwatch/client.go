@@ -62,11 +62,12 @@ type Client struct {
 	// passes it on to every informer.
 	Logger *slog.Logger
 
-	host    *url.URL
-	list    *http.Client // cfg.Timeout per attempt
-	watch   *http.Client // WatchHeaderTimeout for the headers; timeoutSeconds and the context bound the stream
-	limiter *rate.Limiter
-	clock   clock.Clock
+	host      *url.URL
+	list      *http.Client // cfg.Timeout per attempt
+	watch     *http.Client // WatchHeaderTimeout for the headers; timeoutSeconds and the context bound the stream
+	limiter   *rate.Limiter
+	clock     clock.Clock
+	discovery discovery
 }
 
 // NewClient returns a client for the server cfg describes. It uses only
