@@ -25,7 +25,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +32,11 @@ import (
 
 	"github.com/listwatch/listwatch/examples/internal/cli"
 )
+
+const about = `agent is a node agent built on listwatch: it caches only the pods of its own
+node (a server-side field selector) and prints a summary of them: pods by
+phase, containers and restarts. With no server given it runs against an
+embedded fake API server.`
 
 func main() { cli.Main("agent", run) }
 
@@ -46,8 +50,7 @@ type options struct {
 
 func parse(args []string, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("agent", about, stderr)
 	o.conn.RegisterFlags(fs)
 	fs.StringVar(&o.node, "node", os.Getenv("NODE_NAME"), "node whose pods to watch (default: $NODE_NAME; node-1 on the demo server)")
 	fs.DurationVar(&o.every, "every", 10*time.Second, "print the summary this often")

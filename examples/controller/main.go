@@ -24,13 +24,18 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/listwatch/listwatch/examples/internal/cli"
 )
+
+const about = `controller is a small controller built on listwatch: an informer of pods feeds
+their keys into a rate-limited work queue, and workers reconcile each key
+against the cache, tallying pods per namespace and phase. Pods labelled
+fail=true fail on purpose, to show retries backing off. With no server given
+it runs against an embedded fake API server.`
 
 func main() { cli.Main("controller", run) }
 
@@ -44,8 +49,7 @@ type options struct {
 
 func parse(args []string, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("controller", about, stderr)
 	o.conn.RegisterFlags(fs)
 	fs.StringVar(&o.namespace, "namespace", "", "namespace to watch (default: all)")
 	fs.StringVar(&o.namespace, "n", "", "shorthand for --namespace")

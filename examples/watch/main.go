@@ -12,18 +12,23 @@
 //	go run ./examples/watch --kubeconfig ~/.kube/config --resource deployments.v1.apps -n kube-system
 //	go run ./examples/watch --server https://127.0.0.1:6443 --token-file token --ca ca.crt
 //
-// While the first list is read it shows progress on a terminal; then one
-// line per event (or JSON lines with --output json); on Ctrl-C a summary.
+// While the first list is read it shows progress on a terminal; then, as
+// kubectl get -w does, one line per object of that list and one per event
+// (or JSON lines with --output json); on Ctrl-C a summary.
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/listwatch/listwatch/examples/internal/cli"
 )
+
+const about = `watch keeps a live, indexed cache of one resource with listwatch and prints
+the objects of its first list, then one line per change (like kubectl get -w).
+With no server given it runs against an embedded fake API server full of demo
+pods that keep changing.`
 
 func main() { cli.Main("watch", run) }
 
@@ -36,12 +41,12 @@ type options struct {
 	events              int
 	duration            time.Duration
 	watchList           bool
+	initial             bool
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("watch", about, stderr)
 	o.conn.RegisterFlags(fs)
 	fs.StringVar(&o.resource, "resource", "pods", "resource to watch: plural[.version[.group]], e.g. pods, deployments.v1.apps, widgets.v1.example.com")
 	fs.StringVar(&o.namespace, "namespace", "", "namespace to watch (default: all)")
@@ -54,6 +59,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.events, "events", 0, "exit after this many events (0: run until interrupted)")
 	fs.DurationVar(&o.duration, "duration", 0, "exit after this long (0: run until interrupted)")
 	fs.BoolVar(&o.watchList, "watch-list", true, "sync through a watch-list stream when the server supports it")
+	fs.BoolVar(&o.initial, "initial", true, "print the objects of the first list before the changes, as ADDED (they do not count towards --events)")
 	if err := cli.Parse(fs, args); err != nil {
 		return o, err
 	}

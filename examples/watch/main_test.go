@@ -14,17 +14,22 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// Against the embedded demo server the command syncs, prints one line per
-// change and a summary, and exits after --events.
+// Against the embedded demo server the command syncs, prints the objects
+// of the first list, then one line per change and a summary, and exits
+// after --events changes.
 func TestDemoEvents(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	t.Setenv("KUBECONFIG", "")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var stdout, stderr strings.Builder
 	require.NoError(t, run(ctx, []string{"--events", "3"}, &stdout, &stderr))
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	require.Len(t, lines, 3, "stdout: %s", stdout.String())
-	for _, l := range lines {
+	require.Len(t, lines, 30+3, "stdout: %s", stdout.String())
+	for _, l := range lines[:30] {
+		assert.Regexp(t, `^ADDED\s+\S+/web-\d+\s+rv=\d+$`, l, "the first list")
+	}
+	for _, l := range lines[30:] {
 		assert.Regexp(t, `^(ADDED|MODIFIED|DELETED)\s+\S+/web-\d+\s+rv=\d+$`, l)
 	}
 	assert.Contains(t, stderr.String(), "synced 30 objects")
@@ -33,10 +38,11 @@ func TestDemoEvents(t *testing.T) {
 
 func TestDemoJSON(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	t.Setenv("KUBECONFIG", "")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var stdout strings.Builder
-	require.NoError(t, run(ctx, []string{"-o", "json", "--events", "1", "--resource", "pods", "-l", "app=web"}, &stdout, io.Discard))
+	require.NoError(t, run(ctx, []string{"-o", "json", "--initial=false", "--events", "1", "--resource", "pods", "-l", "app=web"}, &stdout, io.Discard))
 	assert.Regexp(t, `^\{"type":"(ADDED|MODIFIED|DELETED)","key":"[a-z]+/web-\d+","resourceVersion":"\d+","object":\{`, stdout.String())
 	assert.NotContains(t, stdout.String(), "managedFields", "managedFields are dropped")
 }
@@ -57,6 +63,7 @@ func TestErrors(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("KUBERNETES_SERVICE_HOST", "")
+			t.Setenv("KUBECONFIG", "")
 			err := run(ctx, tc.args, io.Discard, io.Discard)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)

@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	firstSync := cli.FailFast(inf, stderr)
 
-	p := &printer{out: stdout, json: o.output == "json", max: o.events, done: cancel}
+	p := &printer{out: stdout, json: o.output == "json", initial: o.initial, max: o.events, done: cancel}
 	if _, err := inf.AddEventHandler(p); err != nil {
 		return err
 	}
@@ -86,18 +86,23 @@ func describe(r httpwatch.Resource) string {
 	return fmt.Sprintf("%s (%s) in %s", r.Resource, gv, ns)
 }
 
-// printer prints one line per change after the initial list.
+// printer prints one line per object of the initial list (unless told
+// not to) and one per change; max counts changes only.
 type printer struct {
-	out   io.Writer
-	json  bool
-	max   int
-	done  func()
-	count atomic.Int64
-	mu    sync.Mutex
+	out     io.Writer
+	json    bool
+	initial bool
+	max     int
+	done    func()
+	count   atomic.Int64
+	mu      sync.Mutex
 }
 
 func (p *printer) OnAdd(o *listwatch.Object, initial bool) {
-	if !initial {
+	switch {
+	case initial && p.initial:
+		p.write("ADDED", o, true)
+	case !initial:
 		p.print("ADDED", o)
 	}
 }
@@ -117,20 +122,25 @@ func (p *printer) print(kind string, o *listwatch.Object) {
 	if p.max > 0 && n > int64(p.max) {
 		return
 	}
-	p.mu.Lock()
-	if p.json {
-		line, _ := json.Marshal(struct {
-			Type            string          `json:"type"`
-			Key             string          `json:"key"`
-			ResourceVersion string          `json:"resourceVersion"`
-			Object          json.RawMessage `json:"object"`
-		}{kind, listwatch.Key(o), o.ResourceVersion(), o.Raw()})
-		fmt.Fprintf(p.out, "%s\n", line)
-	} else {
-		fmt.Fprintf(p.out, "%-9s %-40s rv=%s\n", kind, listwatch.Key(o), o.ResourceVersion())
-	}
-	p.mu.Unlock()
+	p.write(kind, o, false)
 	if p.max > 0 && n == int64(p.max) {
 		p.done()
 	}
+}
+
+func (p *printer) write(kind string, o *listwatch.Object, initial bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json {
+		line, _ := json.Marshal(struct {
+			Type            string          `json:"type"`
+			Initial         bool            `json:"initial,omitempty"`
+			Key             string          `json:"key"`
+			ResourceVersion string          `json:"resourceVersion"`
+			Object          json.RawMessage `json:"object"`
+		}{kind, initial, listwatch.Key(o), o.ResourceVersion(), o.Raw()})
+		fmt.Fprintf(p.out, "%s\n", line)
+		return
+	}
+	fmt.Fprintf(p.out, "%-9s %-40s rv=%s\n", kind, listwatch.Key(o), o.ResourceVersion())
 }

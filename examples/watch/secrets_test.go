@@ -13,6 +13,7 @@ import (
 // (issue 16, item 11).
 func TestServerPasswordNotEchoed(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	t.Setenv("KUBECONFIG", "")
 	for name, server := range map[string]string{
 		"unreachable": "http://admin:hunter2@127.0.0.1:1",
 		"bad port":    "http://admin:hunter2@127.0.0.1:bad-port",

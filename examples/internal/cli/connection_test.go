@@ -45,11 +45,12 @@ func TestConnectionOrder(t *testing.T) {
 	const demoURL = "http://127.0.0.1:1234"
 
 	for name, tc := range map[string]struct {
-		args      []string
-		inCluster bool // KUBERNETES_SERVICE_HOST is set
-		wantHost  string
-		wantWhere string
-		wantDemo  bool
+		args          []string
+		kubeconfigEnv bool // KUBECONFIG is set
+		inCluster     bool // KUBERNETES_SERVICE_HOST is set
+		wantHost      string
+		wantWhere     string
+		wantDemo      bool
 	}{
 		"server flag": {
 			args:     []string{"--server", "https://flag.example", "--token", "t", "--token-file", "tf", "--ca", "ca.crt", "--insecure-skip-tls-verify"},
@@ -71,17 +72,29 @@ func TestConnectionOrder(t *testing.T) {
 			args: []string{"--context", "two"}, inCluster: true,
 			wantHost: "https://two.example:6443", wantWhere: "https://two.example:6443",
 		},
+		"server without a scheme is https": {
+			args:     []string{"--server", "127.0.0.1:6443"},
+			wantHost: "https://127.0.0.1:6443", wantWhere: "https://127.0.0.1:6443",
+		},
+		"$KUBECONFIG wins over the pod": {
+			kubeconfigEnv: true, inCluster: true,
+			wantHost: "https://one.example:6443", wantWhere: "https://one.example:6443 (from $KUBECONFIG)",
+		},
 		"no flags, not in a pod": {
 			wantHost: demoURL, wantWhere: demoURL + " (embedded demo server; --server or --kubeconfig for a real one)", wantDemo: true,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			t.Setenv("KUBECONFIG", path)
+			t.Setenv("KUBECONFIG", "")
+			if tc.kubeconfigEnv || tc.args != nil {
+				t.Setenv("KUBECONFIG", path)
+			}
 			t.Setenv("KUBERNETES_SERVICE_PORT", "6443")
 			if tc.inCluster {
 				t.Setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
 			} else {
 				t.Setenv("KUBERNETES_SERVICE_HOST", "")
+				t.Setenv("KUBECONFIG", "")
 			}
 			var c cli.Connection
 			fs := flag.NewFlagSet("test", flag.ContinueOnError)
@@ -117,6 +130,7 @@ func TestConnectionErrors(t *testing.T) {
 
 	t.Run("demo fails", func(t *testing.T) {
 		t.Setenv("KUBERNETES_SERVICE_HOST", "")
+		t.Setenv("KUBECONFIG", "")
 		_, _, _, err := (&cli.Connection{}).Config(t.Context(), demo)
 		assert.ErrorIs(t, err, errDemo)
 	})
@@ -133,6 +147,7 @@ func TestConnectionErrors(t *testing.T) {
 		if _, err := os.Stat("/var/run/secrets/kubernetes.io/serviceaccount/token"); err == nil {
 			t.Skip("running in a pod: the in-cluster config would work")
 		}
+		t.Setenv("KUBECONFIG", "")
 		t.Setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1")
 		t.Setenv("KUBERNETES_SERVICE_PORT", "6443")
 		_, _, _, err := (&cli.Connection{}).Config(t.Context(), demo)

@@ -9,22 +9,33 @@ import (
 	"github.com/listwatch/listwatch/internal/redact"
 )
 
-// Explain turns an error that ended a first sync into one line a person can
-// act on; host is the server's URL, shown without any password in it.
-// Errors it does not know come back as they are. The server's own error,
-// which names the request and so the resource, stays wrapped except after a
-// 401, where it adds nothing.
+// Explained is an error told in one line a person can act on. The error it
+// explains stays wrapped, for errors.Is and for -v, which prints it.
+type Explained struct {
+	Summary string
+	Err     error
+}
+
+func (e *Explained) Error() string { return e.Summary }
+func (e *Explained) Unwrap() error { return e.Err }
+
+// Explain turns an error that ended a first sync into an *Explained; host
+// is the server's URL, shown without any password in it. Errors it does
+// not know come back as they are.
 func Explain(err error, host string) error {
 	host = redact.URL(host)
+	var summary string
 	switch {
 	case httpwatch.IsUnauthorized(err):
-		return fmt.Errorf("the server at %s did not accept the credentials (401 Unauthorized): check --token, --token-file or the kubeconfig user", host)
+		summary = fmt.Sprintf("the server at %s did not accept the credentials (401 Unauthorized): check --token, --token-file or the kubeconfig user", host)
 	case httpwatch.IsForbidden(err):
-		return fmt.Errorf("not allowed (403 Forbidden): the user or service account needs get, list and watch on the resource: %w", err)
+		summary = "not allowed (403 Forbidden): the user or service account needs get, list and watch on the resource"
 	case httpwatch.IsNotFound(err):
-		return fmt.Errorf("the server has no such resource (404 NotFound); check its plural, version and group: %w", err)
+		summary = "the server has no such resource (404 NotFound); check its name, version and group"
 	case httpwatch.IsConnectionRefused(err) || errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("cannot reach the server at %s: %w", host, err)
+		summary = fmt.Sprintf("cannot reach the server at %s", host)
+	default:
+		return err
 	}
-	return err
+	return &Explained{Summary: summary, Err: err}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -19,15 +20,41 @@ type Run func(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // and SIGTERM cancel run's context, so the command can shut down in order
 // and print what it has to. It exits 0 when run succeeds, 2 for -h (the
 // flag package has printed the usage already), and otherwise 1 after
-// printing "name: error".
+// printing "name: error" on one line, and with -v the chain of its causes.
 func Main(name string, run Run) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	os.Exit(exitCode(name, err, os.Stderr))
+	os.Exit(exitCode(name, err, verbose(os.Args[1:]), os.Stderr))
 }
 
-func exitCode(name string, err error, stderr io.Writer) int {
+// NewFlagSet returns a command's flag set: -h prints about, which says what
+// the command does, before the flags. It defines -v, which Main reads.
+func NewFlagSet(name, about string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "%s\n\nUsage of %s:\n", strings.TrimSpace(about), name)
+		fs.PrintDefaults()
+	}
+	fs.Bool("v", false, "on error, print the chain of causes behind the one-line message")
+	return fs
+}
+
+// verbose reports whether args hold -v among the flags.
+func verbose(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-v", "--v", "-v=true", "--v=true":
+			return true
+		}
+	}
+	return false
+}
+
+func exitCode(name string, err error, verbose bool, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return 0
@@ -35,5 +62,32 @@ func exitCode(name string, err error, stderr io.Writer) int {
 		return 2
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	if !verbose {
+		if errors.Unwrap(err) != nil {
+			fmt.Fprintf(stderr, "(run with -v for the causes)\n")
+		}
+		return 1
+	}
+	for _, cause := range causes(err) {
+		fmt.Fprintf(stderr, "  caused by: %s\n", cause)
+	}
 	return 1
+}
+
+// causes lists what each error wrapped inside err adds, outermost first: a
+// message that ends with its cause's is cut to what it adds.
+func causes(err error) []string {
+	var out []string
+	msg := err.Error()
+	for c := errors.Unwrap(err); c != nil; c = errors.Unwrap(c) {
+		inner := c.Error()
+		if own, ok := strings.CutSuffix(msg, ": "+inner); ok {
+			if len(out) > 0 {
+				out[len(out)-1] = own
+			}
+		}
+		out = append(out, inner)
+		msg = inner
+	}
+	return out
 }

@@ -56,6 +56,7 @@ func (r *Running) Wait(t testing.TB) error {
 // runs in a pod, for the rest of the test.
 func DemoEnv(t testing.TB) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	t.Setenv("KUBECONFIG", "")
 }
 
 // Contains returns a condition for Output.WaitFor: a line matches re.
