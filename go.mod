@@ -1,6 +1,6 @@
 module github.com/listwatch/listwatch
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/hashicorp/go-retryablehttp v0.7.8
@@ -8,7 +8,7 @@ require (
 	github.com/tidwall/gjson v1.20.1
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.6
-	golang.org/x/time v0.16.0
+	golang.org/x/time v0.15.0
 )
 
 require (

@@ -66,7 +66,8 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestCustomTransportKeepsCredentials(t *testing.T) {
-	srv, _ := tokenServer(t, new("tok"))
+	valid := "tok"
+	srv, _ := tokenServer(t, &valid)
 	// The server's own client transport, as a test against httptest would use.
 	s, code, err := get(t, &Config{Host: srv.URL, BearerToken: "tok", Transport: srv.Client().Transport})
 	require.NoError(t, err)

@@ -151,7 +151,8 @@ func TestExecToken(t *testing.T) {
 }
 
 func TestExecNoClusterInfoUnlessAsked(t *testing.T) {
-	srv, _ := tokenServer(t, new("tok-1"))
+	valid := "tok-1"
+	srv, _ := tokenServer(t, &valid)
 	infoFile := filepath.Join(t.TempDir(), "info.json")
 	exec := fakePluginConfig(t, ExecAPIVersionV1, "FAKE_TOKEN", "tok-1", "FAKE_INFO_FILE", infoFile)
 	exec.InteractiveMode = "IfAvailable"
