@@ -380,3 +380,8 @@ func waitForCacheSync(ctx context.Context, clk clock.Clock, synced ...func() boo
 // Key returns the key under which obj is cached and queued: "namespace/name",
 // or "name" for cluster-scoped objects. indexer.SplitKey splits it back.
 func Key(obj *Object) string { return indexer.JoinKey(obj.Namespace(), obj.Name()) }
+
+// Relist makes the informer list again as soon as it can (see
+// reflector.Reflector.Relist): handlers then hear of every difference
+// between the cache and the new list.
+func (inf *Informer) Relist() { inf.reflector.Relist() }

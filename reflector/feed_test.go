@@ -78,7 +78,8 @@ func TestReflectorFeedModeFollowsDeadlines(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r.ResyncPeriod = tc.resync
 			s := r.initialState()
-			r.opened(context.Background(), &s, newWatcher(), false, tc.initial)
+			ctx, cancel := context.WithCancel(context.Background())
+			r.opened(ctx, cancel, &s, newWatcher(), false, tc.initial)
 			defer s.closeWatch()
 			require.NotNil(t, s.feed)
 			assert.Equal(t, tc.direct, s.feed.direct)

@@ -95,7 +95,8 @@ type Reflector struct {
 		sync.Mutex
 		rv string
 	}
-	stats counters
+	stats  counters
+	relist relistRequest
 }
 
 // Options tune how a Reflector lists and watches: the part of its

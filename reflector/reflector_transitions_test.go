@@ -393,8 +393,9 @@ func initialOf(w *scriptWatcher, m memory) state {
 
 // started starts the reader of a state made by streamOf.
 func started(s state) state {
-	if s.feed != nil && s.feed.done == nil && !s.feed.direct {
-		s.feed = startFeed(context.Background(), s.feed.w, s.resyncAt.IsZero() && s.initial == nil)
+	if s.feed != nil && s.feed.unhook == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.feed = startFeed(ctx, cancel, s.feed.w, s.resyncAt.IsZero() && s.initial == nil)
 	}
 	return s
 }

@@ -147,7 +147,8 @@ func (r *Reflector) step(ctx context.Context, s state) (state, time.Duration) {
 // start begins a list-and-watch cycle. Each cycle decides afresh how to
 // sync, so a server that learnt to stream is used at the next relist.
 func (r *Reflector) start(s *state) {
-	resume := s.lastRV != "" && !s.cycled
+	relist := r.takeRelist() // the list this cycle begins answers it
+	resume := s.lastRV != "" && !s.cycled && !relist
 	s.cycled = true
 	s.internal = window{} // each cycle gets a fresh window
 	switch {

@@ -47,6 +47,10 @@ func (r *Reflector) stream(ctx context.Context, s *state) time.Duration {
 			s.enter(phaseWatch) // ended by the cancellation: Run returns
 			return 0
 		}
+		if r.relistAsked() {
+			s.enter(phaseStart) // ended by a Relist, or it may as well be
+			return 0
+		}
 		if rep.err == nil {
 			return r.watchFailed(s, rep.ev.Err)
 		}

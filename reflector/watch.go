@@ -34,18 +34,26 @@ func (r *Reflector) watch(ctx context.Context, opts httpwatch.ListOptions) (http
 func (r *Reflector) openWatch(ctx context.Context, s *state) time.Duration {
 	opts := r.baseOptions()
 	opts.ResourceVersion = s.lastRV
-	w, err := r.watch(ctx, opts)
+	wctx, cancel := r.watchContext(ctx)
+	w, err := r.watch(wctx, opts)
 	if ctx.Err() != nil {
+		cancel()
 		return 0
 	}
 	if err != nil {
+		relisted := wctx.Err() != nil // a Relist ended it: list now
+		cancel()
+		if relisted {
+			s.enter(phaseStart)
+			return 0
+		}
 		r.report(OpWatchStart, err)
 		if httpwatch.IsConnectionRefused(err) || httpwatch.IsTooManyRequests(err) {
 			return r.retry(s, phaseWatch, err) // conformance 22
 		}
 		return r.retry(s, phaseStart, err)
 	}
-	r.opened(ctx, s, w, opts.ResourceVersion == "" || opts.ResourceVersion == "0", false)
+	r.opened(wctx, cancel, s, w, opts.ResourceVersion == "" || opts.ResourceVersion == "0", false)
 	return 0
 }
 
@@ -57,11 +65,19 @@ func (r *Reflector) openWatchList(ctx context.Context, s *state) time.Duration {
 	}
 	opts.ResourceVersionMatch = "NotOlderThan"
 	opts.SendInitialEvents = true
-	w, err := r.watch(ctx, opts)
+	wctx, cancel := r.watchContext(ctx)
+	w, err := r.watch(wctx, opts)
 	if ctx.Err() != nil {
+		cancel()
 		return 0
 	}
 	if err != nil {
+		relisted := wctx.Err() != nil // a Relist ended it: list now
+		cancel()
+		if relisted {
+			s.enter(phaseStart)
+			return 0
+		}
 		r.report(OpWatchList, err)
 		switch {
 		case httpwatch.IsConnectionRefused(err) || httpwatch.IsTooManyRequests(err):
@@ -73,7 +89,7 @@ func (r *Reflector) openWatchList(ctx context.Context, s *state) time.Duration {
 		}
 		return 0
 	}
-	r.opened(ctx, s, w, false, true)
+	r.opened(wctx, cancel, s, w, false, true)
 	return 0
 }
 
@@ -82,13 +98,13 @@ func (r *Reflector) openWatchList(ctx context.Context, s *state) time.Duration {
 // events (conformance 29). There is no other limit than the watch timeout.
 const initialWait = 10 * time.Second
 
-// opened moves s to phaseStream on w, which starts its reader.
-func (r *Reflector) opened(ctx context.Context, s *state, w httpwatch.Watcher, fromAny, initial bool) {
+// opened moves s to phaseStream on w, opened with ctx, which cancel ends.
+func (r *Reflector) opened(ctx context.Context, cancel context.CancelFunc, s *state, w httpwatch.Watcher, fromAny, initial bool) {
 	r.stats.watches.Add(1)
 	s.enter(phaseStream)
 	// Without a resync period nor a watch-list to watch over, nothing can
 	// fall due while this watch is open: the loop may block in Next itself.
-	s.feed = startFeed(ctx, w, s.resyncAt.IsZero() && !initial)
+	s.feed = startFeed(ctx, cancel, w, s.resyncAt.IsZero() && !initial)
 	s.opened = r.Clock.Now()
 	s.fromAny = fromAny
 	if initial {
@@ -109,8 +125,9 @@ const feedAhead = 256
 //
 //   - direct: no deadline can fall due while the watch is open (no resync
 //     period, no watch-list waiting for its end). The loop calls Next
-//     itself and the cancellation of the Run's context stops the watcher,
-//     which unblocks it. An event then costs no goroutine hand-off.
+//     itself, and the end of the watch's context (Run's, or a Relist)
+//     stops the watcher, which unblocks it. An event then costs no
+//     goroutine hand-off.
 //   - read ahead: a reader goroutine turns Next into a queue the loop can
 //     wait on beside the alarm. The reader appends every reply to queue as
 //     soon as Next returns it; the loop takes the whole queue at once and
@@ -119,14 +136,17 @@ const feedAhead = 256
 //     quiet stream delays no event.
 //
 // The loop alone calls close, once per watch, and the watcher is stopped
-// exactly once, by close or by the cancellation, whichever comes first.
+// exactly once, by close or by the end of the watch's context, whichever
+// comes first.
 type feed struct {
 	w httpwatch.Watcher
 
 	direct bool
-	// unhook cancels the stop a direct feed arranged on its context; false
-	// means the stop has already begun.
-	unhook func() bool
+	// unhook cancels the stop the feed arranged on its context; false means
+	// the stop has already begun. cancel releases that context.
+	unhook  func() bool
+	cancel  context.CancelFunc
+	stopped chan struct{} // closed once the stop on the context is done
 
 	mu    sync.Mutex
 	queue []reply // read, not yet taken by the loop
@@ -146,17 +166,19 @@ type reply struct {
 	err error
 }
 
-func startFeed(ctx context.Context, w httpwatch.Watcher, direct bool) *feed {
+func startFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, direct bool) *feed {
+	f := &feed{w: w, direct: direct, cancel: cancel, stopped: make(chan struct{})}
+	f.unhook = context.AfterFunc(ctx, func() {
+		w.Stop()
+		close(f.stopped)
+	})
 	if direct {
-		return &feed{w: w, direct: true, unhook: context.AfterFunc(ctx, w.Stop)}
+		return f
 	}
-	f := &feed{
-		w:     w,
-		ready: make(chan struct{}, 1),
-		room:  make(chan struct{}, 1),
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
-	}
+	f.ready = make(chan struct{}, 1)
+	f.room = make(chan struct{}, 1)
+	f.stop = make(chan struct{})
+	f.done = make(chan struct{})
 	go f.read()
 	return f
 }
@@ -218,13 +240,14 @@ func signal(c chan struct{}) {
 // Next (the Watcher contract), so the wait is as short as the stream's
 // teardown.
 func (f *feed) close() {
-	if f.direct {
-		if f.unhook() {
-			f.w.Stop()
-		}
-		return
+	if f.unhook() {
+		f.w.Stop()
+	} else {
+		<-f.stopped // so that the watch is stopped when close returns
 	}
-	close(f.stop)
-	f.w.Stop()
-	<-f.done
+	f.cancel()
+	if !f.direct {
+		close(f.stop)
+		<-f.done
+	}
 }
