@@ -27,8 +27,9 @@ type Elector struct {
 	reported string    // the holder last passed to OnNewLeader
 
 	// parked, set by tests, is called when the loop has armed its timer
-	// and is about to wait on it: the elector is idle until the clock moves.
-	parked func()
+	// and is about to wait on it: the elector is idle until the clock
+	// reaches wake (or, leading, its renew deadline).
+	parked func(wake time.Time)
 }
 
 // New fills in the defaults of cfg, checks it, and returns an Elector.
@@ -102,6 +103,11 @@ func (e *Elector) acquire(ctx context.Context) (sent time.Time, ok bool) {
 			return sent, true
 		}
 		wait := e.cfg.RetryPeriod + time.Duration(e.cfg.Jitter()*e.cfg.JitterFactor*float64(e.cfg.RetryPeriod))
+		// Try again the moment the holder's lease expires, not up to a
+		// RetryPeriod later (decision 19).
+		if until, ok := e.lease.expiresIn(); ok && until > 0 && until < wait {
+			wait = until
+		}
 		if !e.sleep(ctx, wait) {
 			return time.Time{}, false
 		}
@@ -196,7 +202,7 @@ func (e *Elector) sleep(ctx context.Context, d time.Duration) bool {
 	t := e.cfg.Clock.NewTimer(d)
 	defer t.Stop()
 	if e.parked != nil {
-		e.parked()
+		e.parked(e.cfg.Clock.Now().Add(d))
 	}
 	select {
 	case <-t.C():

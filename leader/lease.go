@@ -107,8 +107,7 @@ func (l *lease) try(ctx context.Context) (sent time.Time, err error) {
 	now := l.clock.Now()
 	l.observe(cur, now)
 	old := recordOf(cur)
-	if old.HolderIdentity != "" && old.HolderIdentity != l.identity &&
-		now.Before(l.observedTime.Add(time.Duration(old.LeaseDurationSeconds)*time.Second)) {
+	if until, held := l.expiresIn(); held && until > 0 {
 		return sent, fmt.Errorf("lease %s: %w (%s)", l.name, errHeld, old.HolderIdentity)
 	}
 	rec := old
@@ -151,6 +150,17 @@ func (l *lease) observe(o *httpwatch.Object, now time.Time) {
 		l.observedTime = now
 	}
 	l.observed = o
+}
+
+// expiresIn is how long until another holder's lease expires by this
+// candidate's observation; false if no other identity holds it.
+func (l *lease) expiresIn() (time.Duration, bool) {
+	h := l.holder()
+	if h == "" || h == l.identity {
+		return 0, false
+	}
+	d := time.Duration(recordOf(l.observed).LeaseDurationSeconds) * time.Second
+	return l.observedTime.Add(d).Sub(l.clock.Now()), true
 }
 
 // holder is the identity in the last record seen, "" if none.
