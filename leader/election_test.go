@@ -37,7 +37,9 @@ func TestThreeCandidatesOneLeader(t *testing.T) {
 
 // A leader cut off from the server steps down RenewDeadline after its last
 // renewal was sent; another candidate takes over LeaseDuration after it
-// last saw the lease change, so the two terms never overlap.
+// last saw the lease change, so the two terms never overlap (decision 19:
+// the deadline counts from the send of the last successful renewal, and b
+// retries the moment its observed lease expires).
 func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
@@ -67,7 +69,8 @@ func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
 }
 
 // A renewal that hangs (a slow server) does not extend leadership: the
-// watchdog ends it at the deadline and the hung request is cancelled.
+// watchdog ends it at the deadline and the hung request is cancelled
+// (decision 19).
 func TestSlowRenewalStepsDown(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
