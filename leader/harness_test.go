@@ -189,7 +189,8 @@ func (h *harness) settle() {
 				return false
 			}
 		}
-		return true
+		_, started := h.live()
+		return started
 	}, 10*time.Second, time.Millisecond, "candidates did not settle")
 	h.checkSafe()
 }
@@ -217,25 +218,36 @@ func (h *harness) leaders() []string {
 	h.t.Helper()
 	var ids []string
 	require.Eventually(h.t, func() bool {
-		ids = ids[:0]
-		want := 0
-		for _, n := range h.nodes {
-			n.e.mu.Lock()
-			if n.e.leading {
-				want++
-			}
-			n.e.mu.Unlock()
-		}
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		for _, tm := range h.terms {
-			if tm.ctx.Err() == nil {
-				ids = append(ids, tm.identity)
-			}
-		}
-		return len(ids) == want
+		var started bool
+		ids, started = h.live()
+		return started
 	}, 10*time.Second, time.Millisecond)
 	return ids
+}
+
+// live returns the identities of the live terms, and whether their number
+// is that of the leading electors: whether every OnStartedLeading began (and
+// its start time was recorded before the clock moves on).
+func (h *harness) live() (ids []string, started bool) {
+	h.mu.Lock()
+	nodes := h.nodes
+	h.mu.Unlock()
+	want := 0
+	for _, n := range nodes {
+		n.e.mu.Lock()
+		if n.e.leading {
+			want++
+		}
+		n.e.mu.Unlock()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, tm := range h.terms {
+		if tm.ctx.Err() == nil {
+			ids = append(ids, tm.identity)
+		}
+	}
+	return ids, len(ids) == want
 }
 
 func (h *harness) record() Record {
