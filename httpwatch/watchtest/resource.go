@@ -27,6 +27,10 @@ var (
 	Namespaces = Resource{Version: "v1", Resource: "namespaces", Kind: "Namespace", BuiltIn: true}
 )
 
+// Leases is coordination.k8s.io/v1 Lease, for leader election tests. A
+// Server has it once AddResource(Leases) was called.
+var Leases = Resource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases", Kind: "Lease", Namespaced: true, BuiltIn: true}
+
 // APIVersion returns "v1" for the core group, "GROUP/VERSION" otherwise.
 func (r Resource) APIVersion() string {
 	if r.Group == "" {

@@ -1,0 +1,183 @@
+package leader
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/httpwatch/watchtest"
+)
+
+// Three candidates start at once: they race to create the lease (two get
+// 409 AlreadyExists) and then only one leads, renewing, for a minute.
+func TestThreeCandidatesOneLeader(t *testing.T) {
+	h := newHarness(t)
+	seen := make(chan string, 10)
+	for _, id := range []string{"a", "b", "c"} {
+		h.add(id, func(c *Config) { c.OnNewLeader = func(l string) { seen <- l } })
+	}
+	h.settle()
+	lead := h.leaders()
+	require.Len(t, lead, 1)
+	h.step(time.Minute, testRetry)
+	assert.Equal(t, lead, h.leaders())
+	rec := h.record()
+	assert.Equal(t, lead[0], rec.HolderIdentity)
+	assert.Equal(t, 0, rec.LeaseTransitions)
+	assert.Equal(t, 15, rec.LeaseDurationSeconds)
+	assert.Equal(t, h.clk.Now(), rec.RenewTime, "renewed every RetryPeriod")
+	for range 3 {
+		assert.Equal(t, lead[0], <-seen, "every candidate reports the one leader")
+	}
+}
+
+// A leader cut off from the server steps down RenewDeadline after its last
+// renewal was sent; another candidate takes over LeaseDuration after it
+// last saw the lease change, so the two terms never overlap (decision 19:
+// the deadline counts from the send of the last successful renewal, and b
+// retries the moment its observed lease expires).
+func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
+	h := newHarness(t)
+	a := h.add("a", nil)
+	h.settle()
+	require.Equal(t, []string{"a"}, h.leaders())
+	h.add("b", nil)
+	h.settle()
+	h.step(3*testRetry, testRetry)
+	lastRenew := h.record().RenewTime
+
+	a.part.setDrop(true)
+	h.step(2*testLease, 500*time.Millisecond)
+	require.Equal(t, []string{"b"}, h.leaders())
+	<-a.done
+	require.ErrorIs(t, a.err, ErrLost)
+	require.ErrorIs(t, a.err, errDeadline)
+
+	terms := h.allTerms()
+	require.Len(t, terms, 2)
+	assert.Equal(t, lastRenew.Add(testRenew), terms[0].stop, "a stops exactly at its renew deadline")
+	assert.False(t, terms[1].start.Before(lastRenew.Add(testLease)), "b starts no earlier than LeaseDuration after a's last renewal")
+	assert.False(t, terms[1].start.After(lastRenew.Add(testLease+testRetry)), "b starts within LeaseDuration + RetryPeriod")
+	rec := h.record()
+	assert.Equal(t, "b", rec.HolderIdentity)
+	assert.Equal(t, 1, rec.LeaseTransitions)
+	assert.Equal(t, terms[1].start, rec.AcquireTime)
+}
+
+// A renewal that hangs (a slow server) does not extend leadership: the
+// watchdog ends it at the deadline and the hung request is cancelled
+// (decision 19).
+func TestSlowRenewalStepsDown(t *testing.T) {
+	h := newHarness(t)
+	a := h.add("a", nil)
+	h.settle()
+	h.add("b", nil)
+	h.settle()
+	lastRenew := h.record().RenewTime
+	a.part.mu.Lock()
+	a.part.hold = make(chan struct{}) // never released
+	a.part.mu.Unlock()
+	h.step(testLease+testRetry, 500*time.Millisecond)
+	<-a.done
+	require.ErrorIs(t, a.err, ErrLost)
+	assert.Equal(t, []string{"b"}, h.leaders())
+	terms := h.allTerms()
+	assert.Equal(t, lastRenew.Add(testRenew), terms[0].stop)
+	assert.False(t, terms[1].start.Before(lastRenew.Add(testLease)))
+}
+
+// Renewals that fail for a while but get through before RenewDeadline keep
+// the leader: failures within the deadline are retried, not fatal.
+func TestTransientRenewalFailuresKeepLeader(t *testing.T) {
+	h := newHarness(t)
+	a := h.add("a", nil)
+	h.settle()
+	h.add("b", nil)
+	h.settle()
+	a.part.setDrop(true)
+	h.step(testRenew-2*testRetry, testRetry)
+	a.part.setDrop(false)
+	h.step(time.Minute, testRetry)
+	assert.Equal(t, []string{"a"}, h.leaders())
+	assert.Len(t, h.allTerms(), 1)
+}
+
+// With ReleaseOnCancel a cancelled leader waits for OnStartedLeading to
+// return, then clears the holder with a one-second duration: of two
+// waiting candidates (racing, one gets a 409 Conflict) one takes over at
+// its next attempt rather than after LeaseDuration.
+func TestReleaseOnCancelHandsOverAtNextRetry(t *testing.T) {
+	h := newHarness(t)
+	release := func(c *Config) { c.ReleaseOnCancel = true }
+	a := h.add("a", release)
+	h.settle()
+	h.add("b", release)
+	h.add("c", release)
+	h.settle()
+	a.stop()
+	<-a.done
+	require.NoError(t, a.err)
+	rec := h.record()
+	assert.Empty(t, rec.HolderIdentity)
+	assert.Equal(t, 1, rec.LeaseDurationSeconds)
+	stopped := h.clk.Now()
+
+	h.step(testRetry, 500*time.Millisecond)
+	lead := h.leaders()
+	require.Len(t, lead, 1)
+	terms := h.allTerms()
+	assert.False(t, terms[1].start.After(stopped.Add(testRetry)), "taken over within RetryPeriod")
+	assert.Equal(t, 1, h.record().LeaseTransitions)
+}
+
+// Expiry is judged by the local clock from the last observed change, never
+// from the timestamps in the record: a live holder whose clock is years
+// behind keeps the lease, a dead one whose clock is years ahead loses it
+// after LeaseDuration.
+func TestExpiryIgnoresRecordedTimes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		skew   time.Duration
+		renews bool
+		taken  bool
+	}{
+		{"live holder, clock behind", -10 * 365 * 24 * time.Hour, true, false},
+		{"dead holder, clock ahead", 10 * 365 * 24 * time.Hour, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			at := h.clk.Now().Add(tc.skew)
+			writeLease(t, h, Record{HolderIdentity: "other", LeaseDurationSeconds: 15, AcquireTime: at, RenewTime: at})
+			h.add("a", nil)
+			h.settle()
+			for range 3 * int(testLease/testRetry) {
+				if rec := h.record(); tc.renews {
+					rec.RenewTime = rec.RenewTime.Add(time.Second)
+					writeLease(t, h, rec)
+				}
+				h.step(testRetry, testRetry)
+			}
+			assert.Equal(t, tc.taken, h.record().HolderIdentity == "a")
+		})
+	}
+}
+
+// writeLease stores rec as the lease, as another process would.
+func writeLease(t *testing.T, h *harness, rec Record) {
+	t.Helper()
+	l := lease{name: "lock"}
+	if raw, err := h.srv.Get(watchtest.Leases, "ns", "lock"); err == nil {
+		cur, err := httpwatch.NewObject(raw)
+		require.NoError(t, err)
+		_, err = h.srv.Update(watchtest.Leases, l.encode(cur, rec))
+		require.NoError(t, err)
+		return
+	}
+	obj := l.encode(nil, rec)
+	_, err := h.srv.Create(watchtest.Leases, strings.Replace(string(obj), `"name":"lock"`, `"name":"lock","namespace":"ns"`, 1))
+	require.NoError(t, err)
+}

@@ -1,0 +1,52 @@
+package leader_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/leader"
+)
+
+func Example() {
+	srv := watchtest.NewServer()
+	defer srv.Close()
+	srv.AddResource(watchtest.Leases)
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.CloseIdleConnections()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	el, err := leader.New(leader.Config{
+		Leases: client.Resource(httpwatch.Resource{Group: "coordination.k8s.io",
+			Version: "v1", Resource: "leases", Namespace: "default"}),
+		Name:            "example",
+		Identity:        "replica-1",
+		ReleaseOnCancel: true,
+		OnStartedLeading: func(ctx context.Context) {
+			fmt.Println("leading")
+			cancel() // the work is done: shut down
+			<-ctx.Done()
+		},
+		OnStoppedLeading: func() { fmt.Println("stopped leading") },
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("run:", el.Run(ctx))
+	raw, _ := srv.Get(watchtest.Leases, "default", "example")
+	lease, _ := httpwatch.NewObject(raw)
+	fmt.Printf("holder %q, leaseDurationSeconds %d\n",
+		lease.Get("spec.holderIdentity").String(), lease.Get("spec.leaseDurationSeconds").Int())
+	// Output:
+	// leading
+	// stopped leading
+	// run: <nil>
+	// holder "", leaseDurationSeconds 1
+}

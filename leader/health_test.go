@@ -1,0 +1,65 @@
+package leader
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/listwatch/listwatch/httpwatch/watchtest"
+)
+
+// Check fails only while a leader's OnStartedLeading goes on after its
+// renew deadline by more than the tolerance: a leader that ignores its
+// context.
+func TestCheckFailsWhenLeaderOutlivesDeadline(t *testing.T) {
+	h := newHarness(t)
+	release := make(chan struct{})
+	a := h.add("a", func(c *Config) {
+		c.OnStartedLeading = func(ctx context.Context) {
+			h.lead("a", ctx)
+			<-release // ignores its context until the test lets go
+		}
+	})
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(letGo) // runs before the harness waits for Run to return
+	h.settle()
+	h.leaders()
+	require.NoError(t, a.e.Check(0))
+	a.part.setDrop(true)
+	h.step(testRenew-testRetry, testRetry)
+	h.clk.Step(testRetry) // the deadline: the watchdog cancels a's context
+	require.Eventually(t, func() bool { return len(h.allTerms()) == 1 && h.allTerms()[0].ctx.Err() != nil },
+		10*time.Second, time.Millisecond)
+	require.NoError(t, a.e.Check(time.Second), "at the deadline, within tolerance")
+	h.clk.Step(2 * time.Second)
+	assert.ErrorContains(t, a.e.Check(time.Second), "renewal overdue by 2s")
+	letGo()
+	<-a.done
+	require.NoError(t, a.e.Check(0), "not leading any more")
+}
+
+// The record is written as the real server wants it: MicroTime with
+// microseconds in UTC, and the holder's duration in whole seconds.
+func TestRecordFormat(t *testing.T) {
+	h := newHarness(t)
+	h.clk.Step(1234567 * time.Nanosecond)
+	stopped := make(chan struct{})
+	h.add("a", func(c *Config) { c.OnStoppedLeading = func() { close(stopped) } })
+	h.settle()
+	raw, err := h.srv.Get(watchtest.Leases, "ns", "lock")
+	require.NoError(t, err)
+	spec := gjson.GetBytes(raw, "spec")
+	assert.Equal(t, "2026-01-01T00:00:00.001234Z", spec.Get("renewTime").String())
+	assert.Equal(t, "2026-01-01T00:00:00.001234Z", spec.Get("acquireTime").String())
+	assert.Equal(t, "a", spec.Get("holderIdentity").String())
+	assert.EqualValues(t, 15, spec.Get("leaseDurationSeconds").Int())
+	assert.EqualValues(t, 0, spec.Get("leaseTransitions").Int())
+	h.nodes[0].stop()
+	<-stopped
+}
