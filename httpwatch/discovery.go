@@ -43,6 +43,44 @@ const acceptAggregated = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGrou
 type discovery struct {
 	mu        sync.Mutex
 	resources []APIResource // nil until read
+	// absent: the server serves no discovery (404), so scope checks are
+	// skipped rather than asked again on every request.
+	absent bool
+}
+
+// ErrNamespaceRequired is wrapped by a Get or Delete of a namespaced
+// resource through a client with no namespace: the server would answer
+// 404, which IsNotFound would take for "already gone".
+var ErrNamespaceRequired = errors.New("the resource is namespaced: a namespace is required")
+
+// checkScope fails with ErrNamespaceRequired when r, addressed without a
+// namespace, is namespaced according to discovery. Without discovery it
+// cannot tell, and lets the request go.
+func (c *Client) checkScope(ctx context.Context, r Resource) error {
+	if r.Namespace != "" {
+		return nil
+	}
+	c.discovery.mu.Lock()
+	absent := c.discovery.absent
+	c.discovery.mu.Unlock()
+	if absent {
+		return nil
+	}
+	rs, err := c.Discover(ctx)
+	if err != nil {
+		if IsNotFound(err) {
+			c.discovery.mu.Lock()
+			c.discovery.absent = true
+			c.discovery.mu.Unlock()
+		}
+		return nil
+	}
+	for _, ar := range rs {
+		if ar.Group == r.Group && ar.Version == r.Version && ar.Resource.Resource == r.Resource && ar.Namespaced {
+			return fmt.Errorf("%s.%s: %w", r.Resource, r.Version, ErrNamespaceRequired)
+		}
+	}
+	return nil
 }
 
 // Discover reads the resources the server serves, every version of every

@@ -104,3 +104,34 @@ func TestResourceFor(t *testing.T) {
 		}
 	}
 }
+
+// A namespaced Get or Delete without a namespace is an error of its own,
+// not a 404 that IsNotFound would take for "gone".
+func TestNamespaceRequired(t *testing.T) {
+	srv := discoveryServer(t, true)
+	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL, QPS: -1})
+	require.NoError(t, err)
+	defer c.CloseIdleConnections()
+	pods := c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"})
+	_, err = pods.Get(context.Background(), "web")
+	assert.ErrorIs(t, err, httpwatch.ErrNamespaceRequired)
+	assert.False(t, httpwatch.IsNotFound(err))
+	err = pods.Delete(context.Background(), "web")
+	assert.ErrorIs(t, err, httpwatch.ErrNamespaceRequired)
+
+	nodes := c.Resource(httpwatch.Resource{Version: "v1", Resource: "nodes"})
+	_, err = nodes.Get(context.Background(), "node-1")
+	assert.True(t, httpwatch.IsNotFound(err), "a cluster-scoped Get goes to the server: %v", err)
+
+	// A server without discovery is asked once, then trusted.
+	plain := apitest.Serve(t, fixtures.Load(t, "get-missing.json").ServeHTTP)
+	c2, err := httpwatch.NewClient(&kubeconfig.Config{Host: plain.URL, QPS: -1})
+	require.NoError(t, err)
+	defer c2.CloseIdleConnections()
+	pods2 := c2.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"})
+	for range 2 {
+		_, err = pods2.Get(context.Background(), "web")
+		assert.True(t, httpwatch.IsNotFound(err))
+	}
+	assert.Len(t, plain.Requests(), 3, "one discovery request, then two gets")
+}

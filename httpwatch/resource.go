@@ -153,7 +153,9 @@ func (rc *ResourceClient) List(ctx context.Context, opts ListOptions) (*Page, er
 	return ListAll(ctx, rc, opts, nil)
 }
 
-// Get reads one object by name (in the client's namespace).
+// Get reads one object by name (in the client's namespace). A namespaced
+// resource needs one: without it Get fails with ErrNamespaceRequired (when
+// the server's discovery says the resource is namespaced).
 func (rc *ResourceClient) Get(ctx context.Context, name string) (*Object, error) {
 	coll, err := rc.res.Path()
 	if err != nil {
@@ -162,6 +164,9 @@ func (rc *ResourceClient) Get(ctx context.Context, name string) (*Object, error)
 	path, err := itemPath(coll, name)
 	if err != nil {
 		return nil, fmt.Errorf("get: %w", err)
+	}
+	if err := rc.c.checkScope(ctx, rc.res); err != nil {
+		return nil, fmt.Errorf("get %q: %w", name, err)
 	}
 	accept := acceptJSON
 	if rc.MetadataOnly {
@@ -203,7 +208,7 @@ func (rc *ResourceClient) Update(ctx context.Context, raw []byte) (*Object, erro
 	return rc.objectRequest(ctx, request{method: http.MethodPut, path: path, accept: acceptJSON, body: raw})
 }
 
-// Delete deletes an object by name (in the client's namespace).
+// Delete deletes an object by name (in the client's namespace; see Get).
 func (rc *ResourceClient) Delete(ctx context.Context, name string) error {
 	coll, err := rc.res.Path()
 	if err != nil {
@@ -212,6 +217,9 @@ func (rc *ResourceClient) Delete(ctx context.Context, name string) error {
 	path, err := itemPath(coll, name)
 	if err != nil {
 		return fmt.Errorf("delete: %w", err)
+	}
+	if err := rc.c.checkScope(ctx, rc.res); err != nil {
+		return fmt.Errorf("delete %q: %w", name, err)
 	}
 	resp, err := rc.c.do(ctx, request{method: http.MethodDelete, path: path, accept: acceptJSON})
 	if err != nil {
