@@ -1,0 +1,53 @@
+package httpwatch
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var errConflict = &StatusError{Code: 409, Reason: "Conflict"}
+
+func TestRetryOnConflict(t *testing.T) {
+	fake := clock.NewFake(time.Unix(0, 0))
+	r := Retry{Steps: 4, Initial: time.Second, Factor: 2, Jitter: 0.5, Clock: fake, Random: func() float64 { return 0.5 }}
+	ctx := context.Background()
+	calls := make(chan time.Time, 10)
+	done := make(chan error, 1)
+	go func() {
+		attempts := 0
+		done <- RetryOnConflict(ctx, r, func(context.Context) error {
+			attempts++
+			calls <- fake.Now()
+			if attempts < 3 {
+				return errConflict
+			}
+			return nil
+		})
+	}()
+	start := <-calls
+	for _, wait := range []time.Duration{1250 * time.Millisecond, 2500 * time.Millisecond} {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		require.NoError(t, fake.WaitForWaiters(wctx, 1))
+		cancel()
+		fake.Step(wait)
+		assert.Equal(t, wait, (<-calls).Sub(start), "waits double, with jitter")
+		start = fake.Now()
+	}
+	require.NoError(t, <-done, "succeeds on the third attempt")
+
+	// Other errors are returned at once; conflicts give up after Steps.
+	n := 0
+	other := errors.New("boom")
+	assert.ErrorIs(t, RetryOnConflict(ctx, r, func(context.Context) error { n++; return other }), other)
+	assert.Equal(t, 1, n)
+	n = 0
+	r.Initial = 0
+	assert.True(t, IsConflict(RetryOnConflict(ctx, r, func(context.Context) error { n++; return errConflict })))
+	assert.Equal(t, 4, n)
+}
