@@ -154,6 +154,8 @@ type request struct {
 	query  url.Values
 	accept string
 	body   []byte
+	// contentType of the body; "" means application/json.
+	contentType string
 }
 
 // do sends a non-streaming request with retries. On success the caller owns
@@ -172,7 +174,11 @@ func (c *Client) do(ctx context.Context, rq request) (*http.Response, error) {
 	}
 	req.Header.Set("Accept", rq.accept)
 	if rq.body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		ct := rq.contentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		req.Header.Set("Content-Type", ct)
 	}
 	rc := &retryablehttp.Client{
 		HTTPClient:   c.list,
@@ -205,6 +211,7 @@ func (c *Client) do(ctx context.Context, rq request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	c.logWarnings(rq, resp.Header)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
 		return nil, statusFromResponse(rq.method, rq.path, resp)
