@@ -96,4 +96,3 @@ func names(t *testing.T, rc *httpwatch.ResourceClient, key string) []string {
 	slices.Sort(out)
 	return out
 }
-
