@@ -139,7 +139,7 @@ func TestWriteRequests(t *testing.T) {
 	}
 }
 
-// Mistakes the client catches before sending anything.
+// Mistakes the client catches before sending anything (decision 23).
 func TestWriteRefusals(t *testing.T) {
 	c, seen := recordWrites(t, cmJSON)
 	rc := c.Resource(Resource{Version: "v1", Resource: "configmaps", Namespace: "ns1"})
@@ -159,7 +159,7 @@ func TestWriteRefusals(t *testing.T) {
 }
 
 // Answers of subresources skip the Transform, written for the resource's
-// own kind; the object's own answers go through it.
+// own kind; the object's own answers go through it (decision 23).
 func TestSubresourceSkipsTransform(t *testing.T) {
 	c, _ := recordWrites(t, scaleJSON)
 	rc := c.Resource(Resource{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "ns1"})
