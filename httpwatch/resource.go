@@ -71,7 +71,7 @@ func (r Resource) collectionPath(ns string) (string, error) {
 		}
 	}
 	if r.Version == "" || r.Resource == "" {
-		return "", fmt.Errorf("resource %+v: version and resource are required", r)
+		return "", fmt.Errorf("resource %q, version %q, group %q: version and resource are required", r.Resource, r.Version, r.Group)
 	}
 	var b strings.Builder
 	if r.Group == "" {
