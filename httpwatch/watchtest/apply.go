@@ -223,7 +223,12 @@ func (o owners) clone() owners {
 // applyConflicts is the real server's 409 for an apply that would take
 // fields from other managers.
 func applyConflicts(cs []applyConflict) *apiError {
-	slices.SortFunc(cs, func(a, b applyConflict) int { return strings.Compare(showPath(a.path), showPath(b.path)) })
+	slices.SortFunc(cs, func(a, b applyConflict) int {
+		if c := strings.Compare(showPath(a.path), showPath(b.path)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.owner.name, b.owner.name)
+	})
 	who := func(c applyConflict) string {
 		if c.owner.apply {
 			return fmt.Sprintf("%q", c.owner.name)
