@@ -163,12 +163,14 @@ func TestCRUDOverHTTP(t *testing.T) {
 
 	code, body, _ = do(t, s, http.MethodDelete, base+"/w1", "")
 	require.Equal(t, http.StatusOK, code, "%s", body)
+	assert.Equal(t, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"w1","group":"example.com","kind":"widgets","uid":"`+created.Get("metadata.uid").String()+`"}}`+"\n", string(body),
+		"a custom resource deleted at once answers with a Success Status")
 	code, body = get(t, s, base+"/w1")
 	assert.Equal(t, http.StatusNotFound, code)
 	assert.Equal(t, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"widgets.example.com \"w1\" not found","reason":"NotFound","details":{"name":"w1","group":"example.com","kind":"widgets"},"code":404}`+"\n", string(body))
 
 	code, _, _ = do(t, s, http.MethodPatch, base+"/w1", `{}`)
-	assert.Equal(t, http.StatusMethodNotAllowed, code)
+	assert.Equal(t, http.StatusUnsupportedMediaType, code, "a patch without a patch media type")
 	code, _, _ = do(t, s, http.MethodPost, "/api/v1/pods", podJSON("a", "b", nil))
 	assert.Equal(t, http.StatusMethodNotAllowed, code, "a namespaced object is created in a namespace")
 }
