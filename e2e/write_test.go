@@ -151,3 +151,31 @@ func withData(t *testing.T, o *httpwatch.Object, v string) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// Every write of a namespaced resource's objects needs a namespace, the
+// client's or the object's: without one it fails before it is sent.
+func TestWritesNeedANamespace(t *testing.T) {
+	ctx := context.Background()
+	c := client(t)
+	ns := namespace(t, c)
+	all := c.Resource(configMaps)
+	noNS := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}`)
+	for name, write := range map[string]func() error{
+		"create": func() error { _, err := all.Create(ctx, noNS); return err },
+		"update": func() error { _, err := all.Update(ctx, noNS); return err },
+		"apply": func() error {
+			_, err := all.Apply(ctx, noNS, httpwatch.ApplyOptions{FieldManager: "m"})
+			return err
+		},
+		"patch":             func() error { _, err := all.Patch(ctx, "a", httpwatch.MergePatch, []byte(`{}`)); return err },
+		"status":            func() error { _, err := all.Subresource("status").Get(ctx, "a"); return err },
+		"delete":            func() error { return all.Delete(ctx, "a") },
+		"delete collection": func() error { return all.DeleteCollection(ctx, httpwatch.ListOptions{}, httpwatch.DeleteOptions{}) },
+	} {
+		assert.ErrorIs(t, write(), httpwatch.ErrNamespaceRequired, name)
+	}
+	// The object's own namespace is enough for writes of whole objects.
+	o, err := all.Create(ctx, configMap(ns, "a", "1"))
+	require.NoError(t, err)
+	assert.Equal(t, ns, o.Namespace())
+}

@@ -25,7 +25,7 @@ import (
 // resource with Resource. A Client is safe for concurrent use; change its
 // fields only before the first request.
 //
-// Non-streaming requests (list pages, get, create, update, delete) are
+// Non-streaming requests (list pages, get and every write) are
 // retried on connection errors, 429 and 5xx (except 501 and a
 // ResourceVersionTooLarge 504, which the reflector must see at once), with
 // exponential backoff and jitter that honours Retry-After. Writes are retried

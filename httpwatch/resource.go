@@ -170,7 +170,8 @@ func (rc *ResourceClient) Get(ctx context.Context, name string) (*Object, error)
 
 // Create posts a new object (raw JSON) and returns what the server stored
 // (or, with DryRun, would store). The namespace is the client's or, when
-// that is "", the object's own.
+// that is "", the object's own; a namespaced resource needs one
+// (ErrNamespaceRequired).
 func (rc *ResourceClient) Create(ctx context.Context, raw []byte, opts ...WriteOptions) (*Object, error) {
 	o, err := NewObject(raw)
 	if err != nil {
@@ -180,9 +181,14 @@ func (rc *ResourceClient) Create(ctx context.Context, raw []byte, opts ...WriteO
 	if err != nil {
 		return nil, fmt.Errorf("create: %w", err)
 	}
-	coll, err := rc.res.collectionPath(rc.namespaceFor(o))
+	r := rc.res
+	r.Namespace = rc.namespaceFor(o)
+	coll, err := r.Path()
 	if err != nil {
 		return nil, fmt.Errorf("create: %w", err)
+	}
+	if err := rc.c.checkScope(ctx, r); err != nil {
+		return nil, fmt.Errorf("create %q: %w", o.Name(), err)
 	}
 	return rc.objectRequest(ctx, request{method: http.MethodPost, path: coll, query: wo.values(), accept: acceptJSON, body: raw})
 }
@@ -235,8 +241,8 @@ func (rc *ResourceClient) Delete(ctx context.Context, name string, opts ...Delet
 }
 
 // DeleteCollection deletes every object of the collection (in the client's
-// namespace, or all namespaces) that the label and field selectors of
-// list match, with the options of del for each.
+// namespace, which a namespaced resource needs) that the label and field
+// selectors of list match, with the options of del for each.
 func (rc *ResourceClient) DeleteCollection(ctx context.Context, list ListOptions, del DeleteOptions) error {
 	path, err := rc.res.Path()
 	if err != nil {
@@ -244,6 +250,9 @@ func (rc *ResourceClient) DeleteCollection(ctx context.Context, list ListOptions
 	}
 	body, err := del.body()
 	if err != nil {
+		return fmt.Errorf("delete collection: %w", err)
+	}
+	if err := rc.c.checkScope(ctx, rc.res); err != nil {
 		return fmt.Errorf("delete collection: %w", err)
 	}
 	return rc.discardRequest(ctx, request{method: http.MethodDelete, path: path, query: list.Values(false), accept: acceptJSON, body: body})
