@@ -49,88 +49,95 @@ const (
 	scaleJSON = `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web","namespace":"ns1"},"spec":{"replicas":3}}`
 )
 
-// The exact requests of every write, with and without options, as the real
-// kube-apiserver expects them (e2e/write_test.go runs them against it).
+var (
+	zeroSeconds = int64(0)
+	cmsNS1      = Resource{Version: "v1", Resource: "configmaps", Namespace: "ns1"}
+	depsNS1     = Resource{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "ns1"}
+)
+
+const cmItem = "/api/v1/namespaces/ns1/configmaps/a"
+
+// writeRequests are the exact requests of every write, with and without
+// options, as the real kube-apiserver expects them (e2e/write_test.go runs
+// them against it).
+var writeRequests = []struct {
+	name  string
+	res   Resource
+	write func(context.Context, *ResourceClient) error
+	want  sent
+}{
+	{"create", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		_, err := rc.Create(ctx, []byte(cmJSON))
+		return err
+	}, sent{"POST", "/api/v1/namespaces/ns1/configmaps", "", "application/json", cmJSON}},
+	{"create with options", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		_, err := rc.Create(ctx, []byte(cmJSON), WriteOptions{DryRun: true, FieldManager: "labeller", FieldValidation: FieldValidationStrict})
+		return err
+	}, sent{"POST", "/api/v1/namespaces/ns1/configmaps", "dryRun=All&fieldManager=labeller&fieldValidation=Strict", "application/json", cmJSON}},
+	{"update with options", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		_, err := rc.Update(ctx, []byte(cmJSON), WriteOptions{FieldValidation: FieldValidationIgnore})
+		return err
+	}, sent{"PUT", cmItem, "fieldValidation=Ignore", "application/json", cmJSON}},
+	{"merge patch", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		_, err := rc.Patch(ctx, "a", MergePatch, []byte(`{"metadata":{"labels":{"x":"1"}}}`))
+		return err
+	}, sent{"PATCH", cmItem, "", "application/merge-patch+json", `{"metadata":{"labels":{"x":"1"}}}`}},
+	{"json patch dry run", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		_, err := rc.Patch(ctx, "a", JSONPatch, []byte(`[{"op":"remove","path":"/data/x"}]`), WriteOptions{DryRun: true})
+		return err
+	}, sent{"PATCH", cmItem, "dryRun=All", "application/json-patch+json", `[{"op":"remove","path":"/data/x"}]`}},
+	{"strategic merge patch", depsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		_, err := rc.Patch(ctx, "web", StrategicMergePatch, []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}}`), WriteOptions{FieldManager: "m"})
+		return err
+	}, sent{"PATCH", "/apis/apps/v1/namespaces/ns1/deployments/web", "fieldManager=m", "application/strategic-merge-patch+json", `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}}`}},
+	{"apply", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		_, err := rc.Apply(ctx, []byte(cmJSON), ApplyOptions{FieldManager: "labeller"})
+		return err
+	}, sent{"PATCH", cmItem, "fieldManager=labeller", "application/apply-patch+yaml", cmJSON}},
+	{"apply forced dry run", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		_, err := rc.Apply(ctx, []byte(cmJSON), ApplyOptions{FieldManager: "labeller", Force: true, DryRun: true, FieldValidation: FieldValidationWarn})
+		return err
+	}, sent{"PATCH", cmItem, "dryRun=All&fieldManager=labeller&fieldValidation=Warn&force=true", "application/apply-patch+yaml", cmJSON}},
+	{"delete", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		return rc.Delete(ctx, "a")
+	}, sent{"DELETE", cmItem, "", "", ""}},
+	{"delete with options", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		return rc.Delete(ctx, "a", DeleteOptions{DryRun: true, GracePeriodSeconds: &zeroSeconds, PropagationPolicy: PropagationForeground, Preconditions: Preconditions{UID: "u1", ResourceVersion: "3"}})
+	}, sent{"DELETE", cmItem, "", "application/json", `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"],"gracePeriodSeconds":0,"propagationPolicy":"Foreground","preconditions":{"uid":"u1","resourceVersion":"3"}}`}},
+	{"delete orphan", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		return rc.Delete(ctx, "a", DeleteOptions{PropagationPolicy: PropagationOrphan})
+	}, sent{"DELETE", cmItem, "", "application/json", `{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Orphan"}`}},
+	{"delete collection", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		return rc.DeleteCollection(ctx, ListOptions{LabelSelector: "app=web", FieldSelector: "metadata.name!=keep"}, DeleteOptions{PropagationPolicy: PropagationBackground})
+	}, sent{"DELETE", "/api/v1/namespaces/ns1/configmaps", "fieldSelector=metadata.name%21%3Dkeep&labelSelector=app%3Dweb", "application/json", `{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}`}},
+	{"get status", depsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		_, err := rc.Subresource("status").Get(ctx, "web")
+		return err
+	}, sent{"GET", "/apis/apps/v1/namespaces/ns1/deployments/web/status", "", "", ""}},
+	{"update status", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		_, err := rc.Subresource("status").Update(ctx, []byte(cmJSON), WriteOptions{FieldManager: "ctl"})
+		return err
+	}, sent{"PUT", cmItem + "/status", "fieldManager=ctl", "application/json", cmJSON}},
+	{"patch status", depsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		_, err := rc.Subresource("status").Patch(ctx, "web", MergePatch, []byte(`{"status":{"replicas":2}}`))
+		return err
+	}, sent{"PATCH", "/apis/apps/v1/namespaces/ns1/deployments/web/status", "", "application/merge-patch+json", `{"status":{"replicas":2}}`}},
+	{"apply status", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		_, err := rc.Subresource("status").Apply(ctx, []byte(cmJSON), ApplyOptions{FieldManager: "ctl", Force: true})
+		return err
+	}, sent{"PATCH", cmItem + "/status", "fieldManager=ctl&force=true", "application/apply-patch+yaml", cmJSON}},
+	{"update scale", depsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		_, err := rc.Subresource("scale").Update(ctx, []byte(scaleJSON))
+		return err
+	}, sent{"PUT", "/apis/apps/v1/namespaces/ns1/deployments/web/scale", "", "application/json", scaleJSON}},
+	{"namespace", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
+		_, err := rc.Namespace("other").Patch(ctx, "a", MergePatch, []byte(`{}`))
+		return err
+	}, sent{"PATCH", "/api/v1/namespaces/other/configmaps/a", "", "application/merge-patch+json", `{}`}},
+}
+
 func TestWriteRequests(t *testing.T) {
-	zero := int64(0)
-	cms := Resource{Version: "v1", Resource: "configmaps", Namespace: "ns1"}
-	deps := Resource{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "ns1"}
-	const item = "/api/v1/namespaces/ns1/configmaps/a"
-	for _, tc := range []struct {
-		name  string
-		res   Resource
-		write func(context.Context, *ResourceClient) error
-		want  sent
-	}{
-		{"create", cms, func(ctx context.Context, rc *ResourceClient) error {
-			_, err := rc.Create(ctx, []byte(cmJSON))
-			return err
-		}, sent{"POST", "/api/v1/namespaces/ns1/configmaps", "", "application/json", cmJSON}},
-		{"create with options", cms, func(ctx context.Context, rc *ResourceClient) error {
-			_, err := rc.Create(ctx, []byte(cmJSON), WriteOptions{DryRun: true, FieldManager: "labeller", FieldValidation: FieldValidationStrict})
-			return err
-		}, sent{"POST", "/api/v1/namespaces/ns1/configmaps", "dryRun=All&fieldManager=labeller&fieldValidation=Strict", "application/json", cmJSON}},
-		{"update with options", cms, func(ctx context.Context, rc *ResourceClient) error {
-			_, err := rc.Update(ctx, []byte(cmJSON), WriteOptions{FieldValidation: FieldValidationIgnore})
-			return err
-		}, sent{"PUT", item, "fieldValidation=Ignore", "application/json", cmJSON}},
-		{"merge patch", cms, func(ctx context.Context, rc *ResourceClient) error {
-			_, err := rc.Patch(ctx, "a", MergePatch, []byte(`{"metadata":{"labels":{"x":"1"}}}`))
-			return err
-		}, sent{"PATCH", item, "", "application/merge-patch+json", `{"metadata":{"labels":{"x":"1"}}}`}},
-		{"json patch dry run", cms, func(ctx context.Context, rc *ResourceClient) error {
-			_, err := rc.Patch(ctx, "a", JSONPatch, []byte(`[{"op":"remove","path":"/data/x"}]`), WriteOptions{DryRun: true})
-			return err
-		}, sent{"PATCH", item, "dryRun=All", "application/json-patch+json", `[{"op":"remove","path":"/data/x"}]`}},
-		{"strategic merge patch", deps, func(ctx context.Context, rc *ResourceClient) error {
-			_, err := rc.Patch(ctx, "web", StrategicMergePatch, []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}}`), WriteOptions{FieldManager: "m"})
-			return err
-		}, sent{"PATCH", "/apis/apps/v1/namespaces/ns1/deployments/web", "fieldManager=m", "application/strategic-merge-patch+json", `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}}`}},
-		{"apply", cms, func(ctx context.Context, rc *ResourceClient) error {
-			_, err := rc.Apply(ctx, []byte(cmJSON), ApplyOptions{FieldManager: "labeller"})
-			return err
-		}, sent{"PATCH", item, "fieldManager=labeller", "application/apply-patch+yaml", cmJSON}},
-		{"apply forced dry run", cms, func(ctx context.Context, rc *ResourceClient) error {
-			_, err := rc.Apply(ctx, []byte(cmJSON), ApplyOptions{FieldManager: "labeller", Force: true, DryRun: true, FieldValidation: FieldValidationWarn})
-			return err
-		}, sent{"PATCH", item, "dryRun=All&fieldManager=labeller&fieldValidation=Warn&force=true", "application/apply-patch+yaml", cmJSON}},
-		{"delete", cms, func(ctx context.Context, rc *ResourceClient) error {
-			return rc.Delete(ctx, "a")
-		}, sent{"DELETE", item, "", "", ""}},
-		{"delete with options", cms, func(ctx context.Context, rc *ResourceClient) error {
-			return rc.Delete(ctx, "a", DeleteOptions{DryRun: true, GracePeriodSeconds: &zero, PropagationPolicy: PropagationForeground, Preconditions: Preconditions{UID: "u1", ResourceVersion: "3"}})
-		}, sent{"DELETE", item, "", "application/json", `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"],"gracePeriodSeconds":0,"propagationPolicy":"Foreground","preconditions":{"uid":"u1","resourceVersion":"3"}}`}},
-		{"delete orphan", cms, func(ctx context.Context, rc *ResourceClient) error {
-			return rc.Delete(ctx, "a", DeleteOptions{PropagationPolicy: PropagationOrphan})
-		}, sent{"DELETE", item, "", "application/json", `{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Orphan"}`}},
-		{"delete collection", cms, func(ctx context.Context, rc *ResourceClient) error {
-			return rc.DeleteCollection(ctx, ListOptions{LabelSelector: "app=web", FieldSelector: "metadata.name!=keep"}, DeleteOptions{PropagationPolicy: PropagationBackground})
-		}, sent{"DELETE", "/api/v1/namespaces/ns1/configmaps", "fieldSelector=metadata.name%21%3Dkeep&labelSelector=app%3Dweb", "application/json", `{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}`}},
-		{"get status", deps, func(ctx context.Context, rc *ResourceClient) error {
-			_, err := rc.Subresource("status").Get(ctx, "web")
-			return err
-		}, sent{"GET", "/apis/apps/v1/namespaces/ns1/deployments/web/status", "", "", ""}},
-		{"update status", cms, func(ctx context.Context, rc *ResourceClient) error {
-			_, err := rc.Subresource("status").Update(ctx, []byte(cmJSON), WriteOptions{FieldManager: "ctl"})
-			return err
-		}, sent{"PUT", item + "/status", "fieldManager=ctl", "application/json", cmJSON}},
-		{"patch status", deps, func(ctx context.Context, rc *ResourceClient) error {
-			_, err := rc.Subresource("status").Patch(ctx, "web", MergePatch, []byte(`{"status":{"replicas":2}}`))
-			return err
-		}, sent{"PATCH", "/apis/apps/v1/namespaces/ns1/deployments/web/status", "", "application/merge-patch+json", `{"status":{"replicas":2}}`}},
-		{"apply status", cms, func(ctx context.Context, rc *ResourceClient) error {
-			_, err := rc.Subresource("status").Apply(ctx, []byte(cmJSON), ApplyOptions{FieldManager: "ctl", Force: true})
-			return err
-		}, sent{"PATCH", item + "/status", "fieldManager=ctl&force=true", "application/apply-patch+yaml", cmJSON}},
-		{"update scale", deps, func(ctx context.Context, rc *ResourceClient) error {
-			_, err := rc.Subresource("scale").Update(ctx, []byte(scaleJSON))
-			return err
-		}, sent{"PUT", "/apis/apps/v1/namespaces/ns1/deployments/web/scale", "", "application/json", scaleJSON}},
-		{"namespace", cms, func(ctx context.Context, rc *ResourceClient) error {
-			_, err := rc.Namespace("other").Patch(ctx, "a", MergePatch, []byte(`{}`))
-			return err
-		}, sent{"PATCH", "/api/v1/namespaces/other/configmaps/a", "", "application/merge-patch+json", `{}`}},
-	} {
+	for _, tc := range writeRequests {
 		t.Run(tc.name, func(t *testing.T) {
 			c, seen := recordWrites(t, cmJSON)
 			require.NoError(t, tc.write(context.Background(), c.Resource(tc.res)))
