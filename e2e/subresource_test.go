@@ -103,3 +103,22 @@ func TestScaleSubresource(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), d.Get("spec.replicas").Int())
 }
+
+// A strategic merge patch merges a built-in list by its key (containers by
+// name; the server puts the new ones first), where a merge patch replaces
+// the list.
+func TestStrategicMergePatch(t *testing.T) {
+	ctx := context.Background()
+	c := client(t)
+	deps := c.Resource(deployments).Namespace(namespace(t, c))
+	_, err := deps.Create(ctx, deployment("web", 1))
+	require.NoError(t, err)
+	sidecar := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"side","image":"busybox"}]}}}}`)
+
+	merged, err := deps.Patch(ctx, "web", httpwatch.StrategicMergePatch, sidecar)
+	require.NoError(t, err)
+	assert.Equal(t, `["side","c"]`, merged.Get("spec.template.spec.containers.#.name").Raw)
+	replaced, err := deps.Patch(ctx, "web", httpwatch.MergePatch, sidecar)
+	require.NoError(t, err)
+	assert.Equal(t, `["side"]`, replaced.Get("spec.template.spec.containers.#.name").Raw)
+}

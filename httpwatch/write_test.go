@@ -58,8 +58,8 @@ var (
 const cmItem = "/api/v1/namespaces/ns1/configmaps/a"
 
 // writeRequests are the exact requests of every write, with and without
-// options, as the real kube-apiserver expects them (e2e/write_test.go runs
-// them against it).
+// options, in the form the real kube-apiserver accepts (the e2e tests send
+// each kind to one).
 var writeRequests = []struct {
 	name  string
 	res   Resource
