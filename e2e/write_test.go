@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"testing"
 
 	"github.com/listwatch/listwatch/httpwatch"
@@ -88,10 +91,13 @@ func TestDryRun(t *testing.T) {
 	assert.Equal(t, "1", now.Get("data.v").String())
 }
 
-// Strict field validation refuses unknown fields with 400 BadRequest.
+// Strict field validation refuses unknown fields with 400 BadRequest; the
+// default, Warn, stores the object and the server's warning is logged.
 func TestFieldValidation(t *testing.T) {
 	ctx := context.Background()
 	c := client(t)
+	var logged syncBuffer
+	c.Logger = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ns := namespace(t, c)
 	cms := c.Resource(configMaps).Namespace(ns)
 	bogus := fmt.Appendf(nil, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":%q},"bogus":1}`, ns)
@@ -100,8 +106,30 @@ func TestFieldValidation(t *testing.T) {
 	assert.Equal(t, 400, se.Code)
 	assert.Equal(t, "BadRequest", se.Reason)
 	assert.Contains(t, se.Message, `strict decoding error: unknown field "bogus"`)
-	_, err = cms.Create(ctx, bogus, httpwatch.WriteOptions{FieldValidation: httpwatch.FieldValidationIgnore, FieldManager: "quiet"})
+	_, err = cms.Create(ctx, bogus, httpwatch.WriteOptions{FieldValidation: httpwatch.FieldValidationIgnore, FieldManager: "quiet", DryRun: true})
 	require.NoError(t, err)
+	assert.Empty(t, logged.String())
+	_, err = cms.Create(ctx, bogus)
+	require.NoError(t, err)
+	assert.Contains(t, logged.String(), `msg="httpwatch: server warning" verb=POST path=/api/v1/namespaces/`+ns+`/configmaps warning="unknown field \"bogus\""`)
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // A stale resourceVersion is a 409; RetryOnConflict reads afresh and wins.
