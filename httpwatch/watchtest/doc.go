@@ -50,9 +50,11 @@
 //     resourceVersion and sends no event; another media type is 415.
 //   - The status and scale subresources of resources that declare them
 //     (Resource.Status, Resource.Scale; Pods, Namespaces and Deployments
-//     do): a write to /status changes .status and nothing else, labels
-//     included; other writes over HTTP leave .status as it was and a
-//     create drops it. /scale reads and writes an autoscaling/v1 Scale.
+//     do): a write to /status never changes spec; it changes .status and,
+//     for a built-in resource, metadata, except an apps resource's labels
+//     (a custom resource's changes .status only). Other writes over HTTP
+//     leave .status as it was and a create drops it. /scale reads and
+//     writes an autoscaling/v1 Scale.
 //   - dryRun=All on every write (the answer, nothing stored, no event),
 //     fieldManager, fieldValidation, and on deletes a DeleteOptions body
 //     with preconditions (uid, resourceVersion), propagationPolicy and
