@@ -14,7 +14,9 @@ import (
 // metadata.uid, resourceVersion, creationTimestamp and generation; a
 // namespaced object without metadata.namespace goes to "default"; an empty
 // metadata.name is made from metadata.generateName. A name already taken
-// fails with ErrAlreadyExists.
+// fails with ErrAlreadyExists. The object is stored whole, status
+// included, even for a resource with a status subresource: Create seeds
+// fixtures; HTTP clients get the real server's rules.
 func (s *Server) Create(r Resource, obj any) ([]byte, error) {
 	o, err := s.create(r, "", obj, seedOptions)
 	if err != nil {
@@ -28,6 +30,7 @@ func (s *Server) Create(r Resource, obj any) ([]byte, error) {
 // fails with ErrConflict; without one the update is unconditional. A
 // missing object fails with ErrNotFound. An update that changes nothing
 // keeps the resourceVersion and sends no event, as on the real server.
+// Like Create, it writes status too.
 func (s *Server) Update(r Resource, obj any) ([]byte, error) {
 	o, err := s.update(r, "", "", obj, seedOptions)
 	if err != nil {

@@ -240,3 +240,25 @@ func TestStartTLS(t *testing.T) {
 	assert.Equal(t, "ADDED", w.next().Type)
 	assert.Contains(t, s.URL, "https://")
 }
+
+func TestResourceNames(t *testing.T) {
+	tests := []struct {
+		r      watchtest.Resource
+		ns     string
+		str    string
+		wantNS string
+	}{
+		{watchtest.Pods, "prod", "pods.v1", "prod"},
+		{watchtest.Deployments, "", "deployments.v1.apps", ""},
+		{watchtest.Namespaces, "ignored", "namespaces.v1", ""},
+		{widgets, "prod", "widgets.v1.example.com", "prod"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.str, tt.r.String())
+		got := tt.r.In(tt.ns)
+		assert.Equal(t, tt.r.Group, got.Group)
+		assert.Equal(t, tt.r.Version, got.Version)
+		assert.Equal(t, tt.r.Resource, got.Resource)
+		assert.Equal(t, tt.wantNS, got.Namespace, "a cluster-scoped resource has no namespace")
+	}
+}

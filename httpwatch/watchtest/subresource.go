@@ -22,22 +22,38 @@ func (r Resource) has(sub string) bool {
 	return false
 }
 
-// guardStatus applies the split a status subresource makes: a write to
-// /status changes .status and nothing else (not even labels, as on the
-// real server), and any other write leaves .status as it was.
+// guardStatus applies the split a status subresource makes, as the real
+// server's status strategies do. A write to /status changes .status, and
+// for a built-in resource its metadata too, except the labels of an apps
+// resource (a Deployment's status write keeps its labels, a Pod's does
+// not); a custom resource's keeps all but .status. Any other write leaves
+// .status as it was.
 func (r Resource) guardStatus(prev, d *draft, sub string) *draft {
 	if !r.Status {
 		return d
 	}
 	if sub == "status" {
-		d, prev = prev, d
+		next := &draft{top: maps.Clone(prev.top), meta: maps.Clone(prev.meta)}
+		if r.BuiltIn {
+			next.meta = d.meta
+			if r.Group == "apps" {
+				setOrDelete(next.meta, "labels", prev.meta)
+			}
+		}
+		setOrDelete(next.top, "status", d.top)
+		return next
 	}
-	if st, ok := prev.top["status"]; ok {
-		d.top["status"] = st
-	} else {
-		delete(d.top, "status")
-	}
+	setOrDelete(d.top, "status", prev.top)
 	return d
+}
+
+// setOrDelete makes dst[key] what src has there, or absent.
+func setOrDelete(dst map[string]string, key string, src map[string]string) {
+	if v, ok := src[key]; ok {
+		dst[key] = v
+	} else {
+		delete(dst, key)
+	}
 }
 
 // scale is an autoscaling/v1 Scale, fields in the real server's order.

@@ -15,42 +15,55 @@ const depPath = "/apis/apps/v1/namespaces/prod/deployments/"
 
 const deployment = `{"metadata":{"name":"d","namespace":"prod","labels":{"a":"1"}},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"d"}}},"status":{"replicas":5}}`
 
-// The status subresource splits an object as on the real server: a status
-// write changes .status only (not labels, not spec), other writes leave
+// The status subresource splits an object as the real server's status
+// strategies do: a status write changes .status and, for a built-in
+// resource, metadata (but not an apps resource's labels), never spec; a
+// custom resource's status write changes .status only. Other writes leave
 // .status alone, and a create over HTTP drops it.
 func TestStatusSubresource(t *testing.T) {
 	s := newServer(t)
 	code, body := send(t, s, http.MethodPost, "/apis/apps/v1/namespaces/prod/deployments", "application/json", deployment)
 	require.Equal(t, http.StatusCreated, code, "%s", body)
 	assert.False(t, gjson.GetBytes(body, "status").Exists(), "a create ignores status")
+	mustCreate(t, s, watchtest.Pods, `{"metadata":{"name":"p","namespace":"prod","labels":{"a":"1"}},"spec":{"nodeName":"n1"}}`)
+	gizmos := watchtest.Resource{Group: "example.com", Version: "v1", Resource: "gizmos", Kind: "Gizmo", Namespaced: true, Status: true}
+	mustCreate(t, s, gizmos, `{"metadata":{"name":"g","namespace":"prod","labels":{"a":"1"}},"spec":{"size":1}}`)
+	podPath, gizmoPath := "/api/v1/namespaces/prod/pods/p", "/apis/example.com/v1/namespaces/prod/gizmos/g"
 
 	tests := []struct {
 		name, method, path, ct, body string
-		labels, replicas, status     string
+		labels, annotations          string
+		spec, status                 string // gjson paths "spec" and "status", raw
 		generation                   int64
 	}{
-		{"status put", http.MethodPut, depPath + "d/status", "application/json",
-			`{"metadata":{"name":"d","labels":{"a":"2"}},"spec":{"replicas":7},"status":{"replicas":3}}`,
-			`{"a":"1"}`, `2`, `{"replicas":3}`, 1},
-		{"status patch", http.MethodPatch, depPath + "d/status", mergeType,
-			`{"metadata":{"annotations":{"x":"y"}},"spec":{"replicas":9},"status":{"readyReplicas":1}}`,
-			`{"a":"1"}`, `2`, `{"replicas":3,"readyReplicas":1}`, 1},
-		{"main patch ignores status", http.MethodPatch, depPath + "d", mergeType,
+		{"deployment status put", http.MethodPut, depPath + "d/status", "application/json",
+			`{"metadata":{"name":"d","labels":{"a":"2"},"annotations":{"x":"y"}},"spec":{"replicas":7},"status":{"replicas":3}}`,
+			`{"a":"1"}`, `{"x":"y"}`, `{"replicas":2,"selector":{"matchLabels":{"app":"d"}}}`, `{"replicas":3}`, 1},
+		{"deployment status patch", http.MethodPatch, depPath + "d/status", mergeType,
+			`{"metadata":{"labels":{"b":"3"},"annotations":{"x":"z"}},"spec":{"replicas":9},"status":{"readyReplicas":1}}`,
+			`{"a":"1"}`, `{"x":"z"}`, `{"replicas":2,"selector":{"matchLabels":{"app":"d"}}}`, `{"replicas":3,"readyReplicas":1}`, 1},
+		{"deployment patch ignores status", http.MethodPatch, depPath + "d", mergeType,
 			`{"spec":{"replicas":4},"status":{"readyReplicas":2}}`,
-			`{"a":"1"}`, `4`, `{"replicas":3,"readyReplicas":1}`, 2},
-		{"main put ignores status", http.MethodPut, depPath + "d", "application/json",
-			`{"metadata":{"name":"d","labels":{"a":"3"}},"spec":{"replicas":4,"selector":{"matchLabels":{"app":"d"}}},"status":{}}`,
-			`{"a":"3"}`, `4`, `{"replicas":3,"readyReplicas":1}`, 2},
+			`{"a":"1"}`, `{"x":"z"}`, `{"replicas":4,"selector":{"matchLabels":{"app":"d"}}}`, `{"replicas":3,"readyReplicas":1}`, 2},
+		{"deployment put ignores status", http.MethodPut, depPath + "d", "application/json",
+			`{"metadata":{"name":"d","labels":{"a":"3"}},"spec":{"replicas":4},"status":{}}`,
+			`{"a":"3"}`, ``, `{"replicas":4}`, `{"replicas":3,"readyReplicas":1}`, 3},
+		{"pod status patch changes labels", http.MethodPatch, podPath + "/status", mergeType,
+			`{"metadata":{"labels":{"b":"3"}},"spec":{"nodeName":"n2"},"status":{"phase":"Running"}}`,
+			`{"a":"1","b":"3"}`, ``, `{"nodeName":"n1"}`, `{"phase":"Running"}`, 1},
+		{"custom resource status put changes status only", http.MethodPut, gizmoPath + "/status", "application/json",
+			`{"metadata":{"name":"g","labels":{"a":"2"},"annotations":{"x":"y"}},"spec":{"size":3},"status":{"ready":true}}`,
+			`{"a":"1"}`, ``, `{"size":1}`, `{"ready":true}`, 1},
 	}
 	for _, tt := range tests {
 		code, body := send(t, s, tt.method, tt.path, tt.ct, tt.body)
 		require.Equal(t, http.StatusOK, code, "%s: %s", tt.name, body)
 		got := gjson.ParseBytes(body)
 		assert.Equal(t, tt.labels, got.Get("metadata.labels").Raw, tt.name)
-		assert.Equal(t, tt.replicas, got.Get("spec.replicas").Raw, tt.name)
+		assert.Equal(t, tt.annotations, got.Get("metadata.annotations").Raw, tt.name)
+		assert.JSONEq(t, tt.spec, got.Get("spec").Raw, tt.name)
 		assert.JSONEq(t, tt.status, got.Get("status").Raw, tt.name)
 		assert.Equal(t, tt.generation, got.Get("metadata.generation").Int(), tt.name)
-		assert.False(t, got.Get("metadata.annotations").Exists(), tt.name)
 	}
 	code, body = get(t, s, depPath+"d/status")
 	require.Equal(t, http.StatusOK, code)
