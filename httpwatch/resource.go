@@ -225,11 +225,11 @@ func (rc *ResourceClient) update(ctx context.Context, sub string, raw []byte, op
 // deletionTimestamp, until its finalizers are removed (Foreground, or
 // finalizers of its own) succeeds as one that removed it.
 func (rc *ResourceClient) Delete(ctx context.Context, name string, opts ...DeleteOptions) error {
-	do, err := optional(opts)
+	del, err := optional(opts)
 	if err != nil {
 		return fmt.Errorf("delete %q: %w", name, err)
 	}
-	body, err := do.body()
+	body, err := del.body()
 	if err != nil {
 		return fmt.Errorf("delete %q: %w", name, err)
 	}
