@@ -44,8 +44,8 @@ type ResourceClient struct {
 	KeepManagedFields bool
 	// Transform, if set, rewrites every object the client returns (list
 	// items, watch objects except bookmarks and errors, Get and write
-	// results) once, as it is read: the one place objects are transformed
-	// before anything caches them.
+	// results, but not a subresource's answers) once, as it is read: the one
+	// place objects are transformed before anything caches them.
 	Transform Transform
 
 	c   *Client
