@@ -16,7 +16,8 @@ func cmApply(data string) string {
 }
 
 // Server-side apply as recorded from the real server: the steps run in
-// order on one server, each an apply (or a merge patch) by a manager.
+// order on one server, each an apply (or a merge patch) by a manager
+// (decision 7).
 func TestApply(t *testing.T) {
 	s := newServer(t)
 	steps := []struct {

@@ -14,7 +14,7 @@ import (
 
 // Deletes with options, as recorded from the real server (which runs no
 // garbage collector here: Foreground and Orphan leave the object waiting
-// for the finalizer they add).
+// for the finalizer they add; decision 7).
 func TestDeleteOptions(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -125,6 +125,8 @@ func TestDeleteCollection(t *testing.T) {
 
 	code, _ = send(t, s, http.MethodDelete, "/api/v1/namespaces/prod/configmaps?labelSelector===", "", "")
 	assert.Equal(t, http.StatusBadRequest, code)
+	code, _ = send(t, s, http.MethodDelete, "/api/v1/configmaps", "", "")
+	assert.Equal(t, http.StatusMethodNotAllowed, code, "a namespaced collection is deleted one namespace at a time")
 }
 
 // Create, update and patch with dryRun=All answer as if written and

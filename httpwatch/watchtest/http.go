@@ -135,7 +135,7 @@ func (s *Server) route(req *http.Request) (route, *apiError) {
 		rt.verb = "patch"
 	case req.Method == http.MethodDelete && rt.name != "":
 		rt.verb = "delete"
-	case req.Method == http.MethodDelete:
+	case req.Method == http.MethodDelete && (rt.namespace != "" || !st.res.Namespaced):
 		rt.verb = "deletecollection"
 	default:
 		return rt, methodNotAllowed()

@@ -161,6 +161,16 @@ func (d *draft) set(key string, v any) {
 	d.meta[key] = string(b)
 }
 
+// dropEmptyMaps leaves out empty labels and annotations, as a built-in
+// type's Go struct does when the real server encodes it.
+func (d *draft) dropEmptyMaps() {
+	for _, k := range []string{"labels", "annotations"} {
+		if v, ok := d.meta[k]; ok && (v == "null" || gjson.Parse(v).IsObject() && len(gjson.Parse(v).Map()) == 0) {
+			delete(d.meta, k)
+		}
+	}
+}
+
 // checkType rejects an object whose kind or apiVersion names another type.
 func (d *draft) checkType(r Resource) error {
 	if k := d.topStr("kind"); k != "" && k != r.Kind {

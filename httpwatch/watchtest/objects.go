@@ -143,6 +143,9 @@ func (s *Server) createLocked(st *store, ns string, d *draft, opts writeOptions)
 	if r.Status && !opts.seed {
 		delete(d.top, "status") // written through the status subresource only
 	}
+	if r.BuiltIn {
+		d.dropEmptyMaps()
+	}
 	o, err := d.object(s.rv + 1)
 	if err != nil {
 		return nil, err
@@ -216,6 +219,9 @@ func (s *Server) replaceLocked(st *store, old *object, d *draft, opts writeOptio
 	if rv := d.str("resourceVersion"); rv != "" && rv != strconv.FormatInt(old.rv, 10) {
 		return nil, conflict(r, old.name)
 	}
+	if uid := d.str("uid"); uid != "" && uid != old.uid {
+		return nil, uidMismatch(r, old, uid)
+	}
 	prev, _ := newDraft(old.body)
 	if !opts.seed {
 		d = r.guardStatus(prev, d, opts.subresource)
@@ -226,6 +232,9 @@ func (s *Server) replaceLocked(st *store, old *object, d *draft, opts writeOptio
 		} else {
 			delete(d.meta, k)
 		}
+	}
+	if r.BuiltIn {
+		d.dropEmptyMaps()
 	}
 	d.set("name", old.name)
 	if old.namespace != "" {

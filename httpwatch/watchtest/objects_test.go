@@ -262,3 +262,15 @@ func TestResourceNames(t *testing.T) {
 		assert.Equal(t, tt.wantNS, got.Namespace, "a cluster-scoped resource has no namespace")
 	}
 }
+
+// An update naming another incarnation of the object (its uid) is the
+// real server's 409, storage error and all.
+func TestUpdateWithAnotherUID(t *testing.T) {
+	s := newServer(t)
+	o := mustCreate(t, s, watchtest.ConfigMaps, `{"metadata":{"name":"u1","namespace":"prod"}}`)
+	code, body, _ := do(t, s, http.MethodPut, "/api/v1/namespaces/prod/configmaps/u1", `{"metadata":{"name":"u1","uid":"wrong"}}`)
+	assert.Equal(t, http.StatusConflict, code)
+	assert.Equal(t, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on configmaps \"u1\": StorageError: invalid object, Code: 4, Key: /registry/configmaps/prod/u1, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: wrong, UID in object meta: `+o.Get("metadata.uid").String()+`","reason":"Conflict","details":{"name":"u1","kind":"configmaps"},"code":409}`+"\n", string(body))
+	_, err := s.Update(watchtest.ConfigMaps, `{"metadata":{"name":"u1","namespace":"prod","uid":"wrong"}}`)
+	assert.ErrorIs(t, err, watchtest.ErrConflict)
+}

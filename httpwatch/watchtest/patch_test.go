@@ -44,6 +44,7 @@ const (
 	cmConflict    = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on configmaps \"a\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","details":{"name":"a","kind":"configmaps"},"code":409}` + "\n"
 )
 
+// Patches of every media type, with the real server's answers (decision 7).
 func TestPatch(t *testing.T) {
 	big := `{"metadata":{"name":"a","namespace":"prod","labels":{"x":"1"}},"data":{"k":"v"},"n":9007199254740993}`
 	tests := []struct {
@@ -60,13 +61,14 @@ func TestPatch(t *testing.T) {
 		{name: "merge stale resourceVersion", ct: mergeType, body: `{"metadata":{"resourceVersion":"1"},"data":{"z":"1"}}`, code: 409, wantBody: cmConflict},
 		{name: "merge renames", ct: mergeType, body: `{"metadata":{"name":"other"}}`, code: 400,
 			wantBody: `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the name of the object (other) does not match the name on the URL (a)","reason":"BadRequest","code":400}` + "\n"},
-		{name: "merge changes uid", ct: mergeType, body: `{"metadata":{"uid":"xyz"}}`, code: 422},
+		{name: "merge changes uid", ct: mergeType, body: `{"metadata":{"uid":"xyz"}}`, code: 422,
+			wantBody: `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"ConfigMap \"a\" is invalid: metadata.uid: Invalid value: \"xyz\": field is immutable","reason":"Invalid","details":{"name":"a","kind":"ConfigMap","causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"xyz\": field is immutable","field":"metadata.uid"}]},"code":422}` + "\n"},
 		{name: "merge not JSON", ct: mergeType, body: `{bad`, code: 400,
 			wantBody: `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"invalid JSON patch","reason":"BadRequest","code":400}` + "\n"},
 		{name: "merge array", ct: mergeType, body: `[1]`, code: 400,
 			wantBody: `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}","reason":"BadRequest","code":400}` + "\n"},
 		{name: "json patch ops and escapes", ct: jsonPatchType, body: `[{"op":"add","path":"/data/a~1b~0c","value":"x"},{"op":"copy","from":"/data/k","path":"/data/k3"},{"op":"move","from":"/data/k3","path":"/data/k4"},{"op":"replace","path":"/data/k","value":"w"},{"op":"remove","path":"/metadata/labels/x"},{"op":"test","path":"/n","value":9007199254740993}]`, code: 200,
-			want: map[string]string{"data": `{"a/b~c":"x","k":"w","k4":"v"}`, "metadata.labels": `{}`, "n": `9007199254740993`}},
+			want: map[string]string{"data": `{"a/b~c":"x","k":"w","k4":"v"}`, "metadata.labels": ``, "n": `9007199254740993`}},
 		{name: "json patch list ops", ct: jsonPatchType, body: `[{"op":"add","path":"/metadata/finalizers","value":["a/b"]},{"op":"add","path":"/metadata/finalizers/-","value":"c/d"},{"op":"add","path":"/metadata/finalizers/0","value":"e/f"},{"op":"remove","path":"/metadata/finalizers/1"}]`, code: 200,
 			want: map[string]string{"metadata.finalizers": `["e/f","c/d"]`}},
 		{name: "json patch replace of a missing member adds it", ct: jsonPatchType, body: `[{"op":"replace","path":"/data/new","value":"x"}]`, code: 200,

@@ -19,7 +19,7 @@ const deployment = `{"metadata":{"name":"d","namespace":"prod","labels":{"a":"1"
 // strategies do: a status write changes .status and, for a built-in
 // resource, metadata (but not an apps resource's labels), never spec; a
 // custom resource's status write changes .status only. Other writes leave
-// .status alone, and a create over HTTP drops it.
+// .status alone, and a create over HTTP drops it (decision 7).
 func TestStatusSubresource(t *testing.T) {
 	s := newServer(t)
 	code, body := send(t, s, http.MethodPost, "/apis/apps/v1/namespaces/prod/deployments", "application/json", deployment)
