@@ -25,7 +25,7 @@ import (
 // resource with Resource. A Client is safe for concurrent use; change its
 // fields only before the first request.
 //
-// Non-streaming requests (list pages, get, create, update, delete) are
+// Non-streaming requests (list pages, get and every write) are
 // retried on connection errors, 429 and 5xx (except 501 and a
 // ResourceVersionTooLarge 504, which the reflector must see at once), with
 // exponential backoff and jitter that honours Retry-After. Writes are retried
@@ -154,6 +154,8 @@ type request struct {
 	query  url.Values
 	accept string
 	body   []byte
+	// contentType of the body; "" means application/json.
+	contentType string
 }
 
 // do sends a non-streaming request with retries. On success the caller owns
@@ -172,7 +174,11 @@ func (c *Client) do(ctx context.Context, rq request) (*http.Response, error) {
 	}
 	req.Header.Set("Accept", rq.accept)
 	if rq.body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		ct := rq.contentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		req.Header.Set("Content-Type", ct)
 	}
 	rc := &retryablehttp.Client{
 		HTTPClient:   c.list,
@@ -205,6 +211,7 @@ func (c *Client) do(ctx context.Context, rq request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	c.logWarnings(rq, resp.Header)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
 		return nil, statusFromResponse(rq.method, rq.path, resp)

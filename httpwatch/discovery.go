@@ -48,9 +48,10 @@ type discovery struct {
 	absent bool
 }
 
-// ErrNamespaceRequired is wrapped by a Get or Delete of a namespaced
-// resource through a client with no namespace: the server would answer
-// 404, which IsNotFound would take for "already gone".
+// ErrNamespaceRequired is wrapped by a read or write of a namespaced
+// resource's objects with no namespace (neither the client's nor, for
+// writes of a whole object, the object's): the server would answer a Get
+// or Delete with 404, which IsNotFound would take for "already gone".
 var ErrNamespaceRequired = errors.New("the resource is namespaced: a namespace is required")
 
 // checkScope fails with ErrNamespaceRequired when r, addressed without a

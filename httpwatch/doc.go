@@ -50,6 +50,30 @@
 // *StatusError at once. ListAll follows continue tokens (500 items a page by
 // default) and falls back to one unpaginated list when a token expires.
 //
+// # Writing
+//
+// Create, Update and Delete write whole objects; Patch changes some fields
+// with a JSON merge patch, a JSON patch or a strategic merge patch, with no
+// resourceVersion needed; Apply is server-side apply, where the server
+// merges the fields a named manager owns and reports a 409 Conflict for a
+// field another manager owns, unless forced. Writes take a WriteOptions
+// (DryRun, FieldManager, FieldValidation) as a trailing argument, deletes a
+// DeleteOptions (PropagationPolicy, GracePeriodSeconds, Preconditions,
+// DryRun); DeleteCollection deletes what a list's selectors match.
+// Subresource("status") and Subresource("scale") read and write
+// subresources, and Namespace derives a client for one namespace:
+//
+//	cms := c.Resource(httpwatch.Resource{Version: "v1", Resource: "configmaps"}).Namespace("default")
+//	o, err := cms.Patch(ctx, "settings", httpwatch.MergePatch, []byte(`{"metadata":{"labels":{"checked":"true"}}}`),
+//		httpwatch.WriteOptions{FieldManager: "labeller"})
+//	_, err = deployments.Subresource("status").Update(ctx, withStatus)
+//	err = cms.Delete(ctx, "settings", httpwatch.DeleteOptions{Preconditions: httpwatch.Preconditions{UID: o.UID()}})
+//
+// A 409 Conflict from a stale resourceVersion clears once the object is read
+// again: RetryOnConflict retries a read-modify-write. The server's warnings
+// (an unknown field under FieldValidationWarn, a deprecated API) are logged
+// to Client.Logger.
+//
 // # Errors and the watch contract
 //
 // Server failures are *StatusError values that name the request; IsGone,

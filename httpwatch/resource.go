@@ -44,8 +44,8 @@ type ResourceClient struct {
 	KeepManagedFields bool
 	// Transform, if set, rewrites every object the client returns (list
 	// items, watch objects except bookmarks and errors, Get and write
-	// results) once, as it is read: the one place objects are transformed
-	// before anything caches them.
+	// results, but not a subresource's answers) once, as it is read: the one
+	// place objects are transformed before anything caches them.
 	Transform Transform
 
 	c   *Client
@@ -71,7 +71,7 @@ func (r Resource) collectionPath(ns string) (string, error) {
 		}
 	}
 	if r.Version == "" || r.Resource == "" {
-		return "", fmt.Errorf("resource %+v: version and resource are required", r)
+		return "", fmt.Errorf("resource %q, version %q, group %q: version and resource are required", r.Resource, r.Version, r.Group)
 	}
 	var b strings.Builder
 	if r.Group == "" {
@@ -157,15 +157,8 @@ func (rc *ResourceClient) List(ctx context.Context, opts ListOptions) (*Page, er
 // resource needs one: without it Get fails with ErrNamespaceRequired (when
 // the server's discovery says the resource is namespaced).
 func (rc *ResourceClient) Get(ctx context.Context, name string) (*Object, error) {
-	coll, err := rc.res.Path()
+	path, err := rc.objectPath(ctx, rc.res.Namespace, name, "")
 	if err != nil {
-		return nil, fmt.Errorf("get: %w", err)
-	}
-	path, err := itemPath(coll, name)
-	if err != nil {
-		return nil, fmt.Errorf("get: %w", err)
-	}
-	if err := rc.c.checkScope(ctx, rc.res); err != nil {
 		return nil, fmt.Errorf("get %q: %w", name, err)
 	}
 	accept := acceptJSON
@@ -175,59 +168,133 @@ func (rc *ResourceClient) Get(ctx context.Context, name string) (*Object, error)
 	return rc.objectRequest(ctx, request{method: http.MethodGet, path: path, accept: accept})
 }
 
-// Create posts a new object (raw JSON) and returns what the server stored.
-// The namespace is the client's or, when that is "", the object's own.
-func (rc *ResourceClient) Create(ctx context.Context, raw []byte) (*Object, error) {
+// Create posts a new object (raw JSON) and returns what the server stored
+// (or, with DryRun, would store). The namespace is the client's or, when
+// that is "", the object's own; a namespaced resource needs one
+// (ErrNamespaceRequired).
+func (rc *ResourceClient) Create(ctx context.Context, raw []byte, opts ...WriteOptions) (*Object, error) {
 	o, err := NewObject(raw)
 	if err != nil {
 		return nil, fmt.Errorf("create: %w", err)
 	}
-	coll, err := rc.res.collectionPath(rc.namespaceFor(o))
+	wo, err := optional(opts)
 	if err != nil {
 		return nil, fmt.Errorf("create: %w", err)
 	}
-	return rc.objectRequest(ctx, request{method: http.MethodPost, path: coll, accept: acceptJSON, body: raw})
+	r := rc.res
+	r.Namespace = rc.namespaceFor(o)
+	coll, err := r.Path()
+	if err != nil {
+		return nil, fmt.Errorf("create: %w", err)
+	}
+	if err := rc.c.checkScope(ctx, r); err != nil {
+		return nil, fmt.Errorf("create %q: %w", o.Name(), err)
+	}
+	return rc.objectRequest(ctx, request{method: http.MethodPost, path: coll, query: wo.values(), accept: acceptJSON, body: raw})
 }
 
 // Update replaces an object (raw JSON, named by its metadata.name; include
 // metadata.resourceVersion for optimistic concurrency, a conflict is a 409
-// IsConflict error) and returns what the server stored.
-func (rc *ResourceClient) Update(ctx context.Context, raw []byte) (*Object, error) {
+// IsConflict error) and returns what the server stored. The namespace is
+// the client's or the object's, as for Create.
+func (rc *ResourceClient) Update(ctx context.Context, raw []byte, opts ...WriteOptions) (*Object, error) {
+	return rc.update(ctx, "", raw, opts)
+}
+
+// update puts raw to the object it names, or to its subresource sub.
+func (rc *ResourceClient) update(ctx context.Context, sub string, raw []byte, opts []WriteOptions) (*Object, error) {
 	o, err := NewObject(raw)
 	if err != nil {
 		return nil, fmt.Errorf("update: %w", err)
 	}
-	coll, err := rc.res.collectionPath(rc.namespaceFor(o))
+	wo, err := optional(opts)
 	if err != nil {
 		return nil, fmt.Errorf("update: %w", err)
 	}
-	path, err := itemPath(coll, o.Name())
+	path, err := rc.objectPath(ctx, rc.namespaceFor(o), o.Name(), sub)
 	if err != nil {
 		return nil, fmt.Errorf("update: %w", err)
 	}
-	return rc.objectRequest(ctx, request{method: http.MethodPut, path: path, accept: acceptJSON, body: raw})
+	rq := request{method: http.MethodPut, path: path, query: wo.values(), accept: acceptJSON, body: raw}
+	return rc.answering(sub).objectRequest(ctx, rq)
 }
 
 // Delete deletes an object by name (in the client's namespace; see Get).
-func (rc *ResourceClient) Delete(ctx context.Context, name string) error {
-	coll, err := rc.res.Path()
+// Without options it sends no body and the server applies the resource's
+// defaults. A delete that leaves the object in place, with a
+// deletionTimestamp, until its finalizers are removed (Foreground, or
+// finalizers of its own) succeeds as one that removed it.
+func (rc *ResourceClient) Delete(ctx context.Context, name string, opts ...DeleteOptions) error {
+	del, err := optional(opts)
 	if err != nil {
-		return fmt.Errorf("delete: %w", err)
-	}
-	path, err := itemPath(coll, name)
-	if err != nil {
-		return fmt.Errorf("delete: %w", err)
-	}
-	if err := rc.c.checkScope(ctx, rc.res); err != nil {
 		return fmt.Errorf("delete %q: %w", name, err)
 	}
-	resp, err := rc.c.do(ctx, request{method: http.MethodDelete, path: path, accept: acceptJSON})
+	body, err := del.body()
+	if err != nil {
+		return fmt.Errorf("delete %q: %w", name, err)
+	}
+	path, err := rc.objectPath(ctx, rc.res.Namespace, name, "")
+	if err != nil {
+		return fmt.Errorf("delete %q: %w", name, err)
+	}
+	return rc.discardRequest(ctx, request{method: http.MethodDelete, path: path, accept: acceptJSON, body: body})
+}
+
+// DeleteCollection deletes every object of the collection (in the client's
+// namespace, which a namespaced resource needs) that the label and field
+// selectors of list match, with the options of del for each.
+func (rc *ResourceClient) DeleteCollection(ctx context.Context, list ListOptions, del DeleteOptions) error {
+	path, err := rc.res.Path()
+	if err != nil {
+		return fmt.Errorf("delete collection: %w", err)
+	}
+	body, err := del.body()
+	if err != nil {
+		return fmt.Errorf("delete collection: %w", err)
+	}
+	if err := rc.c.checkScope(ctx, rc.res); err != nil {
+		return fmt.Errorf("delete collection: %w", err)
+	}
+	return rc.discardRequest(ctx, request{method: http.MethodDelete, path: path, query: list.Values(false), accept: acceptJSON, body: body})
+}
+
+// discardRequest sends a request whose answer is not needed (a Status, or
+// the deleted objects).
+func (rc *ResourceClient) discardRequest(ctx context.Context, rq request) error {
+	resp, err := rc.c.do(ctx, rq)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, int64(rc.c.MaxFrameSize)))
-	return err
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return fmt.Errorf("%s %s: read response: %w", rq.method, rq.path, err)
+	}
+	return nil
+}
+
+// objectPath is the escaped URL path of object name in namespace ns, or of
+// its subresource sub; it fails with ErrNamespaceRequired when the
+// resource is namespaced and ns is "".
+func (rc *ResourceClient) objectPath(ctx context.Context, ns, name, sub string) (string, error) {
+	coll, err := rc.res.collectionPath(ns)
+	if err != nil {
+		return "", err
+	}
+	path, err := itemPath(coll, name)
+	if err != nil {
+		return "", err
+	}
+	if sub != "" {
+		if path, err = itemPath(path, sub); err != nil {
+			return "", fmt.Errorf("subresource: %w", err)
+		}
+	}
+	r := rc.res
+	r.Namespace = ns
+	if err := rc.c.checkScope(ctx, r); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 func (rc *ResourceClient) namespaceFor(o *Object) string {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -112,5 +113,33 @@ func BenchmarkWatchListInitial(b *testing.B) {
 		}
 		resp.Body.Close()
 		_, _ = io.Copy(io.Discard, resp.Body)
+	}
+}
+
+// BenchmarkMergePatch is a controller's write: a merge patch of one label
+// on a 4 KB pod, over HTTP, answered with the stored object. Per op: one
+// round trip and one new resourceVersion.
+func BenchmarkMergePatch(b *testing.B) {
+	s := seeded(b, 1)
+	defer s.Close()
+	path := s.URL + "/api/v1/namespaces/bench/pods/pod-000000"
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		req, err := http.NewRequest(http.MethodPatch, path, strings.NewReader(fmt.Sprintf(`{"metadata":{"labels":{"gen":"%d"}}}`, i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/merge-patch+json")
+		resp, err := s.Client().Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("patch: HTTP %d", resp.StatusCode)
+		}
+		i++
 	}
 }

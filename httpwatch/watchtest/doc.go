@@ -35,17 +35,64 @@
 // clients sent; WaitForWatches lets a test change objects only once its
 // client is watching.
 //
-// A minimal use:
+// It also serves writes with the real server's semantics, as recorded from
+// kube-apiserver 1.37, so that controllers that write can be tested:
+//
+//   - PATCH as application/merge-patch+json (RFC 7386),
+//     application/json-patch+json (RFC 6902, with JSON Pointer escapes; a
+//     failed test or a missing path is the real server's 422),
+//     application/strategic-merge-patch+json (built-in resources only, as
+//     on the real server; approximated, see below) and
+//     application/apply-patch+yaml (server-side apply, JSON or YAML,
+//     fieldManager required, force, creating the object if missing;
+//     approximated, see below). A metadata.resourceVersion in a patch is a
+//     precondition (409 Conflict); a patch that changes nothing keeps the
+//     resourceVersion and sends no event; another media type is 415.
+//   - The status and scale subresources of resources that declare them
+//     (Resource.Status, Resource.Scale; Pods, Namespaces and Deployments
+//     do): a write to /status never changes spec; it changes .status and,
+//     for a built-in resource, metadata, except an apps resource's labels
+//     (a custom resource's changes .status only). Other writes over HTTP
+//     leave .status as it was and a create drops it. /scale reads and
+//     writes an autoscaling/v1 Scale.
+//   - dryRun=All on every write (the answer, nothing stored, no event),
+//     fieldManager, fieldValidation, and on deletes a DeleteOptions body
+//     with preconditions (uid, resourceVersion), propagationPolicy and
+//     gracePeriodSeconds. DELETE on a collection with label and field
+//     selectors deletes what they select and answers with the list of it.
+//     A delete that removes the object at once answers with a Success
+//     Status, except for pods and namespaces, which answer with the
+//     object, as on the real server.
+//
+// Create and Update called from Go seed whole objects, status included,
+// as fixtures need; only HTTP requests get the status subresource's split.
+//
+// A minimal use, with a client from package httpwatch:
 //
 //	s := watchtest.NewServer()
 //	defer s.Close()
 //	s.Create(watchtest.Pods, `{"metadata":{"name":"web-1","namespace":"prod"}}`)
-//	resp, err := s.Client().Get(s.URL + "/api/v1/namespaces/prod/pods")
+//	c, _ := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
+//	pods := c.Resource(watchtest.Pods.In("prod"))
 //
 // Where it differs from a real server: there is no authentication,
-// admission, defaulting or schema validation; PATCH, subresources,
-// deleteCollection and discovery are not served; pods are deleted at once
-// (no kubelet grace period), objects with finalizers wait for an update that
-// removes the last one; a watch from a resourceVersion the server has not
-// reached waits for it rather than failing.
+// admission, defaulting or schema validation (fieldValidation=Strict
+// rejects only duplicate fields and fields metadata does not have, the one
+// schema every kind shares; unknown fields elsewhere are kept), and no
+// discovery. Strategic merge patch is merge patch plus a fixed table of
+// lists merged on a key (containers, env, volumes and the like on name,
+// ports on containerPort or port, volumeMounts on mountPath, conditions on
+// type, ownerReferences on uid), finalizers merged as a set, and the
+// directives "$patch": "delete" and "$patch": "replace"; other lists are
+// replaced. Server-side apply tracks ownership per leaf field, with lists
+// owned whole rather than per item; it records ownership only once an
+// apply touched the object (fields written before by create or update
+// belong to no one and never conflict), and it does not show
+// metadata.managedFields. There is no garbage collector: a Foreground or
+// Orphan delete leaves the object with its deletionTimestamp and the
+// foregroundDeletion or orphan finalizer until a write removes it, as on a
+// real server whose controller manager is not running. Pods are deleted at
+// once (no kubelet grace period); objects with finalizers wait for a write
+// that removes the last one. A watch from a resourceVersion the server has
+// not reached waits for it rather than failing.
 package watchtest

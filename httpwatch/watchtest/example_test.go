@@ -1,12 +1,16 @@
 package watchtest_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/kubeconfig"
 )
 
 func Example() {
@@ -115,4 +119,55 @@ func ExampleServer_Compact() {
 	_ = json.NewDecoder(resp.Body).Decode(&e)
 	fmt.Println(resp.StatusCode, e.Type, e.Object.Code, e.Object.Reason)
 	// Output: 200 ERROR 410 Expired
+}
+
+// A controller's write: a merge patch that sets one label, sent as any
+// client sends it. The answer is the stored object at its new
+// resourceVersion, and watches see one MODIFIED event.
+func ExampleServer_patch() {
+	s := watchtest.NewServer()
+	defer s.Close()
+	_, _ = s.Create(watchtest.ConfigMaps, `{"metadata":{"name":"app","namespace":"prod","labels":{"tier":"web"}}}`)
+
+	req, _ := http.NewRequest(http.MethodPatch, s.URL+"/api/v1/namespaces/prod/configmaps/app",
+		strings.NewReader(`{"metadata":{"labels":{"owner":"team-a"}}}`))
+	req.Header.Set("Content-Type", "application/merge-patch+json")
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	var cm struct {
+		Metadata struct {
+			ResourceVersion string
+			Labels          map[string]string
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&cm); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(resp.StatusCode, cm.Metadata.ResourceVersion, cm.Metadata.Labels)
+	// Output: 200 3 map[owner:team-a tier:web]
+}
+
+// A Resource converts to the httpwatch.Resource a client addresses it by.
+func ExampleResource_In() {
+	s := watchtest.NewServer()
+	defer s.Close()
+	_, _ = s.Create(watchtest.Deployments, `{"metadata":{"name":"web","namespace":"prod"},"spec":{"replicas":2}}`)
+
+	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	d, err := c.Resource(watchtest.Deployments.In("prod")).Get(context.Background(), "web")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(watchtest.Deployments, d.Name(), d.Get("spec.replicas"))
+	// Output: deployments.v1.apps web 2
 }

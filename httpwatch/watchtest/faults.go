@@ -19,7 +19,8 @@ type Failure struct {
 	// its 429s.
 	RetryAfter time.Duration
 	// Verbs limits the failure to requests of these verbs: "get", "list",
-	// "watch", "create", "update", "delete". Empty means every verb.
+	// "watch", "create", "update", "patch", "delete", "deletecollection".
+	// Empty means every verb.
 	Verbs []string
 	// Times is how many matching requests fail; 0 means one.
 	Times int
@@ -35,9 +36,12 @@ type Request struct {
 	Method string
 	Path   string
 	Query  url.Values
-	// Verb is "get", "list", "watch", "create", "update" or "delete",
-	// or "" when the path names no resource.
+	// Verb is "get", "list", "watch", "create", "update", "patch",
+	// "delete" or "deletecollection", or "" when the path names no
+	// resource.
 	Verb string
+	// Subresource is "status" or "scale" for a request to one, else "".
+	Subresource string
 }
 
 // faults is the fault-injection state, guarded by the Server's lock.

@@ -268,3 +268,28 @@ func TestRequests(t *testing.T) {
 	reqs[0].Query.Set("limit", "changed")
 	assert.Equal(t, "5", s.Requests()[0].Query.Get("limit"), "Requests returns copies")
 }
+
+// Failures can target the write verbs, and the request log names them and
+// their subresource.
+func TestFailNextWriteVerbs(t *testing.T) {
+	s := newServer(t)
+	mustCreate(t, s, watchtest.Deployments, deployment)
+	s.FailNext(watchtest.Failure{Code: http.StatusConflict, Verbs: []string{"patch"}})
+	s.FailNext(watchtest.Failure{Code: http.StatusInternalServerError, Verbs: []string{"deletecollection"}})
+
+	code, _ := send(t, s, http.MethodGet, depPath+"d/scale", "", "")
+	assert.Equal(t, http.StatusOK, code, "a get is not a patch")
+	code, body := send(t, s, http.MethodPatch, depPath+"d/status", mergeType, `{"status":{"replicas":1}}`)
+	assert.Equal(t, http.StatusConflict, code)
+	assert.Equal(t, "Conflict", gjson.GetBytes(body, "reason").String())
+	code, _ = send(t, s, http.MethodDelete, "/apis/apps/v1/namespaces/prod/deployments", "", "")
+	assert.Equal(t, http.StatusInternalServerError, code)
+	code, _ = send(t, s, http.MethodPatch, depPath+"d/status", mergeType, `{"status":{"replicas":1}}`)
+	assert.Equal(t, http.StatusOK, code, "the failures are used up")
+
+	var got []string
+	for _, r := range s.Requests() {
+		got = append(got, r.Verb+" "+r.Subresource)
+	}
+	assert.Equal(t, []string{"get scale", "patch status", "deletecollection ", "patch status"}, got)
+}

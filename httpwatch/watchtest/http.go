@@ -1,9 +1,7 @@
 package watchtest
 
 import (
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -20,12 +18,13 @@ type route struct {
 	st        *store
 	namespace string
 	name      string
+	sub       string // "status" or "scale"
 	verb      string
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	rt, err := s.route(req)
-	s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query(), Verb: rt.verb})
+	s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query(), Verb: rt.verb, Subresource: rt.sub})
 	if err != nil {
 		writeStatus(w, err)
 		return
@@ -39,46 +38,29 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		writeStatus(w, e)
 		return
 	}
-	r := rt.st.res
 	switch rt.verb {
 	case "list", "watch":
 		s.serveCollection(w, req, rt)
 	case "get":
-		s.mu.Lock()
-		o := rt.st.current(objectKey(rt.namespace, rt.name))
-		s.mu.Unlock()
-		if o == nil {
-			writeStatus(w, notFound(r, rt.name))
-			return
-		}
-		writeObject(w, http.StatusOK, rt.st, o)
-	case "create", "update":
-		body, err := io.ReadAll(io.LimitReader(req.Body, maxBody))
-		if err != nil {
-			writeStatus(w, badRequest("reading the request body: %v", err))
-			return
-		}
-		var o *object
-		code := http.StatusCreated
-		if rt.verb == "create" {
-			o, err = s.create(r, rt.namespace, json.RawMessage(body))
-		} else {
-			code = http.StatusOK
-			o, err = s.update(r, rt.namespace, rt.name, json.RawMessage(body))
-		}
-		if err != nil {
-			writeStatus(w, asAPIError(err))
-			return
-		}
-		writeObject(w, code, rt.st, o)
-	case "delete":
-		o, err := s.delete(r, rt.namespace, rt.name)
-		if err != nil {
-			writeStatus(w, asAPIError(err))
-			return
-		}
-		writeObject(w, http.StatusOK, rt.st, o)
+		s.serveGet(w, rt)
+	default:
+		s.serveWrite(w, req, rt)
 	}
+}
+
+func (s *Server) serveGet(w http.ResponseWriter, rt route) {
+	s.mu.Lock()
+	o := rt.st.current(objectKey(rt.namespace, rt.name))
+	s.mu.Unlock()
+	if o == nil {
+		writeStatus(w, notFound(rt.st.res, rt.name))
+		return
+	}
+	if rt.sub == "scale" {
+		writeScale(w, http.StatusOK, rt.st.res, o)
+		return
+	}
+	writeObject(w, http.StatusOK, rt.st, o)
 }
 
 func writeObject(w http.ResponseWriter, code int, st *store, o *object) {
@@ -91,8 +73,8 @@ func writeObject(w http.ResponseWriter, code int, st *store, o *object) {
 
 // route maps a request to a resource, a namespace and name, and a verb:
 //
-//	/api/v1/RESOURCE[/NAME]
-//	/api/v1/namespaces/NS/RESOURCE[/NAME]
+//	/api/v1/RESOURCE[/NAME[/SUBRESOURCE]]
+//	/api/v1/namespaces/NS/RESOURCE[/NAME[/SUBRESOURCE]]
 //	/apis/GROUP/VERSION/... likewise
 func (s *Server) route(req *http.Request) (route, *apiError) {
 	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
@@ -108,28 +90,37 @@ func (s *Server) route(req *http.Request) (route, *apiError) {
 	var rt route
 	var resource string
 	switch {
-	case len(parts) >= 3 && parts[0] == "namespaces" && len(parts) <= 4:
-		rt.namespace, resource = parts[1], parts[2]
-		if len(parts) == 4 {
-			rt.name = parts[3]
-		}
-	case len(parts) <= 2:
-		resource = parts[0]
-		if len(parts) == 2 {
-			rt.name = parts[1]
-		}
+	case len(parts) >= 3 && parts[0] == "namespaces" && len(parts) <= 5:
+		rt.namespace, resource, parts = parts[1], parts[2], parts[3:]
+	case len(parts) <= 3:
+		resource, parts = parts[0], parts[1:]
 	default:
 		return route{}, unknownResource()
+	}
+	if len(parts) >= 1 {
+		rt.name = parts[0]
+	}
+	if len(parts) == 2 {
+		rt.sub = parts[1]
 	}
 	s.mu.Lock()
 	st := s.stores[Resource{Group: group, Version: version, Resource: resource}.id()]
 	s.mu.Unlock()
-	if st == nil || rt.namespace != "" && !st.res.Namespaced || rt.name != "" && st.res.Namespaced && rt.namespace == "" {
+	if st == nil || rt.namespace != "" && !st.res.Namespaced || rt.name != "" && st.res.Namespaced && rt.namespace == "" ||
+		rt.sub != "" && !st.res.has(rt.sub) {
 		return route{}, unknownResource()
 	}
 	rt.st = st
 	watch := boolParam(req.URL.Query(), "watch")
 	switch {
+	case rt.sub != "" && req.Method == http.MethodGet:
+		rt.verb = "get"
+	case rt.sub != "" && req.Method == http.MethodPut:
+		rt.verb = "update"
+	case rt.sub != "" && req.Method == http.MethodPatch:
+		rt.verb = "patch"
+	case rt.sub != "":
+		return rt, methodNotAllowed()
 	case req.Method == http.MethodGet && watch:
 		rt.verb = "watch"
 	case req.Method == http.MethodGet && rt.name == "":
@@ -140,8 +131,12 @@ func (s *Server) route(req *http.Request) (route, *apiError) {
 		rt.verb = "create"
 	case req.Method == http.MethodPut && rt.name != "":
 		rt.verb = "update"
+	case req.Method == http.MethodPatch && rt.name != "":
+		rt.verb = "patch"
 	case req.Method == http.MethodDelete && rt.name != "":
 		rt.verb = "delete"
+	case req.Method == http.MethodDelete && (rt.namespace != "" || !st.res.Namespaced):
+		rt.verb = "deletecollection"
 	default:
 		return rt, methodNotAllowed()
 	}

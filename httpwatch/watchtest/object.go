@@ -30,6 +30,10 @@ type object struct {
 	// tombstone marks the end of an object's life in its version chain;
 	// body is then the last state, at the deletion's resourceVersion.
 	tombstone bool
+	// owners is what each field manager owns, from server-side apply. It
+	// is not part of body and, unlike the rest, may be replaced under the
+	// Server's lock.
+	owners owners
 }
 
 // Get reads a field for field selectors. A path the object lacks reads as
@@ -157,6 +161,16 @@ func (d *draft) set(key string, v any) {
 	d.meta[key] = string(b)
 }
 
+// dropEmptyMaps leaves out empty labels and annotations, as a built-in
+// type's Go struct does when the real server encodes it.
+func (d *draft) dropEmptyMaps() {
+	for _, k := range []string{"labels", "annotations"} {
+		if v, ok := d.meta[k]; ok && (v == "null" || gjson.Parse(v).IsObject() && len(gjson.Parse(v).Map()) == 0) {
+			delete(d.meta, k)
+		}
+	}
+}
+
 // checkType rejects an object whose kind or apiVersion names another type.
 func (d *draft) checkType(r Resource) error {
 	if k := d.topStr("kind"); k != "" && k != r.Kind {
@@ -252,6 +266,28 @@ func withRV(o *object, rv int64) *object {
 		body = append(body, o.body[:r.Index]...)
 		body = strconv.AppendQuote(body, strconv.FormatInt(rv, 10))
 		c.body = append(body, o.body[r.Index+len(r.Raw):]...)
+	}
+	return &c
+}
+
+// withoutRV returns a copy of o without metadata.resourceVersion: a dry-run
+// create, which was never stored.
+func withoutRV(o *object) *object {
+	c := *o
+	r := gjson.GetBytes(o.body, "metadata.resourceVersion")
+	if r.Index > 0 {
+		// Cut the member and the comma on one side of it.
+		start, end := r.Index, r.Index+len(r.Raw)
+		for start > 0 && o.body[start-1] != ',' && o.body[start-1] != '{' {
+			start--
+		}
+		switch {
+		case o.body[start-1] == ',':
+			start--
+		case end < len(o.body) && o.body[end] == ',':
+			end++
+		}
+		c.body = append(append([]byte(nil), o.body[:start]...), o.body[end:]...)
 	}
 	return &c
 }

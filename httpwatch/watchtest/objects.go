@@ -2,6 +2,7 @@ package watchtest
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -13,9 +14,11 @@ import (
 // metadata.uid, resourceVersion, creationTimestamp and generation; a
 // namespaced object without metadata.namespace goes to "default"; an empty
 // metadata.name is made from metadata.generateName. A name already taken
-// fails with ErrAlreadyExists.
+// fails with ErrAlreadyExists. The object is stored whole, status
+// included, even for a resource with a status subresource: Create seeds
+// fixtures; HTTP clients get the real server's rules.
 func (s *Server) Create(r Resource, obj any) ([]byte, error) {
-	o, err := s.create(r, "", obj)
+	o, err := s.create(r, "", obj, seedOptions)
 	if err != nil {
 		return nil, fmt.Errorf("watchtest: create %s: %w", r.qualified(), err)
 	}
@@ -27,8 +30,9 @@ func (s *Server) Create(r Resource, obj any) ([]byte, error) {
 // fails with ErrConflict; without one the update is unconditional. A
 // missing object fails with ErrNotFound. An update that changes nothing
 // keeps the resourceVersion and sends no event, as on the real server.
+// Like Create, it writes status too.
 func (s *Server) Update(r Resource, obj any) ([]byte, error) {
-	o, err := s.update(r, "", "", obj)
+	o, err := s.update(r, "", "", obj, seedOptions)
 	if err != nil {
 		return nil, fmt.Errorf("watchtest: update %s: %w", r.qualified(), err)
 	}
@@ -43,7 +47,7 @@ func (s *Server) Delete(r Resource, namespace, name string) ([]byte, error) {
 	if !r.Namespaced {
 		namespace = ""
 	}
-	o, err := s.delete(r, namespace, name)
+	o, _, err := s.delete(r, namespace, name, deleteOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("watchtest: delete %s %s: %w", r.qualified(), objectKey(namespace, name), err)
 	}
@@ -86,7 +90,7 @@ func (s *Server) render(r Resource, o *object) []byte {
 
 // create stores a new object. pathNS is the namespace of the request path,
 // or "" when the call comes from Go.
-func (s *Server) create(r Resource, pathNS string, obj any) (*object, error) {
+func (s *Server) create(r Resource, pathNS string, obj any, opts writeOptions) (*object, error) {
 	d, err := newDraft(obj)
 	if err != nil {
 		return nil, err
@@ -107,7 +111,12 @@ func (s *Server) create(r Resource, pathNS string, obj any) (*object, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.storeLocked(r)
+	return s.createLocked(s.storeLocked(r), ns, d, opts)
+}
+
+// createLocked stores the draft of a new object in namespace ns.
+func (s *Server) createLocked(st *store, ns string, d *draft, opts writeOptions) (*object, error) {
+	r := st.res
 	name := d.str("name")
 	if name == "" && d.str("generateName") != "" {
 		s.seq++
@@ -131,9 +140,19 @@ func (s *Server) create(r Resource, pathNS string, obj any) (*object, error) {
 	d.set("generation", 1)
 	delete(d.meta, "deletionTimestamp")
 	delete(d.meta, "deletionGracePeriodSeconds")
+	if r.Status && !opts.seed {
+		delete(d.top, "status") // written through the status subresource only
+	}
+	if r.BuiltIn {
+		d.dropEmptyMaps()
+	}
 	o, err := d.object(s.rv + 1)
 	if err != nil {
 		return nil, err
+	}
+	o.owners = opts.owners
+	if opts.dryRun {
+		return withoutRV(o), nil
 	}
 	s.nextRVLocked()
 	s.commitLocked(st, &change{typ: typeAdded, obj: o})
@@ -142,7 +161,7 @@ func (s *Server) create(r Resource, pathNS string, obj any) (*object, error) {
 
 // update replaces an object. pathNS and pathName come from the request
 // path, or are "" when the call comes from Go.
-func (s *Server) update(r Resource, pathNS, pathName string, obj any) (*object, error) {
+func (s *Server) update(r Resource, pathNS, pathName string, obj any, opts writeOptions) (*object, error) {
 	d, err := newDraft(obj)
 	if err != nil {
 		return nil, err
@@ -150,25 +169,9 @@ func (s *Server) update(r Resource, pathNS, pathName string, obj any) (*object, 
 	if err := d.checkType(r); err != nil {
 		return nil, err
 	}
-	name, ns := d.str("name"), d.str("namespace")
-	if pathName != "" {
-		if name != "" && name != pathName {
-			return nil, badRequest("the name of the object (%s) does not match the name on the URL (%s)", name, pathName)
-		}
-		name = pathName
-	}
-	switch {
-	case !r.Namespaced:
-		ns = ""
-	case pathNS != "" && ns != "" && ns != pathNS:
-		return nil, badRequest("the namespace of the provided object does not match the namespace sent on the request")
-	case pathNS != "":
-		ns = pathNS
-	case ns == "":
-		ns = "default"
-	}
-	if name == "" {
-		return nil, invalidObject(r, name, "metadata.name", "Required value: name is required")
+	ns, name, err := d.target(r, pathNS, pathName)
+	if err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -177,21 +180,65 @@ func (s *Server) update(r Resource, pathNS, pathName string, obj any) (*object, 
 	if old == nil {
 		return nil, notFound(r, name)
 	}
-	if rv := d.str("resourceVersion"); rv != "" && rv != fmt.Sprint(old.rv) {
-		return nil, conflict(r, name)
+	return s.replaceLocked(st, old, d, opts)
+}
+
+// target returns the namespace and name an update addresses.
+func (d *draft) target(r Resource, pathNS, pathName string) (ns, name string, err error) {
+	name, ns = d.str("name"), d.str("namespace")
+	if pathName != "" {
+		if name != "" && name != pathName {
+			return "", "", badRequest("the name of the object (%s) does not match the name on the URL (%s)", name, pathName)
+		}
+		name = pathName
 	}
-	// The server owns these fields; a client cannot change them.
+	switch {
+	case !r.Namespaced:
+		ns = ""
+	case pathNS != "" && ns != "" && ns != pathNS:
+		return "", "", badRequest("the namespace of the provided object does not match the namespace sent on the request")
+	case pathNS != "":
+		ns = pathNS
+	case ns == "":
+		ns = "default"
+	}
+	if name == "" {
+		return "", "", invalidObject(r, name, "metadata.name", "Required value: name is required")
+	}
+	return ns, name, nil
+}
+
+// serverFields are the metadata fields the server owns; a client cannot
+// change them.
+var serverFields = []string{"uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"}
+
+// replaceLocked makes d the new state of old: an update, or the result of a
+// patch. A metadata.resourceVersion in d is a precondition.
+func (s *Server) replaceLocked(st *store, old *object, d *draft, opts writeOptions) (*object, error) {
+	r := st.res
+	if rv := d.str("resourceVersion"); rv != "" && rv != strconv.FormatInt(old.rv, 10) {
+		return nil, conflict(r, old.name)
+	}
+	if uid := d.str("uid"); uid != "" && uid != old.uid {
+		return nil, uidMismatch(r, old, uid)
+	}
 	prev, _ := newDraft(old.body)
-	for _, k := range []string{"uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"} {
+	if !opts.seed {
+		d = r.guardStatus(prev, d, opts.subresource)
+	}
+	for _, k := range serverFields {
 		if v, ok := prev.meta[k]; ok {
 			d.meta[k] = v
 		} else {
 			delete(d.meta, k)
 		}
 	}
-	d.set("name", name)
-	if ns != "" {
-		d.set("namespace", ns)
+	if r.BuiltIn {
+		d.dropEmptyMaps()
+	}
+	d.set("name", old.name)
+	if old.namespace != "" {
+		d.set("namespace", old.namespace)
 	} else {
 		delete(d.meta, "namespace")
 	}
@@ -205,49 +252,35 @@ func (s *Server) update(r Resource, pathNS, pathName string, obj any) (*object, 
 			return nil, err
 		}
 	}
+	return s.commitWriteLocked(st, old, o, opts), nil
+}
+
+// commitWriteLocked stores o as the next version of old, unless nothing
+// changed or the write is a dry run.
+func (s *Server) commitWriteLocked(st *store, old, o *object, opts writeOptions) *object {
+	owners := opts.owners
+	if owners == nil {
+		owners = updateOwners(old, o, opts.manager)
+	}
 	if string(o.body) == string(old.body) {
-		return old, nil
+		if !opts.dryRun {
+			old.owners = owners // ownership is not part of the body; the lock guards it
+		}
+		return old
+	}
+	o.owners = owners
+	if opts.dryRun {
+		return o
 	}
 	rv := s.nextRVLocked()
 	o = withRV(o, rv)
 	if o.deleting && !o.finalizers {
 		// The last finalizer is gone: the object goes with this write.
 		s.commitLocked(st, &change{typ: typeDeleted, obj: o, prev: old})
-		return o, nil
+		return o
 	}
 	s.commitLocked(st, &change{typ: typeModified, obj: o, prev: old})
-	return o, nil
-}
-
-func (s *Server) delete(r Resource, namespace, name string) (*object, error) {
-	if !r.Namespaced {
-		namespace = ""
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.storeLocked(r)
-	old := st.current(objectKey(namespace, name))
-	if old == nil {
-		return nil, notFound(r, name)
-	}
-	if old.deleting {
-		return old, nil
-	}
-	rv := s.nextRVLocked()
-	if old.finalizers {
-		d, _ := newDraft(old.body)
-		d.set("deletionTimestamp", s.now())
-		d.set("deletionGracePeriodSeconds", 0)
-		o, err := d.object(rv)
-		if err != nil {
-			return nil, err
-		}
-		s.commitLocked(st, &change{typ: typeModified, obj: o, prev: old})
-		return o, nil
-	}
-	o := withRV(old, rv)
-	s.commitLocked(st, &change{typ: typeDeleted, obj: o, prev: old})
-	return o, nil
+	return o
 }
 
 func (s *Server) now() string {

@@ -163,12 +163,14 @@ func TestCRUDOverHTTP(t *testing.T) {
 
 	code, body, _ = do(t, s, http.MethodDelete, base+"/w1", "")
 	require.Equal(t, http.StatusOK, code, "%s", body)
+	assert.Equal(t, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"w1","group":"example.com","kind":"widgets","uid":"`+created.Get("metadata.uid").String()+`"}}`+"\n", string(body),
+		"a custom resource deleted at once answers with a Success Status")
 	code, body = get(t, s, base+"/w1")
 	assert.Equal(t, http.StatusNotFound, code)
 	assert.Equal(t, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"widgets.example.com \"w1\" not found","reason":"NotFound","details":{"name":"w1","group":"example.com","kind":"widgets"},"code":404}`+"\n", string(body))
 
 	code, _, _ = do(t, s, http.MethodPatch, base+"/w1", `{}`)
-	assert.Equal(t, http.StatusMethodNotAllowed, code)
+	assert.Equal(t, http.StatusUnsupportedMediaType, code, "a patch without a patch media type")
 	code, _, _ = do(t, s, http.MethodPost, "/api/v1/pods", podJSON("a", "b", nil))
 	assert.Equal(t, http.StatusMethodNotAllowed, code, "a namespaced object is created in a namespace")
 }
@@ -237,4 +239,38 @@ func TestStartTLS(t *testing.T) {
 	w := openWatch(t, s, "/api/v1/namespaces/ns/pods?watch=1")
 	assert.Equal(t, "ADDED", w.next().Type)
 	assert.Contains(t, s.URL, "https://")
+}
+
+func TestResourceNames(t *testing.T) {
+	tests := []struct {
+		r      watchtest.Resource
+		ns     string
+		str    string
+		wantNS string
+	}{
+		{watchtest.Pods, "prod", "pods.v1", "prod"},
+		{watchtest.Deployments, "", "deployments.v1.apps", ""},
+		{watchtest.Namespaces, "ignored", "namespaces.v1", ""},
+		{widgets, "prod", "widgets.v1.example.com", "prod"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.str, tt.r.String())
+		got := tt.r.In(tt.ns)
+		assert.Equal(t, tt.r.Group, got.Group)
+		assert.Equal(t, tt.r.Version, got.Version)
+		assert.Equal(t, tt.r.Resource, got.Resource)
+		assert.Equal(t, tt.wantNS, got.Namespace, "a cluster-scoped resource has no namespace")
+	}
+}
+
+// An update naming another incarnation of the object (its uid) is the
+// real server's 409, storage error and all.
+func TestUpdateWithAnotherUID(t *testing.T) {
+	s := newServer(t)
+	o := mustCreate(t, s, watchtest.ConfigMaps, `{"metadata":{"name":"u1","namespace":"prod"}}`)
+	code, body, _ := do(t, s, http.MethodPut, "/api/v1/namespaces/prod/configmaps/u1", `{"metadata":{"name":"u1","uid":"wrong"}}`)
+	assert.Equal(t, http.StatusConflict, code)
+	assert.Equal(t, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on configmaps \"u1\": StorageError: invalid object, Code: 4, Key: /registry/configmaps/prod/u1, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: wrong, UID in object meta: `+o.Get("metadata.uid").String()+`","reason":"Conflict","details":{"name":"u1","kind":"configmaps"},"code":409}`+"\n", string(body))
+	_, err := s.Update(watchtest.ConfigMaps, `{"metadata":{"name":"u1","namespace":"prod","uid":"wrong"}}`)
+	assert.ErrorIs(t, err, watchtest.ErrConflict)
 }

@@ -1,6 +1,10 @@
 package watchtest
 
-import "net/url"
+import (
+	"net/url"
+
+	"github.com/listwatch/listwatch/httpwatch"
+)
 
 // Resource names one kind of object the server holds, as the API addresses
 // it: /api/v1/... for the core group, /apis/GROUP/VERSION/... otherwise.
@@ -18,18 +22,68 @@ type Resource struct {
 	// items then carry no kind and apiVersion, as the real server sends
 	// them; custom resources carry both on every item.
 	BuiltIn bool
+
+	// Status gives the resource a status subresource: /status reads and
+	// writes only .status, and writes to the object itself leave .status
+	// as it was (a create drops it).
+	Status bool
+
+	// Scale, when its SpecReplicasPath is set, gives the resource a scale
+	// subresource serving autoscaling/v1 Scale.
+	Scale ScalePaths
 }
 
-// The core resources every Server has from the start.
+// ScalePaths says where an object keeps what its autoscaling/v1 Scale
+// shows, as a CustomResourceDefinition's scale subresource does: paths such
+// as ".spec.replicas". The label selector may be a string or a
+// LabelSelector object (as a Deployment's .spec.selector is).
+type ScalePaths struct {
+	SpecReplicasPath   string
+	StatusReplicasPath string
+	LabelSelectorPath  string
+}
+
+// The resources every Server has from the start.
 var (
-	Pods       = Resource{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true, BuiltIn: true}
-	ConfigMaps = Resource{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true, BuiltIn: true}
-	Namespaces = Resource{Version: "v1", Resource: "namespaces", Kind: "Namespace", BuiltIn: true}
+	Pods        = Resource{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true, BuiltIn: true, Status: true}
+	ConfigMaps  = Resource{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true, BuiltIn: true}
+	Namespaces  = Resource{Version: "v1", Resource: "namespaces", Kind: "Namespace", BuiltIn: true, Status: true}
+	Deployments = Resource{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale}
 )
+
+// ReplicaSets and StatefulSets, with their status and scale subresources,
+// are there once AddResource was called with them.
+var (
+	ReplicaSets  = Resource{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale}
+	StatefulSets = Resource{Group: "apps", Version: "v1", Resource: "statefulsets", Kind: "StatefulSet", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale}
+)
+
+var replicaScale = ScalePaths{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas", LabelSelectorPath: ".spec.selector"}
 
 // Leases is coordination.k8s.io/v1 Lease, for leader election tests. A
 // Server has it once AddResource(Leases) was called.
 var Leases = Resource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases", Kind: "Lease", Namespaced: true, BuiltIn: true}
+
+// In returns the httpwatch.Resource that addresses r in namespace ("" for
+// all namespaces, or a cluster-scoped resource), for a client of the
+// server:
+//
+//	c.Resource(watchtest.Pods.In("prod"))
+func (r Resource) In(namespace string) httpwatch.Resource {
+	if !r.Namespaced {
+		namespace = ""
+	}
+	return httpwatch.Resource{Group: r.Group, Version: r.Version, Resource: r.Resource, Namespace: namespace}
+}
+
+// String returns the resource as kubectl qualifies it: "pods.v1",
+// "deployments.v1.apps".
+func (r Resource) String() string {
+	if r.Group == "" {
+		return r.Resource + "." + r.Version
+	}
+	return r.Resource + "." + r.Version + "." + r.Group
+}
 
 // APIVersion returns "v1" for the core group, "GROUP/VERSION" otherwise.
 func (r Resource) APIVersion() string {

@@ -80,8 +80,8 @@ type Server struct {
 	loopDone  chan struct{}
 }
 
-// NewServer starts and returns a new Server with the core resources pods,
-// configmaps and namespaces. The caller should call Close when finished.
+// NewServer starts and returns a new Server with the resources pods,
+// configmaps, namespaces and deployments. The caller should call Close when finished.
 func NewServer() *Server {
 	s := NewUnstartedServer()
 	s.Start()
@@ -105,7 +105,7 @@ func NewUnstartedServer() *Server {
 		stopLoop:         make(chan struct{}),
 		loopDone:         make(chan struct{}),
 	}
-	for _, r := range []Resource{Pods, ConfigMaps, Namespaces} {
+	for _, r := range []Resource{Pods, ConfigMaps, Namespaces, Deployments} {
 		s.AddResource(r)
 	}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))

@@ -132,6 +132,23 @@ func conflict(r Resource, name string) *apiError {
 	}
 }
 
+// uidMismatch is the real server's 409 for an update whose metadata.uid
+// names another incarnation of the object.
+func uidMismatch(r Resource, old *object, uid string) *apiError {
+	key := "/registry/" + r.Resource + "/"
+	if !r.BuiltIn {
+		key = "/registry/" + r.Group + "/" + r.Resource + "/"
+	}
+	if old.namespace != "" {
+		key += old.namespace + "/"
+	}
+	return &apiError{
+		code: http.StatusConflict, reason: "Conflict",
+		message: fmt.Sprintf("Operation cannot be fulfilled on %s %q: StorageError: invalid object, Code: 4, Key: %s%s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in object meta: %s", r.qualified(), old.name, key, old.name, uid, old.uid),
+		details: &statusDetails{Name: old.name, Group: r.Group, Kind: r.Resource},
+	}
+}
+
 func badRequest(format string, args ...any) *apiError {
 	return &apiError{code: http.StatusBadRequest, reason: "BadRequest", message: fmt.Sprintf(format, args...)}
 }

@@ -1,0 +1,130 @@
+package e2e
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/listwatch/listwatch/httpwatch/watchtest"
+)
+
+// writeStep is one raw request sent to both servers, and what of the two
+// answers must agree.
+type writeStep struct {
+	name, method, path, ct, body string
+	// same lists gjson paths whose values must be equal in both answers;
+	// the status code always must be.
+	same []string
+}
+
+// rawServer sends requests to one server.
+type rawServer struct {
+	name string
+	base string
+	hc   *http.Client
+}
+
+func (s rawServer) do(t *testing.T, st writeStep, ns string) (int, gjson.Result) {
+	t.Helper()
+	path := strings.ReplaceAll(st.path, "NS", ns)
+	req, err := http.NewRequest(st.method, s.base+path, strings.NewReader(st.body))
+	require.NoError(t, err)
+	if st.ct != "" {
+		req.Header.Set("Content-Type", st.ct)
+	}
+	resp, err := s.hc.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, gjson.ParseBytes(b)
+}
+
+const (
+	mergeCT = "application/merge-patch+json"
+	jsonCT  = "application/json-patch+json"
+	applyCT = "application/apply-patch+yaml"
+)
+
+var statusFields = []string{"kind", "status", "reason", "message", "details.name", "details.kind", "details.group", "details.causes"}
+
+// TestWatchtestWritesMatchRealServer sends the same writes to a real
+// kube-apiserver and to watchtest and compares the answers: status codes,
+// Status bodies and the fields the writes change.
+func TestWatchtestWritesMatchRealServer(t *testing.T) {
+	cfg := config(t)
+	rt, err := cfg.RoundTripper()
+	require.NoError(t, err)
+	ns := namespace(t, client(t))
+	fake := watchtest.NewServer()
+	defer fake.Close()
+	servers := []rawServer{{"real", cfg.Host, &http.Client{Transport: rt}}, {"watchtest", fake.URL, fake.Client()}}
+
+	cms := "/api/v1/namespaces/NS/configmaps"
+	deps := "/apis/apps/v1/namespaces/NS/deployments"
+	pods := "/api/v1/namespaces/NS/pods"
+	dep := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"a":"1"}},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`
+	steps := []writeStep{
+		{"create", "POST", cms, "application/json", `{"metadata":{"name":"a","labels":{"x":"1","del":"yes"}},"data":{"k":"v"}}`, []string{"metadata.labels", "data"}},
+		{"create existing", "POST", cms, "application/json", `{"metadata":{"name":"a"}}`, statusFields},
+		{"merge patch", "PATCH", cms + "/a", mergeCT, `{"metadata":{"labels":{"y":"2","x":null}},"data":{"k2":"v2"}}`, []string{"metadata.labels", "data"}},
+		{"strategic merge patch", "PATCH", cms + "/a", "application/strategic-merge-patch+json", `{"data":{"k3":"v3"}}`, []string{"data"}},
+		{"json patch", "PATCH", cms + "/a", jsonCT, `[{"op":"copy","from":"/data/k","path":"/data/k4"},{"op":"move","from":"/data/k4","path":"/data/k5"},{"op":"replace","path":"/data/k","value":"w"},{"op":"test","path":"/data/k5","value":"v"}]`, []string{"data"}},
+		{"json patch failed test", "PATCH", cms + "/a", jsonCT, `[{"op":"test","path":"/data/k","value":"nope"}]`, statusFields},
+		{"json patch remove missing", "PATCH", cms + "/a", jsonCT, `[{"op":"remove","path":"/data/missing"}]`, statusFields},
+		{"stale resourceVersion", "PATCH", cms + "/a", mergeCT, `{"metadata":{"resourceVersion":"1"}}`, statusFields},
+		{"stale update", "PUT", cms + "/a", "application/json", `{"metadata":{"name":"a","resourceVersion":"1"}}`, statusFields},
+		{"update with another uid", "PUT", cms + "/a", "application/json", `{"metadata":{"name":"a","uid":"wrong"}}`, []string{"kind", "status", "reason", "details.name", "details.kind"}},
+		{"patch changes uid", "PATCH", cms + "/a", mergeCT, `{"metadata":{"uid":"wrong"}}`, statusFields},
+		{"json patch adds and removes a label", "PATCH", cms + "/a", jsonCT, `[{"op":"add","path":"/metadata/labels/tmp","value":"1"},{"op":"remove","path":"/metadata/labels/tmp"}]`, []string{"metadata.labels"}},
+		{"patch missing", "PATCH", cms + "/missing", mergeCT, `{}`, statusFields},
+		{"patch renames", "PATCH", cms + "/a", mergeCT, `{"metadata":{"name":"b"}}`, statusFields},
+		{"unsupported media type", "PATCH", cms + "/a", "text/plain", `{}`, statusFields},
+		{"apply without manager", "PATCH", cms + "/b", applyCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}`, statusFields},
+		{"apply creates", "PATCH", cms + "/b?fieldManager=m1", applyCT, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  labels:\n    del: \"yes\"\ndata:\n  k: v\n", []string{"data"}},
+		{"apply conflict", "PATCH", cms + "/b?fieldManager=m2", applyCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"},"data":{"k":"x"}}`, statusFields},
+		{"apply force", "PATCH", cms + "/b?fieldManager=m2&force=true", applyCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"},"data":{"k":"x"}}`, []string{"data"}},
+		{"apply drops a field", "PATCH", cms + "/b?fieldManager=m1", applyCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b","labels":{"del":"yes"}},"data":{"j":"y"}}`, []string{"data"}},
+		{"dry-run create", "POST", cms + "?dryRun=All", "application/json", `{"metadata":{"name":"dry"}}`, []string{"metadata.name", "metadata.resourceVersion"}},
+		{"dry run did not create", "GET", cms + "/dry", "", "", statusFields},
+		{"bad dryRun", "POST", cms + "?dryRun=Foo", "application/json", `{"metadata":{"name":"dry"}}`, statusFields},
+		{"strict duplicate", "POST", cms + "?fieldValidation=Strict", "application/json", `{"metadata":{"name":"v"},"data":{"a":"b"},"data":{"c":"d"}}`, statusFields},
+		{"strict unknown metadata", "POST", cms + "?fieldValidation=Strict", "application/json", `{"metadata":{"name":"v","bogus":1}}`, statusFields},
+		{"delete precondition", "DELETE", cms + "/a", "application/json", `{"preconditions":{"resourceVersion":"1"}}`, []string{"kind", "status", "reason", "details.name", "details.kind"}},
+		{"bad propagation", "DELETE", cms + "/a", "application/json", `{"propagationPolicy":"Bogus"}`, statusFields},
+		{"delete", "DELETE", cms + "/a", "application/json", `{"propagationPolicy":"Background"}`, []string{"kind", "status", "details.name", "details.kind"}},
+		{"delete collection", "DELETE", cms + "?labelSelector=del%3Dyes", "", "", []string{"kind", "items.#.metadata.name", "items.#.data"}},
+		{"delete collection across namespaces", "DELETE", "/api/v1/configmaps?labelSelector=nothing%3Dhere", "", "", statusFields},
+		{"create deployment", "POST", deps, "application/json", dep, []string{"metadata.labels", "spec.replicas"}},
+		{"status put", "PUT", deps + "/d/status", "application/json", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"a":"2"}},"spec":{"replicas":7},"status":{"replicas":3}}`, []string{"metadata.labels", "spec.replicas", "status.replicas"}},
+		{"status patch", "PATCH", deps + "/d/status", mergeCT, `{"metadata":{"labels":{"b":"3"},"annotations":{"x":"y"}},"status":{"readyReplicas":1}}`, []string{"metadata.labels", "metadata.annotations", "status.replicas", "status.readyReplicas"}},
+		{"main patch keeps status", "PATCH", deps + "/d", mergeCT, `{"spec":{"replicas":4},"status":{"readyReplicas":2}}`, []string{"spec.replicas", "status.readyReplicas", "metadata.generation"}},
+		{"get scale", "GET", deps + "/d/scale", "", "", []string{"kind", "apiVersion", "spec.replicas", "status.replicas", "status.selector"}},
+		{"put scale", "PUT", deps + "/d/scale", "application/json", `{"kind":"Scale","apiVersion":"autoscaling/v1","metadata":{"name":"d"},"spec":{"replicas":6}}`, []string{"kind", "spec.replicas"}},
+		{"patch scale", "PATCH", deps + "/d/scale", mergeCT, `{"spec":{"replicas":3}}`, []string{"kind", "spec.replicas"}},
+		{"scale of missing", "GET", deps + "/nope/scale", "", "", statusFields},
+		{"foreground delete", "DELETE", deps + "/d", "application/json", `{"propagationPolicy":"Foreground"}`, []string{"metadata.finalizers", "metadata.deletionGracePeriodSeconds"}},
+		{"no status subresource", "GET", cms + "/b/status", "", "", statusFields},
+		{"create pod", "POST", pods, "application/json", `{"metadata":{"name":"p","labels":{"a":"1"}},"spec":{"containers":[{"name":"c","image":"x"}]}}`, []string{"metadata.labels"}},
+		{"pod status patch changes labels", "PATCH", pods + "/p/status", mergeCT, `{"metadata":{"labels":{"b":"3"}},"status":{"message":"hi"}}`, []string{"metadata.labels", "status.message"}},
+		{"pod delete answers with the pod", "DELETE", pods + "/p?gracePeriodSeconds=0", "", "", []string{"kind", "metadata.name"}},
+	}
+	for _, st := range steps {
+		var codes [2]int
+		var answers [2]gjson.Result
+		for i, s := range servers {
+			codes[i], answers[i] = s.do(t, st, ns)
+		}
+		if !assert.Equal(t, codes[0], codes[1], "%s: status code (real %s, watchtest %s)", st.name, answers[0].Raw, answers[1].Raw) {
+			continue
+		}
+		for _, p := range st.same {
+			assert.Equal(t, answers[0].Get(p).Value(), answers[1].Get(p).Value(), "%s: %s (real %s, watchtest %s)", st.name, p, answers[0].Raw, answers[1].Raw)
+		}
+	}
+}

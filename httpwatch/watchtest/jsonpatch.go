@@ -1,0 +1,268 @@
+package watchtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// Patches work on objects decoded into maps, slices and json.Number, so
+// that integers of any size come back exactly as they were sent.
+
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data after the JSON value")
+	}
+	return v, nil
+}
+
+// mergePatch applies an RFC 7386 JSON merge patch: objects merge member by
+// member, null deletes, anything else replaces.
+func mergePatch(target, patch any) any {
+	p, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	t, ok := target.(map[string]any)
+	if !ok {
+		t = map[string]any{}
+	}
+	for k, v := range p {
+		if v == nil {
+			delete(t, k)
+			continue
+		}
+		t[k] = mergePatch(t[k], v)
+	}
+	return t
+}
+
+// errPatchRejected is the real server's answer to any JSON patch that
+// cannot be applied: a failed test, a missing path, an index out of range.
+var errPatchRejected = &apiError{code: http.StatusUnprocessableEntity, reason: "Invalid", message: "the server rejected our request due to an error in our request", details: &statusDetails{}}
+
+type jsonPatchOp struct {
+	Op    string           `json:"op"`
+	Path  string           `json:"path"`
+	From  string           `json:"from"`
+	Value *json.RawMessage `json:"value"`
+}
+
+// jsonPatch applies an RFC 6902 JSON patch to doc.
+func jsonPatch(doc any, body []byte) (any, error) {
+	var ops []jsonPatchOp
+	if err := json.Unmarshal(body, &ops); err != nil {
+		return nil, badRequest("error decoding patch: %v", err)
+	}
+	for _, op := range ops {
+		var val any
+		if op.Value != nil {
+			v, err := decodeJSON(*op.Value)
+			if err != nil {
+				return nil, badRequest("error decoding patch: %v", err)
+			}
+			val = v
+		}
+		var err error
+		if doc, err = applyOp(doc, op, val); err != nil {
+			return nil, err
+		}
+	}
+	return doc, nil
+}
+
+func applyOp(doc any, op jsonPatchOp, val any) (any, error) {
+	path, err := parsePointer(op.Path)
+	if err != nil {
+		return nil, err
+	}
+	switch op.Op {
+	case "add":
+		return pointerSet(doc, path, val, true)
+	case "replace":
+		return pointerSet(doc, path, val, false)
+	case "remove":
+		doc, _, err = pointerRemove(doc, path)
+		return doc, err
+	case "move", "copy":
+		from, err := parsePointer(op.From)
+		if err != nil {
+			return nil, err
+		}
+		v, ok := pointerGet(doc, from)
+		if !ok {
+			return nil, errPatchRejected
+		}
+		if op.Op == "move" {
+			if doc, _, err = pointerRemove(doc, from); err != nil {
+				return nil, err
+			}
+		} else {
+			v = deepCopy(v)
+		}
+		return pointerSet(doc, path, v, true)
+	case "test":
+		v, ok := pointerGet(doc, path)
+		if !ok || !jsonEqual(v, val) {
+			return nil, errPatchRejected
+		}
+		return doc, nil
+	}
+	return nil, errPatchRejected
+}
+
+// parsePointer splits an RFC 6901 JSON Pointer into unescaped tokens.
+func parsePointer(p string) ([]string, error) {
+	if p == "" {
+		return nil, nil
+	}
+	if !strings.HasPrefix(p, "/") {
+		return nil, errPatchRejected
+	}
+	parts := strings.Split(p[1:], "/")
+	for i, s := range parts {
+		parts[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+	}
+	return parts, nil
+}
+
+func pointerGet(doc any, path []string) (any, bool) {
+	for _, tok := range path {
+		switch c := doc.(type) {
+		case map[string]any:
+			v, ok := c[tok]
+			if !ok {
+				return nil, false
+			}
+			doc = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			doc = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return doc, true
+}
+
+// pointerSet adds (insert into arrays) or replaces the value at path. Like
+// the real server, replacing a missing object member adds it.
+func pointerSet(doc any, path []string, val any, insert bool) (any, error) {
+	if len(path) == 0 {
+		return val, nil
+	}
+	parent, ok := pointerGet(doc, path[:len(path)-1])
+	if !ok {
+		return nil, errPatchRejected
+	}
+	last := path[len(path)-1]
+	switch c := parent.(type) {
+	case map[string]any:
+		c[last] = val
+		return doc, nil
+	case []any:
+		i := len(c)
+		if last != "-" || !insert {
+			n, err := strconv.Atoi(last)
+			if err != nil || n < 0 || n > len(c) || (!insert && n == len(c)) {
+				return nil, errPatchRejected
+			}
+			i = n
+		}
+		if !insert {
+			c[i] = val
+			return doc, nil
+		}
+		c = append(c[:i], append([]any{val}, c[i:]...)...)
+		return pointerSet(doc, path[:len(path)-1], c, false)
+	}
+	return nil, errPatchRejected
+}
+
+func pointerRemove(doc any, path []string) (any, any, error) {
+	if len(path) == 0 {
+		return nil, nil, errPatchRejected
+	}
+	parent, ok := pointerGet(doc, path[:len(path)-1])
+	if !ok {
+		return nil, nil, errPatchRejected
+	}
+	last := path[len(path)-1]
+	switch c := parent.(type) {
+	case map[string]any:
+		v, ok := c[last]
+		if !ok {
+			return nil, nil, errPatchRejected
+		}
+		delete(c, last)
+		return doc, v, nil
+	case []any:
+		i, err := strconv.Atoi(last)
+		if err != nil || i < 0 || i >= len(c) {
+			return nil, nil, errPatchRejected
+		}
+		v := c[i]
+		rest := append(append([]any{}, c[:i]...), c[i+1:]...)
+		doc, err = pointerSet(doc, path[:len(path)-1], rest, false)
+		return doc, v, err
+	}
+	return nil, nil, errPatchRejected
+}
+
+func deepCopy(v any) any {
+	switch c := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(c))
+		for k, e := range c {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(c))
+		for i, e := range c {
+			s[i] = deepCopy(e)
+		}
+		return s
+	}
+	return v
+}
+
+// jsonEqual compares decoded JSON values; numbers compare by value.
+func jsonEqual(a, b any) bool {
+	na, aok := a.(json.Number)
+	nb, bok := b.(json.Number)
+	if aok && bok {
+		fa, err1 := na.Float64()
+		fb, err2 := nb.Float64()
+		if err1 == nil && err2 == nil && na.String() != nb.String() {
+			return fa == fb
+		}
+		return na == nb
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// encodeJSON encodes a decoded value back to compact JSON.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep <, > and & as sent, like the real server
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encoding the patched object: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

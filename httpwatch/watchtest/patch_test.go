@@ -1,0 +1,167 @@
+package watchtest_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/listwatch/listwatch/httpwatch/watchtest"
+)
+
+const (
+	mergeType     = "application/merge-patch+json"
+	jsonPatchType = "application/json-patch+json"
+	smpType       = "application/strategic-merge-patch+json"
+	applyType     = "application/apply-patch+yaml"
+)
+
+// send sends a request with a content type and returns the status and body.
+func send(t *testing.T, s *watchtest.Server, method, path, contentType, body string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.URL+path, strings.NewReader(body))
+	require.NoError(t, err)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := s.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, b
+}
+
+const cmPath = "/api/v1/namespaces/prod/configmaps/"
+
+// The real server's Status bodies, as recorded from kube-apiserver 1.37.
+const (
+	patchRejected = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server rejected our request due to an error in our request","reason":"Invalid","details":{},"code":422}` + "\n"
+	cmConflict    = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on configmaps \"a\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","details":{"name":"a","kind":"configmaps"},"code":409}` + "\n"
+)
+
+// Patches of every media type, with the real server's answers (decision 7).
+func TestPatch(t *testing.T) {
+	big := `{"metadata":{"name":"a","namespace":"prod","labels":{"x":"1"}},"data":{"k":"v"},"n":9007199254740993}`
+	tests := []struct {
+		name     string
+		ct, body string
+		code     int
+		want     map[string]string // gjson path -> raw JSON, on success
+		wantBody string            // the whole response, on failure
+	}{
+		{name: "merge", ct: mergeType, body: `{"metadata":{"labels":{"y":"2","x":null}},"data":{"k2":"v2"}}`, code: 200,
+			want: map[string]string{"metadata.labels": `{"y":"2"}`, "data": `{"k":"v","k2":"v2"}`, "n": `9007199254740993`}},
+		{name: "merge with content type parameters", ct: mergeType + "; charset=utf-8", body: `{"data":null}`, code: 200,
+			want: map[string]string{"data": ``}},
+		{name: "merge stale resourceVersion", ct: mergeType, body: `{"metadata":{"resourceVersion":"1"},"data":{"z":"1"}}`, code: 409, wantBody: cmConflict},
+		{name: "merge renames", ct: mergeType, body: `{"metadata":{"name":"other"}}`, code: 400,
+			wantBody: `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the name of the object (other) does not match the name on the URL (a)","reason":"BadRequest","code":400}` + "\n"},
+		{name: "merge changes uid", ct: mergeType, body: `{"metadata":{"uid":"xyz"}}`, code: 422,
+			wantBody: `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"ConfigMap \"a\" is invalid: metadata.uid: Invalid value: \"xyz\": field is immutable","reason":"Invalid","details":{"name":"a","kind":"ConfigMap","causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"xyz\": field is immutable","field":"metadata.uid"}]},"code":422}` + "\n"},
+		{name: "merge not JSON", ct: mergeType, body: `{bad`, code: 400,
+			wantBody: `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"invalid JSON patch","reason":"BadRequest","code":400}` + "\n"},
+		{name: "merge array", ct: mergeType, body: `[1]`, code: 400,
+			wantBody: `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}","reason":"BadRequest","code":400}` + "\n"},
+		{name: "json patch ops and escapes", ct: jsonPatchType, body: `[{"op":"add","path":"/data/a~1b~0c","value":"x"},{"op":"copy","from":"/data/k","path":"/data/k3"},{"op":"move","from":"/data/k3","path":"/data/k4"},{"op":"replace","path":"/data/k","value":"w"},{"op":"remove","path":"/metadata/labels/x"},{"op":"test","path":"/n","value":9007199254740993}]`, code: 200,
+			want: map[string]string{"data": `{"a/b~c":"x","k":"w","k4":"v"}`, "metadata.labels": ``, "n": `9007199254740993`}},
+		{name: "json patch list ops", ct: jsonPatchType, body: `[{"op":"add","path":"/metadata/finalizers","value":["a/b"]},{"op":"add","path":"/metadata/finalizers/-","value":"c/d"},{"op":"add","path":"/metadata/finalizers/0","value":"e/f"},{"op":"remove","path":"/metadata/finalizers/1"}]`, code: 200,
+			want: map[string]string{"metadata.finalizers": `["e/f","c/d"]`}},
+		{name: "json patch replace of a missing member adds it", ct: jsonPatchType, body: `[{"op":"replace","path":"/data/new","value":"x"}]`, code: 200,
+			want: map[string]string{"data.new": `"x"`}},
+		{name: "json patch failed test", ct: jsonPatchType, body: `[{"op":"test","path":"/data/k","value":"nope"}]`, code: 422, wantBody: patchRejected},
+		{name: "json patch remove missing", ct: jsonPatchType, body: `[{"op":"remove","path":"/data/missing"}]`, code: 422, wantBody: patchRejected},
+		{name: "json patch bad parent", ct: jsonPatchType, body: `[{"op":"add","path":"/nope/x","value":"x"}]`, code: 422, wantBody: patchRejected},
+		{name: "json patch index out of range", ct: jsonPatchType, body: `[{"op":"replace","path":"/metadata/finalizers/5","value":"x"}]`, code: 422, wantBody: patchRejected},
+		{name: "json patch unknown op", ct: jsonPatchType, body: `[{"op":"frob","path":"/data/k"}]`, code: 422, wantBody: patchRejected},
+		{name: "json patch not a list", ct: jsonPatchType, body: `{"op":"add"}`, code: 400},
+		{name: "unsupported media type", ct: "text/plain", body: `{}`, code: 415,
+			wantBody: `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"415: Unsupported Media Type","reason":"UnsupportedMediaType","details":{},"code":415}` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t)
+			before := mustCreate(t, s, watchtest.ConfigMaps, big)
+			code, body := send(t, s, http.MethodPatch, cmPath+"a", tt.ct, tt.body)
+			require.Equal(t, tt.code, code, "%s", body)
+			if tt.wantBody != "" {
+				assert.Equal(t, tt.wantBody, string(body))
+			}
+			if code != http.StatusOK {
+				assert.Equal(t, rvOf(before), s.ResourceVersion(), "a failed patch changes nothing")
+				return
+			}
+			got := gjson.ParseBytes(body)
+			for path, raw := range tt.want {
+				assert.Equal(t, raw, got.Get(path).Raw, path)
+			}
+			assert.NotEqual(t, rvOf(before), rvOf(got), "a patch that changes the object is a new version")
+			stored, err := s.Get(watchtest.ConfigMaps, "prod", "a")
+			require.NoError(t, err)
+			assert.JSONEq(t, string(stored), string(body), "the answer is what was stored")
+		})
+	}
+}
+
+func TestPatchMissing(t *testing.T) {
+	s := newServer(t)
+	for _, ct := range []string{mergeType, jsonPatchType, smpType} {
+		code, body := send(t, s, http.MethodPatch, cmPath+"missing", ct, `{}`)
+		assert.Equal(t, http.StatusNotFound, code, ct)
+		assert.Equal(t, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"missing\" not found","reason":"NotFound","details":{"name":"missing","kind":"configmaps"},"code":404}`+"\n", string(body), ct)
+	}
+}
+
+// A patch is one MODIFIED event; a patch that changes nothing keeps the
+// resourceVersion and sends none, as on the real server.
+func TestPatchWatchEvents(t *testing.T) {
+	s := newServer(t)
+	o := mustCreate(t, s, watchtest.ConfigMaps, `{"metadata":{"name":"a","namespace":"prod"},"data":{"k":"v"}}`)
+	w := openWatch(t, s, "/api/v1/namespaces/prod/configmaps?watch=1&resourceVersion="+rvOf(o))
+
+	code, body := send(t, s, http.MethodPatch, cmPath+"a", jsonPatchType, `[]`)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	assert.Equal(t, rvOf(o), rvOf(gjson.ParseBytes(body)))
+	code, body = send(t, s, http.MethodPatch, cmPath+"a", mergeType, `{"data":{"k":"v"}}`)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	assert.Equal(t, rvOf(o), rvOf(gjson.ParseBytes(body)))
+
+	code, body = send(t, s, http.MethodPatch, cmPath+"a", mergeType, `{"data":{"k":"w"}}`)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	e := w.next()
+	assert.Equal(t, "MODIFIED a "+rvOf(gjson.ParseBytes(body)), e.String(), "the first event is the first change")
+	assert.Equal(t, "w", e.get("data.k"))
+}
+
+func TestStrategicMergePatch(t *testing.T) {
+	s := newServer(t)
+	mustCreate(t, s, watchtest.Deployments, `{"metadata":{"name":"d","namespace":"prod","finalizers":["a.io/x"]},"spec":{"replicas":1,"template":{"spec":{"containers":[
+		{"name":"app","image":"app:1","env":[{"name":"A","value":"1"},{"name":"B","value":"2"}]},
+		{"name":"side","image":"side:1"}]}}}}`)
+	code, body := send(t, s, http.MethodPatch, "/apis/apps/v1/namespaces/prod/deployments/d", smpType, `{"metadata":{"finalizers":["b.io/y"]},"spec":{"template":{"spec":{"containers":[
+		{"name":"app","image":"app:2","env":[{"name":"B","value":"3"},{"name":"A","$patch":"delete"}]},
+		{"name":"side","$patch":"delete"},
+		{"name":"new","image":"new:1"}]}}}}`)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	got := gjson.ParseBytes(body)
+	assert.JSONEq(t, `[{"name":"app","image":"app:2","env":[{"name":"B","value":"3"}]},{"name":"new","image":"new:1"}]`, got.Get("spec.template.spec.containers").Raw,
+		"containers and env merge on name; $patch: delete removes an item")
+	assert.JSONEq(t, `["a.io/x","b.io/y"]`, got.Get("metadata.finalizers").Raw, "finalizers merge as a set")
+	assert.Equal(t, int64(2), got.Get("metadata.generation").Int(), "a spec change is a new generation")
+
+	code, body = send(t, s, http.MethodPatch, "/apis/apps/v1/namespaces/prod/deployments/d", smpType, `{"spec":{"template":{"spec":{"$patch":"replace","containers":[{"name":"only","image":"x"}]}}}}`)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	assert.JSONEq(t, `{"containers":[{"name":"only","image":"x"}]}`, gjson.GetBytes(body, "spec.template.spec").Raw)
+
+	// Custom resources have no strategic merge patch (recorded from the
+	// real server).
+	s.AddResource(widgets)
+	mustCreate(t, s, widgets, `{"metadata":{"name":"w","namespace":"prod"}}`)
+	code, body = send(t, s, http.MethodPatch, "/apis/example.com/v1/namespaces/prod/widgets/w", smpType, `{"spec":{"size":2}}`)
+	assert.Equal(t, http.StatusUnsupportedMediaType, code)
+	assert.Equal(t, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml","reason":"UnsupportedMediaType","code":415}`+"\n", string(body))
+}

@@ -1,0 +1,134 @@
+package watchtest
+
+import "slices"
+
+// mergeKeys approximates the patch strategies that the built-in types
+// declare in their Go struct tags: a list under one of these field names,
+// whose items are objects, is merged item by item, matching items on the
+// first of the keys they carry. Every other list is replaced whole.
+var mergeKeys = map[string][]string{
+	"containers":                {"name"},
+	"initContainers":            {"name"},
+	"ephemeralContainers":       {"name"},
+	"env":                       {"name"},
+	"volumes":                   {"name"},
+	"imagePullSecrets":          {"name"},
+	"resourceClaims":            {"name"},
+	"ports":                     {"containerPort", "port"},
+	"volumeMounts":              {"mountPath"},
+	"volumeDevices":             {"devicePath"},
+	"conditions":                {"type"},
+	"ownerReferences":           {"uid"},
+	"hostAliases":               {"ip"},
+	"topologySpreadConstraints": {"topologyKey"},
+}
+
+// setLists are lists of strings the built-in types merge as sets.
+var setLists = map[string]bool{"finalizers": true}
+
+// strategicMerge applies a strategic merge patch, approximated: merge patch
+// semantics, plus the keyed and set lists above, plus the directives
+// "$patch": "replace" (on an object) and "$patch": "delete" (on an object,
+// or on an item of a keyed list).
+func strategicMerge(target, patch any) any {
+	p, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	switch p["$patch"] {
+	case "replace":
+		out := deepCopy(p).(map[string]any)
+		delete(out, "$patch")
+		return out
+	case "delete":
+		return nil
+	}
+	t, ok := target.(map[string]any)
+	if !ok {
+		t = map[string]any{}
+	}
+	for k, v := range p {
+		switch {
+		case v == nil:
+			delete(t, k)
+		case setLists[k]:
+			t[k] = mergeSet(t[k], v)
+		case mergeKeys[k] != nil:
+			t[k] = mergeList(t[k], v, mergeKeys[k])
+		default:
+			if r := strategicMerge(t[k], v); r != nil {
+				t[k] = r
+			} else {
+				delete(t, k)
+			}
+		}
+	}
+	return t
+}
+
+// mergeSet adds the patch's strings to the target's, keeping order.
+func mergeSet(target, patch any) any {
+	t, ok1 := target.([]any)
+	p, ok2 := patch.([]any)
+	if !ok1 || !ok2 {
+		return patch
+	}
+	out := append([]any(nil), t...)
+	for _, v := range p {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// mergeList merges lists of objects item by item on a key; a list whose
+// items have none of the keys is replaced, as an atomic list is.
+func mergeList(target, patch any, keys []string) any {
+	t, ok1 := target.([]any)
+	p, ok2 := patch.([]any)
+	if !ok1 || !ok2 {
+		return patch
+	}
+	key := listKey(p, keys)
+	if key == "" {
+		return patch
+	}
+	out := append([]any(nil), t...)
+	for _, pi := range p {
+		pm := pi.(map[string]any)
+		i := slices.IndexFunc(out, func(o any) bool {
+			om, ok := o.(map[string]any)
+			return ok && jsonEqual(om[key], pm[key])
+		})
+		switch {
+		case pm["$patch"] == "delete":
+			if i >= 0 {
+				out = slices.Delete(out, i, i+1)
+			}
+		case i >= 0:
+			out[i] = strategicMerge(out[i], pm)
+		default:
+			out = append(out, strategicMerge(nil, pm))
+		}
+	}
+	return out
+}
+
+// listKey returns the first key that every item of the list carries.
+func listKey(items []any, keys []string) string {
+	for _, k := range keys {
+		all := len(items) > 0
+		for _, it := range items {
+			m, ok := it.(map[string]any)
+			if !ok || m[k] == nil {
+				all = false
+				break
+			}
+		}
+		if all {
+			return k
+		}
+	}
+	return ""
+}
