@@ -108,6 +108,9 @@ func TestCRUDAndWatch(t *testing.T) {
 			require.NoError(t, rc.Delete(ctx, name))
 			require.Eventually(t, func() bool { _, err := inf.Lister().Get(ns, name); return httpwatch.IsNotFound(err) }, wait, 10*time.Millisecond)
 			key := ns + "/" + name
+			// The cache changes before the handler hears of it: wait for
+			// the delete notification, then check the whole sequence.
+			require.Eventually(t, func() bool { return len(filter(ev.lines(), key)) >= 3 }, wait, 10*time.Millisecond)
 			assert.Equal(t, []string{"add " + key, "update " + key, "delete " + key}, filter(ev.lines(), key))
 			assert.False(t, inf.Indexer().List()[0].Get("metadata.managedFields").Exists(), "managedFields are dropped by default")
 			converges(t, inf, rc)
