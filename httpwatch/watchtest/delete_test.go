@@ -93,7 +93,10 @@ func TestFinalizerRemovalByPatch(t *testing.T) {
 	assert.Equal(t, "MODIFIED", w.next().Type)
 	code, body = send(t, s, http.MethodPatch, cmPath+"a", mergeType, `{"metadata":{"finalizers":null}}`)
 	require.Equal(t, http.StatusOK, code, "%s", body)
-	assert.Equal(t, "DELETED", w.next().Type)
+	e := w.next()
+	assert.Equal(t, "DELETED a "+s.ResourceVersion(), e.String())
+	assert.Equal(t, `["foregroundDeletion"]`, e.get("metadata.finalizers"), "the event has the last stored state")
+	assert.False(t, gjson.GetBytes(body, "metadata.finalizers").Exists(), "the answer is the object as patched")
 	_, err := s.Get(watchtest.ConfigMaps, "prod", "a")
 	assert.ErrorIs(t, err, watchtest.ErrNotFound)
 }

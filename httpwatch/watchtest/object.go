@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -165,7 +166,7 @@ func (d *draft) set(key string, v any) {
 // type's Go struct does when the real server encodes it.
 func (d *draft) dropEmptyMaps() {
 	for _, k := range []string{"labels", "annotations"} {
-		if v, ok := d.meta[k]; ok && (v == "null" || gjson.Parse(v).IsObject() && len(gjson.Parse(v).Map()) == 0) {
+		if v, ok := d.meta[k]; ok && (v == "null" || strings.TrimSpace(strings.TrimPrefix(v, "{")) == "}") {
 			delete(d.meta, k)
 		}
 	}

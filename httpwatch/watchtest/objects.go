@@ -30,7 +30,10 @@ func (s *Server) Create(r Resource, obj any) ([]byte, error) {
 // fails with ErrConflict; without one the update is unconditional. A
 // missing object fails with ErrNotFound. An update that changes nothing
 // keeps the resourceVersion and sends no event, as on the real server.
-// Like Create, it writes status too.
+// Like Create, it writes status too. An update that removes the last
+// finalizer of an object being deleted deletes it: the answer is the
+// object as written, at the resourceVersion it had, and watches get
+// DELETED with the last stored state, as from the real server.
 func (s *Server) Update(r Resource, obj any) ([]byte, error) {
 	o, err := s.update(r, "", "", obj, seedOptions)
 	if err != nil {
@@ -273,12 +276,15 @@ func (s *Server) commitWriteLocked(st *store, old, o *object, opts writeOptions)
 		return o
 	}
 	rv := s.nextRVLocked()
-	o = withRV(o, rv)
 	if o.deleting && !o.finalizers {
-		// The last finalizer is gone: the object goes with this write.
-		s.commitLocked(st, &change{typ: typeDeleted, obj: o, prev: old})
+		// The last finalizer is gone: the object goes with this write. As
+		// on the real server, the writer gets the object as written, at
+		// the resourceVersion it had, and watches get the last stored
+		// state, finalizers and all, at the deletion's.
+		s.commitLocked(st, &change{typ: typeDeleted, obj: withRV(old, rv), prev: old})
 		return o
 	}
+	o = withRV(o, rv)
 	s.commitLocked(st, &change{typ: typeModified, obj: o, prev: old})
 	return o
 }

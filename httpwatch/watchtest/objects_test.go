@@ -113,10 +113,16 @@ func TestDeleteAndFinalizers(t *testing.T) {
 	_, err = s.Delete(watchtest.ConfigMaps, "ns", "kept")
 	require.NoError(t, err, "deleting an object being deleted is a no-op")
 
+	marked := e
 	done, err := s.Update(watchtest.ConfigMaps, `{"metadata":{"name":"kept","namespace":"ns","finalizers":[]}}`)
 	require.NoError(t, err)
 	e = w.next()
-	assert.Equal(t, "DELETED kept "+rvOf(gjson.ParseBytes(done)), e.String(), "removing the last finalizer deletes")
+	assert.Equal(t, "DELETED kept "+s.ResourceVersion(), e.String(), "removing the last finalizer deletes")
+	// As on the real server: the writer gets what it wrote at the version
+	// it had; the watch gets the last stored state.
+	assert.Equal(t, marked.get("metadata.resourceVersion"), rvOf(gjson.ParseBytes(done)))
+	assert.Equal(t, `[]`, gjson.GetBytes(done, "metadata.finalizers").Raw)
+	assert.Equal(t, `["example.com/wait"]`, gjson.GetBytes(e.Object, "metadata.finalizers").Raw)
 
 	_, err = s.Get(watchtest.ConfigMaps, "ns", "kept")
 	assert.ErrorIs(t, err, watchtest.ErrNotFound)

@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/fixtures"
 )
 
 const (
@@ -164,4 +165,29 @@ func TestStrategicMergePatch(t *testing.T) {
 	code, body = send(t, s, http.MethodPatch, "/apis/example.com/v1/namespaces/prod/widgets/w", smpType, `{"spec":{"size":2}}`)
 	assert.Equal(t, http.StatusUnsupportedMediaType, code)
 	assert.Equal(t, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml","reason":"UnsupportedMediaType","code":415}`+"\n", string(body))
+}
+
+// The answers to failed writes match recordings of the real server byte
+// for byte.
+func TestWriteStatusMatchesFixtures(t *testing.T) {
+	s := newServer(t)
+	mustCreate(t, s, watchtest.ConfigMaps, `{"metadata":{"name":"cfg","namespace":"fixtures-writes"},"data":{"k":"v"}}`)
+	code, body := send(t, s, http.MethodPatch, "/api/v1/namespaces/fixtures-writes/configmaps/app?fieldManager=deployer", applyType, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app"},"data":{"k":"v"}}`)
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+	tests := []struct {
+		fixture, method, path, ct, body string
+	}{
+		{"patch-json-test-failed.json", http.MethodPatch, "/api/v1/namespaces/fixtures-writes/configmaps/cfg", jsonPatchType, `[{"op":"test","path":"/data/k","value":"other"}]`},
+		{"patch-unsupported-media-type.json", http.MethodPatch, "/api/v1/namespaces/fixtures-writes/configmaps/cfg", "text/plain", `{}`},
+		{"apply-conflict.json", http.MethodPatch, "/api/v1/namespaces/fixtures-writes/configmaps/app?fieldManager=controller", applyType, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app"},"data":{"k":"other"}}`},
+		{"delete-bad-propagation.json", http.MethodDelete, "/api/v1/namespaces/fixtures-writes/configmaps/cfg", "application/json", `{"propagationPolicy":"Bogus"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			fx := fixtures.Load(t, tt.fixture)
+			code, body := send(t, s, tt.method, tt.path, tt.ct, tt.body)
+			assert.Equal(t, fx.Status, code)
+			assert.Equal(t, string(fx.Body), string(body))
+		})
+	}
 }
