@@ -19,6 +19,20 @@ type Resource struct {
 	Group, Version, Resource, Namespace string
 }
 
+// String names the resource as kubectl's resource.version.group, e.g.
+// "pods.v1" or "deployments.v1.apps"; the namespace is left out.
+func (r Resource) String() string {
+	var b strings.Builder
+	b.WriteString(r.Resource)
+	b.WriteByte('.')
+	b.WriteString(r.Version)
+	if r.Group != "" {
+		b.WriteByte('.')
+		b.WriteString(r.Group)
+	}
+	return b.String()
+}
+
 // Accept headers. Metadata-only mode asks the server to convert objects to
 // PartialObjectMetadata (just apiVersion, kind and metadata), as client-go's
 // metadata client and kube-rs's metadata watcher do; plain JSON follows as a

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 )
 
 // PatchType is the format of a patch, named by its media type.
@@ -99,18 +98,4 @@ func (rc *ResourceClient) Namespace(ns string) *ResourceClient {
 	c := *rc
 	c.res.Namespace = ns
 	return &c
-}
-
-// String names the resource as kubectl's resource.version.group, e.g.
-// "pods.v1" or "deployments.v1.apps"; the namespace is left out.
-func (r Resource) String() string {
-	var b strings.Builder
-	b.WriteString(r.Resource)
-	b.WriteByte('.')
-	b.WriteString(r.Version)
-	if r.Group != "" {
-		b.WriteByte('.')
-		b.WriteString(r.Group)
-	}
-	return b.String()
 }

@@ -78,12 +78,7 @@ func (r Resource) In(namespace string) httpwatch.Resource {
 
 // String returns the resource as kubectl qualifies it: "pods.v1",
 // "deployments.v1.apps".
-func (r Resource) String() string {
-	if r.Group == "" {
-		return r.Resource + "." + r.Version
-	}
-	return r.Resource + "." + r.Version + "." + r.Group
-}
+func (r Resource) String() string { return r.In("").String() }
 
 // APIVersion returns "v1" for the core group, "GROUP/VERSION" otherwise.
 func (r Resource) APIVersion() string {
