@@ -49,6 +49,7 @@ const (
 	mergeCT = "application/merge-patch+json"
 	jsonCT  = "application/json-patch+json"
 	applyCT = "application/apply-patch+yaml"
+	smpCT   = "application/strategic-merge-patch+json"
 )
 
 var statusFields = []string{"kind", "status", "reason", "message", "details.name", "details.kind", "details.group", "details.causes"}
@@ -106,6 +107,9 @@ func TestWatchtestWritesMatchRealServer(t *testing.T) {
 		{"removing it", "PATCH", cms + "/fin", mergeCT, `{"metadata":{"finalizers":null}}`, []string{"metadata.finalizers", "metadata.deletionGracePeriodSeconds"}},
 		{"then it is gone", "GET", cms + "/fin", "", "", statusFields},
 		{"create deployment", "POST", deps, "application/json", dep, []string{"metadata.labels", "spec.replicas"}},
+		{"strategic merge adds a container", "PATCH", deps + "/d", smpCT, `{"spec":{"template":{"spec":{"containers":[{"name":"side","image":"busybox"}]}}}}`, []string{"spec.template.spec.containers.#.name"}},
+		{"strategic merge orders by the server's list", "PATCH", deps + "/d", smpCT, `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"nginx:2"},{"name":"z","image":"z"}]}}}}`, []string{"spec.template.spec.containers.#.name", "spec.template.spec.containers.#.image"}},
+		{"strategic merge deletes an item", "PATCH", deps + "/d", smpCT, `{"spec":{"template":{"spec":{"containers":[{"name":"side","$patch":"delete"},{"name":"a","image":"a"}]}}}}`, []string{"spec.template.spec.containers.#.name"}},
 		{"status put", "PUT", deps + "/d/status", "application/json", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"a":"2"}},"spec":{"replicas":7},"status":{"replicas":3}}`, []string{"metadata.labels", "spec.replicas", "status.replicas"}},
 		{"status patch", "PATCH", deps + "/d/status", mergeCT, `{"metadata":{"labels":{"b":"3"},"annotations":{"x":"y"}},"status":{"readyReplicas":1}}`, []string{"metadata.labels", "metadata.annotations", "status.replicas", "status.readyReplicas"}},
 		{"main patch keeps status", "PATCH", deps + "/d", mergeCT, `{"spec":{"replicas":4},"status":{"readyReplicas":2}}`, []string{"spec.replicas", "status.readyReplicas", "metadata.generation"}},

@@ -84,7 +84,10 @@
 // ports on containerPort or port, volumeMounts on mountPath, conditions on
 // type, ownerReferences on uid), finalizers merged as a set, and the
 // directives "$patch": "delete" and "$patch": "replace"; other lists are
-// replaced. Server-side apply tracks ownership per leaf field, with lists
+// replaced. Merged items are ordered as the real server orders them: the
+// server's items keep their order and a new item comes before the
+// server's items that follow it in the patch; "$setElementOrder" is not
+// read. Server-side apply tracks ownership per leaf field, with lists
 // owned whole rather than per item; it records ownership only once an
 // apply touched the object (fields written before by create or update
 // belong to no one and never conflict), and it does not show

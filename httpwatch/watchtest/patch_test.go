@@ -191,3 +191,21 @@ func TestWriteStatusMatchesFixtures(t *testing.T) {
 		})
 	}
 }
+
+// A strategic merge patch orders a merged list as the real server does
+// (checked against it by e2e TestWatchtestWritesMatchRealServer): items
+// the server has keep their order, and a new item comes before the
+// server's items that follow it.
+func TestStrategicMergeOrder(t *testing.T) {
+	s := newServer(t)
+	mustCreate(t, s, watchtest.Deployments, `{"metadata":{"name":"d","namespace":"prod"},"spec":{"template":{"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`)
+	for _, tc := range []struct{ patch, want string }{
+		{`[{"name":"side","image":"busybox"}]`, `["side","c"]`},
+		{`[{"name":"c","image":"nginx:2"},{"name":"z","image":"z"}]`, `["side","c","z"]`},
+		{`[{"name":"z","image":"z:2"},{"name":"a","image":"a"},{"name":"side","$patch":"delete"}]`, `["c","z","a"]`},
+	} {
+		code, body := send(t, s, http.MethodPatch, "/apis/apps/v1/namespaces/prod/deployments/d", smpType, `{"spec":{"template":{"spec":{"containers":`+tc.patch+`}}}}`)
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		assert.JSONEq(t, tc.want, gjson.GetBytes(body, "spec.template.spec.containers.#.name").Raw, tc.patch)
+	}
+}

@@ -94,23 +94,54 @@ func mergeList(target, patch any, keys []string) any {
 	if key == "" {
 		return patch
 	}
-	out := append([]any(nil), t...)
+	at := func(list []any, item map[string]any) int {
+		return slices.IndexFunc(list, func(o any) bool {
+			om, ok := o.(map[string]any)
+			return ok && jsonEqual(om[key], item[key])
+		})
+	}
+	var patched []ordered // the patch's items, merged, in the patch's order
 	for _, pi := range p {
 		pm := pi.(map[string]any)
-		i := slices.IndexFunc(out, func(o any) bool {
-			om, ok := o.(map[string]any)
-			return ok && jsonEqual(om[key], pm[key])
-		})
+		i := at(t, pm)
 		switch {
 		case pm["$patch"] == "delete":
-			if i >= 0 {
-				out = slices.Delete(out, i, i+1)
-			}
 		case i >= 0:
-			out[i] = strategicMerge(out[i], pm)
+			patched = append(patched, ordered{strategicMerge(t[i], pm), i})
 		default:
-			out = append(out, strategicMerge(nil, pm))
+			patched = append(patched, ordered{strategicMerge(nil, pm), -1})
 		}
+	}
+	var kept []ordered // the server's items the patch does not name
+	for i, ti := range t {
+		if tm, ok := ti.(map[string]any); !ok || at(p, tm) < 0 {
+			kept = append(kept, ordered{ti, i})
+		}
+	}
+	return interleave(patched, kept)
+}
+
+// ordered is a list item and its index in the server's list (-1: new).
+type ordered struct {
+	v   any
+	pos int
+}
+
+// interleave merges the patch's items with the server's other items as the
+// real server orders them: where both have a place in the server's list
+// that place decides; otherwise the patch's item goes first. A new item
+// thus comes before the server's items that follow it.
+func interleave(patched, kept []ordered) []any {
+	out := make([]any, 0, len(patched)+len(kept))
+	for len(patched) > 0 && len(kept) > 0 {
+		if p := patched[0]; p.pos < 0 || p.pos < kept[0].pos {
+			out, patched = append(out, p.v), patched[1:]
+		} else {
+			out, kept = append(out, kept[0].v), kept[1:]
+		}
+	}
+	for _, o := range append(patched, kept...) {
+		out = append(out, o.v)
 	}
 	return out
 }
