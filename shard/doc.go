@@ -8,22 +8,23 @@
 //
 // Minimal use:
 //
-//	m, err := shard.New(shard.Config{Leases: leases, Group: "my-controller", Identity: podName})
+//	var inf *listwatch.Informer
+//	m, err := shard.New(shard.Config{
+//		Leases: leases, Group: "my-controller", Identity: podName,
+//		OnChange: func([]string) { inf.Relist() }, // keys gained arrive, keys lost leave
+//	})
 //	if err != nil {
 //		return err
 //	}
-//	inf := listwatch.NewInformer(m.Source(client.Resource(configMaps)), 0)
-//	m.OnChange = ... // see Config.OnChange: inf.Relist
+//	inf = listwatch.NewInformer(m.Source(client.Resource(configMaps)), 0)
 //	go m.Run(ctx)
 //	go inf.Run(ctx)
 //	// in each worker, for each key from the queue:
 //	kctx, release, err := m.Acquire(ctx, key)
-//	if errors.Is(err, shard.ErrNotOwned) {
-//		queue.Forget(key) // another replica has it now
-//	} else if err == nil {
-//		reconcile(kctx, key)
+//	if err == nil {
+//		err = reconcile(kctx, key)
 //		release()
-//	}
+//	} // shard.ErrNotOwned: another replica has the key now; drop it
 //
 // # Membership
 //
