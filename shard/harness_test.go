@@ -110,10 +110,10 @@ type node struct {
 
 // worker is a node's worker for one key, and what it waits on.
 type worker struct {
-	waitCh <-chan struct{}  // waiting to try again: idle while open
-	kctx   context.Context  // holding: idle while not done (or paused)
-	kerr   error            // the cause kctx had when the worker let go
-	busy   bool             // between waits
+	waitCh <-chan struct{} // waiting to try again: idle while open
+	kctx   context.Context // holding: idle while not done (or paused)
+	kerr   error           // the cause kctx had when the worker let go
+	busy   bool            // between waits
 }
 
 func newHarness(t *testing.T) *harness {

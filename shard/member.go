@@ -53,7 +53,7 @@ type Member struct {
 	// released), kicksSeen those it has acted on; kick wakes it.
 	kicks, kicksSeen int
 	kick             chan struct{}
-	renewal chan struct{} // the watchdog has a new deadline
+	renewal          chan struct{} // the watchdog has a new deadline
 
 	// parked, set by tests, is called (m.mu held) when the loop is about to
 	// wait until wake, having acted on kicks kicks.
