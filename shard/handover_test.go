@@ -36,6 +36,7 @@ func TestThreeMembersSplitKeys(t *testing.T) {
 
 // A member joining takes the keys rendezvous hashing gives it, each only
 // after the member losing it let go, within two rounds; no other key moves.
+// Decision 22.
 func TestJoinMovesKeysAfterLoserLetsGo(t *testing.T) {
 	h := newHarness(t)
 	h.add("a", nil)
@@ -88,6 +89,7 @@ func TestLeaveHandsOverWithinARound(t *testing.T) {
 // keeps its keys until its lease expires by the others' observation: they
 // move no earlier than LeaseDuration and no later than LeaseDuration +
 // RetryPeriod after its last renewal.
+// Decision 22.
 func TestDeadMemberKeysMoveWithinBound(t *testing.T) {
 	h := newHarness(t)
 	h.add("a", nil)
@@ -113,6 +115,7 @@ func TestDeadMemberKeysMoveWithinBound(t *testing.T) {
 // long) keeps it: the gainer does not start on it, nor on any key the busy
 // member loses, until the busy member has finished and published its
 // acknowledgement; then the gainer starts within a round.
+// Decision 22.
 func TestPausedReconcileHoldsHandover(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
@@ -153,6 +156,7 @@ func TestPausedReconcileHoldsHandover(t *testing.T) {
 // RenewDeadline) the contexts of its reconciles were cancelled with
 // ErrOverdue, so when it resumes, the work it was on knows to stop; it
 // re-joins and gets its keys back only after the others let go.
+// Decision 22.
 func TestFrozenMemberKeysMoveAfterExpiry(t *testing.T) {
 	h := newHarness(t)
 	h.add("a", nil)
