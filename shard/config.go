@@ -18,15 +18,16 @@ const (
 )
 
 // The label that marks a membership lease as one of a group's, and the
-// annotation in which a member publishes the members it has acknowledged.
+// annotation in which a member publishes the members it has acknowledged
+// (their identities, sorted, joined by commas).
 const (
-	GroupLabel         = "shard.listwatch.io/group"
-	MembersAnnotation  = "shard.listwatch.io/members"
-	membersSeparator   = ","
-	maxIdentityLen     = 128
-	identityForbidden  = membersSeparator + " "
-	defaultNameDivider = "-"
+	GroupLabel        = "shard.listwatch.io/group"
+	MembersAnnotation = "shard.listwatch.io/members"
 )
+
+// maxIdentityLen bounds an identity, so that the annotation listing a
+// group's members stays small.
+const maxIdentityLen = 128
 
 // Config configures a Member. Leases, Group and Identity are required;
 // zero durations take the defaults above.
@@ -37,7 +38,9 @@ type Config struct {
 	// Group names the set of replicas that share the keys; every member's
 	// lease carries it as the label GroupLabel.
 	Group string
-	// Identity names this member, unique in the group (e.g. the pod name).
+	// Identity names this member, unique among the group's running
+	// replicas (e.g. the pod name): a replica started under the identity of
+	// one still running takes over its lease and its claims.
 	Identity string
 	// Name is this member's lease; empty means Group + "-" + Identity.
 	Name string
@@ -76,7 +79,7 @@ func (c *Config) setDefaults() {
 		c.RetryPeriod = DefaultRetryPeriod
 	}
 	if c.Name == "" {
-		c.Name = c.Group + defaultNameDivider + c.Identity
+		c.Name = c.Group + "-" + c.Identity
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real
@@ -89,7 +92,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: Leases is nil", ErrConfig)
 	case c.Group == "":
 		return fmt.Errorf("%w: Group is empty", ErrConfig)
-	case c.Identity == "" || len(c.Identity) > maxIdentityLen || strings.ContainsAny(c.Identity, identityForbidden):
+	case c.Identity == "" || len(c.Identity) > maxIdentityLen || strings.ContainsAny(c.Identity, membersSeparator+" "):
 		return fmt.Errorf("%w: Identity %q must be 1 to %d characters without commas or spaces", ErrConfig, c.Identity, maxIdentityLen)
 	case c.LeaseDuration < 0 || c.RenewDeadline < 0 || c.RetryPeriod < 0:
 		return fmt.Errorf("%w: durations must be positive", ErrConfig)

@@ -41,6 +41,9 @@ func mix(x uint64) uint64 {
 	return x
 }
 
+// membersSeparator joins the identities in MembersAnnotation.
+const membersSeparator = ","
+
 // formatMembers and parseMembers are the MembersAnnotation's format: the
 // sorted identities joined by commas; "" is no member.
 func formatMembers(members []string) string { return strings.Join(members, membersSeparator) }

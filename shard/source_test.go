@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -82,6 +83,13 @@ func TestSourceFiltersAndRelistMovesKeys(t *testing.T) {
 		defer mu.Unlock()
 		return len(events) == 2*len(owned("a", "b"))
 	}, 10*time.Second, time.Millisecond)
+	// An event of another member's key would have counted above: none is there.
+	mu.Lock()
+	for _, e := range events {
+		key := e[strings.LastIndex(e, " ")+1:]
+		assert.Equal(t, "a", Owner(key, []string{"a", "b"}), e)
+	}
+	mu.Unlock()
 
 	// a gains b's keys and loses some to c.
 	mu.Lock()
