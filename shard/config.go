@@ -61,6 +61,11 @@ type Config struct {
 	// It runs on the member's loop: keep it short.
 	OnChange func(members []string)
 
+	// OnError, if set, sees every request of the member that failed (a
+	// renewal, a read of the group, an eviction); the member retries at its
+	// next round. It runs on the member's loop.
+	OnError func(error)
+
 	// Clock drives every wait and expiry; nil means clock.Real.
 	Clock clock.Clock
 }

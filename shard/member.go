@@ -44,6 +44,7 @@ type Member struct {
 	term    context.Context
 	endTerm context.CancelCauseFunc
 	held    map[*grant]struct{}
+	running bool // Run was called
 	stopped bool
 	// changed is closed (and replaced) whenever what Acquire waits on may
 	// have changed.
@@ -102,9 +103,6 @@ func New(cfg Config) (*Member, error) {
 	return m, nil
 }
 
-// Identity is the member's identity.
-func (m *Member) Identity() string { return m.cfg.Identity }
-
 // Members returns the live members by this member's last observation.
 func (m *Member) Members() []string {
 	m.mu.Lock()
@@ -126,10 +124,11 @@ func (m *Member) Owns(key string) bool {
 // then gives its lease up so its keys move at the others' next round.
 func (m *Member) Run(ctx context.Context) error {
 	m.mu.Lock()
-	if m.stopped {
+	if m.running || m.stopped {
 		m.mu.Unlock()
 		return ErrStopped
 	}
+	m.running = true
 	m.mu.Unlock()
 	watchdog := make(chan struct{})
 	go func() { defer close(watchdog); m.watch(ctx) }()
@@ -163,6 +162,7 @@ func (m *Member) renew(ctx context.Context) bool {
 	m.own.Annotations = map[string]string{MembersAnnotation: ack}
 	sent, err := m.own.Try(ctx)
 	if err != nil {
+		m.report(err)
 		return false
 	}
 	m.mu.Lock()
@@ -221,6 +221,7 @@ func (m *Member) observe(ctx context.Context) time.Time {
 	m.mu.Unlock()
 	page, err := m.cfg.Leases.List(ctx, httpwatch.ListOptions{LabelSelector: GroupLabel + "=" + m.cfg.Group})
 	if err != nil {
+		m.report(fmt.Errorf("list leases of group %s: %w", m.cfg.Group, err))
 		return wake
 	}
 	live := []string{}
@@ -242,8 +243,12 @@ func (m *Member) observe(ctx context.Context) time.Time {
 		}
 		p.Observe(o)
 		until, held := p.ExpiresIn()
-		if held && until <= 0 && p.Evict(ctx) == nil {
-			continue // cleared: it no longer claims anything
+		if held && until <= 0 {
+			err := p.Evict(ctx)
+			if err == nil {
+				continue // cleared: it no longer claims anything
+			}
+			m.report(err)
 		}
 		if !held {
 			continue
@@ -264,6 +269,13 @@ func (m *Member) observe(ctx context.Context) time.Time {
 	live = slices.Compact(live)
 	m.update(live, claims, published)
 	return wake
+}
+
+// report hands a failed request to OnError; the loop retries it next round.
+func (m *Member) report(err error) {
+	if m.cfg.OnError != nil && !errors.Is(err, context.Canceled) {
+		m.cfg.OnError(err)
+	}
 }
 
 func earliest(a, b time.Time) time.Time {

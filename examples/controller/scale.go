@@ -57,6 +57,7 @@ func (e *env) shard(ctx context.Context) error {
 	m, err := shard.New(shard.Config{
 		Leases: e.leases(), Group: sc.leaseName, Identity: sc.identity,
 		LeaseDuration: sc.leaseDuration, RenewDeadline: sc.renewDeadline, RetryPeriod: sc.retryPeriod,
+		OnError: func(err error) { fmt.Fprintln(e.stderr, "warning:", err) },
 		OnChange: func(members []string) {
 			fmt.Fprintf(e.stderr, "members: %s at %d\n", strings.Join(members, ","), time.Now().UnixMicro())
 			if i := inf.Load(); i != nil {
