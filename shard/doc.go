@@ -29,7 +29,7 @@
 // # Membership
 //
 // Every RetryPeriod a member renews its own lease (named Group-Identity,
-// labelled GroupLabel=Group) with the leader package's lease core, then
+// labelled GroupLabel=Group) with the lease core package leader uses, then
 // lists the group's leases. A lease counts as live while it has a holder
 // and has changed within its leaseDurationSeconds by this member's clock,
 // from when this member saw it change; another machine's timestamps are
