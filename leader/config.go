@@ -9,7 +9,12 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/lease"
 )
+
+// Record is the spec of a coordination.k8s.io/v1 Lease as this package
+// reads and writes it.
+type Record = lease.Record
 
 // Defaults for the zero fields of Config, client-go's values.
 const (

@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/lease"
 )
 
 // Three candidates start at once: they race to create the lease (two get
@@ -169,15 +170,15 @@ func TestExpiryIgnoresRecordedTimes(t *testing.T) {
 // writeLease stores rec as the lease, as another process would.
 func writeLease(t *testing.T, h *harness, rec Record) {
 	t.Helper()
-	l := lease{name: "lock"}
+	l := lease.Lease{Name: "lock"}
 	if raw, err := h.srv.Get(watchtest.Leases, "ns", "lock"); err == nil {
 		cur, err := httpwatch.NewObject(raw)
 		require.NoError(t, err)
-		_, err = h.srv.Update(watchtest.Leases, l.encode(cur, rec))
+		_, err = h.srv.Update(watchtest.Leases, l.Encode(cur, rec))
 		require.NoError(t, err)
 		return
 	}
-	obj := l.encode(nil, rec)
+	obj := l.Encode(nil, rec)
 	_, err := h.srv.Create(watchtest.Leases, strings.Replace(string(obj), `"name":"lock"`, `"name":"lock","namespace":"ns"`, 1))
 	require.NoError(t, err)
 }

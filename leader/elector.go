@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/lease"
 )
 
 // ErrLost is what Run returns when this candidate led and then lost the
@@ -19,7 +21,7 @@ var errDeadline = errors.New("lease not renewed within RenewDeadline")
 // Elector takes part in one election. Create it with New, then Run it.
 type Elector struct {
 	cfg   Config
-	lease lease
+	lease lease.Lease
 
 	mu       sync.Mutex
 	leading  bool      // from acquiring until OnStartedLeading returned
@@ -38,12 +40,12 @@ func New(cfg Config) (*Elector, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Elector{cfg: cfg, lease: lease{
-		client:   cfg.Leases,
-		name:     cfg.Name,
-		identity: cfg.Identity,
-		duration: cfg.LeaseDuration,
-		clock:    cfg.Clock,
+	return &Elector{cfg: cfg, lease: lease.Lease{
+		Client:   cfg.Leases,
+		Name:     cfg.Name,
+		Identity: cfg.Identity,
+		Duration: cfg.LeaseDuration,
+		Clock:    cfg.Clock,
 	}}, nil
 }
 
@@ -59,7 +61,7 @@ func (e *Elector) Run(ctx context.Context) error {
 	if ctx.Err() != nil && e.cfg.ReleaseOnCancel {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.RenewDeadline)
 		defer cancel()
-		if rerr := e.lease.release(rctx); rerr != nil {
+		if rerr := e.lease.Release(rctx); rerr != nil {
 			return rerr
 		}
 		return nil
@@ -97,7 +99,7 @@ func (e *Elector) Check(tolerance time.Duration) error {
 // succeeds (ok) or ctx is cancelled.
 func (e *Elector) acquire(ctx context.Context) (sent time.Time, ok bool) {
 	for {
-		sent, err := e.lease.try(ctx)
+		sent, err := e.lease.Try(ctx)
 		e.report()
 		if err == nil {
 			return sent, true
@@ -105,7 +107,7 @@ func (e *Elector) acquire(ctx context.Context) (sent time.Time, ok bool) {
 		wait := e.cfg.RetryPeriod + time.Duration(e.cfg.Jitter()*e.cfg.JitterFactor*float64(e.cfg.RetryPeriod))
 		// Try again the moment the holder's lease expires, not up to a
 		// RetryPeriod later (decision 19).
-		if until, ok := e.lease.expiresIn(); ok && until > 0 && until < wait {
+		if until, ok := e.lease.ExpiresIn(); ok && until > 0 && until < wait {
 			wait = until
 		}
 		if !e.sleep(ctx, wait) {
@@ -159,10 +161,10 @@ func (e *Elector) renew(leadCtx context.Context, cancel context.CancelCauseFunc,
 	Reset(time.Duration) bool
 }) {
 	for e.sleep(leadCtx, e.cfg.RetryPeriod) {
-		sent, err := e.lease.try(leadCtx)
+		sent, err := e.lease.Try(leadCtx)
 		e.report()
 		switch {
-		case errors.Is(err, errHeld):
+		case errors.Is(err, lease.ErrHeld):
 			cancel(err)
 			return
 		case err != nil:
@@ -185,7 +187,7 @@ func (e *Elector) renew(leadCtx context.Context, cancel context.CancelCauseFunc,
 
 // report tells OnNewLeader about a holder not reported before.
 func (e *Elector) report() {
-	h := e.lease.holder()
+	h := e.lease.Holder()
 	e.mu.Lock()
 	changed := h != "" && h != e.reported
 	if changed {

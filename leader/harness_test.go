@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/lease"
 	"github.com/listwatch/listwatch/kubeconfig"
 )
 
@@ -256,7 +257,7 @@ func (h *harness) record() Record {
 	require.NoError(h.t, err)
 	o, err := httpwatch.NewObject(raw)
 	require.NoError(h.t, err)
-	return recordOf(o)
+	return lease.RecordOf(o)
 }
 
 func (h *harness) allTerms() []term {

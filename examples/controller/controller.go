@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/ratelimit"
+	"github.com/listwatch/listwatch/shard"
 )
 
 // controller moves keys from the informer's handler through a rate-limited
@@ -17,6 +20,10 @@ type controller struct {
 	queue   *ratelimit.Queue[string]
 	rec     *tally
 	retries int
+	// member, if set, hands out the keys this replica may reconcile.
+	member   *shard.Member
+	identity string
+	spans    bool
 
 	outMu sync.Mutex
 	out   io.Writer
@@ -35,12 +42,12 @@ func (c *controller) handler() listwatch.HandlerFuncs {
 }
 
 // runWorker processes keys until the queue shuts down and is empty.
-func (c *controller) runWorker() {
-	for c.processNextItem() {
+func (c *controller) runWorker(ctx context.Context) {
+	for c.processNextItem(ctx) {
 	}
 }
 
-func (c *controller) processNextItem() bool {
+func (c *controller) processNextItem(ctx context.Context) bool {
 	key, shutdown := c.queue.Get()
 	if shutdown {
 		return false
@@ -48,7 +55,25 @@ func (c *controller) processNextItem() bool {
 	// Done lets the queue hand the key out again, to this worker or another,
 	// if it changed while we held it.
 	defer c.queue.Done(key)
-	result, err := c.rec.reconcile(key)
+	if c.member != nil {
+		// Wait until no other replica may be on the key. Not ours (any
+		// more), or shutting down: drop it, its owner has it.
+		_, release, err := c.member.Acquire(ctx, key)
+		if err != nil {
+			c.queue.Forget(key)
+			return true
+		}
+		defer release()
+	}
+	start := time.Now()
+	result, rv, err := c.rec.reconcile(key)
+	if c.spans {
+		outcome := "ok"
+		if err != nil {
+			outcome = "error"
+		}
+		c.printf("span %s %s %s %d %d %s\n", c.identity, key, rv, start.UnixMicro(), time.Now().UnixMicro(), outcome)
+	}
 	c.handleErr(key, result, err)
 	return true
 }

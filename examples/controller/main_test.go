@@ -146,6 +146,9 @@ func TestBadFlags(t *testing.T) {
 		{Args: []string{"--workers", "0"}, Want: "--workers must be at least 1"},
 		{Args: []string{"--retries", "-1"}, Want: "--retries must not be negative"},
 		{Args: []string{"pods"}, Want: `unexpected argument "pods"`},
+		{Args: []string{"--resource", "secrets"}, Want: "--resource must be pods or configmaps"},
+		{Args: []string{"--leader-elect", "--shards", "2"}, Want: "--leader-elect and --shards exclude each other"},
+		{Args: []string{"--shards", "-1"}, Want: "--shards must not be negative"},
 		{Args: []string{"--no-such-flag"}, Want: "flag provided but not defined"},
 	})
 }

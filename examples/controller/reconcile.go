@@ -31,28 +31,30 @@ func newTally(pods *listwatch.Lister) *tally {
 	return &tally{pods: pods, phase: map[string]string{}, counts: map[string]map[string]int{}}
 }
 
-// reconcile counts the pod of key as the cache now holds it (or no longer
-// counts it, once gone) and describes the result.
-func (t *tally) reconcile(key string) (string, error) {
+// reconcile counts the object of key as the cache now holds it (or no
+// longer counts it, once gone), describes the result, and returns the
+// resourceVersion it saw ("-" once gone). Objects without status.phase
+// (configmaps) count as Unknown.
+func (t *tally) reconcile(key string) (result, rv string, err error) {
 	ns, name, err := indexer.SplitKey(key)
 	if err != nil {
-		return "", fmt.Errorf("reconcile %q: %w", key, err)
+		return "", "-", fmt.Errorf("reconcile %q: %w", key, err)
 	}
 	pod, err := t.pods.Get(ns, name)
 	if httpwatch.IsNotFound(err) {
-		return "deleted " + t.set(key, ns, ""), nil
+		return "deleted " + t.set(key, ns, ""), "-", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("reconcile %q: %w", key, err)
+		return "", "-", fmt.Errorf("reconcile %q: %w", key, err)
 	}
 	if v, _ := pod.Label("fail"); v == "true" {
-		return "", errAskedToFail
+		return "", pod.ResourceVersion(), errAskedToFail
 	}
 	phase := pod.Get("status.phase").String()
 	if phase == "" {
 		phase = "Unknown"
 	}
-	return phase + " " + t.set(key, ns, phase), nil
+	return phase + " " + t.set(key, ns, phase), pod.ResourceVersion(), nil
 }
 
 // set records phase for key ("" forgets it) and returns the namespace's

@@ -10,10 +10,19 @@ import (
 	"github.com/listwatch/listwatch/examples/internal/cli"
 	"github.com/listwatch/listwatch/examples/internal/demo"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/ratelimit"
+	"github.com/listwatch/listwatch/shard"
 )
 
-var podsResource = httpwatch.Resource{Version: "v1", Resource: "pods"}
+// env is what every way of running the controller shares.
+type env struct {
+	o              options
+	client         *httpwatch.Client
+	host, where    string
+	world          *demo.OnDemand
+	stdout, stderr io.Writer
+}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parse(args, stderr)
@@ -34,50 +43,85 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer client.CloseIdleConnections()
+	if world.Server != nil {
+		world.Server.AddResource(watchtest.Leases)
+	}
+	e := &env{o: o, client: client, host: cfg.Host, where: where, world: world, stdout: stdout, stderr: stderr}
+	switch {
+	case o.scale.leaderElect:
+		return e.lead(ctx)
+	case o.scale.shards > 0:
+		return e.shard(ctx)
+	}
+	return e.control(ctx, nil, nil)
+}
 
-	factory := listwatch.NewFactory(client)
-	factory.Namespace = o.namespace
-	factory.LabelSelector = o.labels
-	pods := factory.ForResource(podsResource)
-
-	firstSync := cli.FailFast(pods, stderr)
+// control runs the controller until ctx is done. With a member, the
+// informer caches only the member's keys and workers reconcile a key only
+// once the member hands it out; started, if set, sees the informer before
+// it runs.
+func (e *env) control(ctx context.Context, member *shard.Member, started func(*listwatch.Informer)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res := httpwatch.Resource{Version: "v1", Resource: e.o.resource, Namespace: e.o.namespace}
+	var source httpwatch.ListerWatcher = e.client.Resource(res)
+	if member != nil {
+		source = member.Source(source)
+	}
+	inf := listwatch.NewInformer(source, 0)
+	inf.Reflector.Name = e.o.resource
+	inf.Reflector.LabelSelector = e.o.labels
+	firstSync := cli.FailFast(inf, e.stderr)
 
 	c := &controller{
-		queue:   ratelimit.NewQueue(ratelimit.Config[string]{Name: "pods"}),
-		rec:     newTally(pods.Lister()),
-		retries: o.retries,
-		out:     stdout,
+		queue:    ratelimit.NewQueue(ratelimit.Config[string]{Name: e.o.resource}),
+		rec:      newTally(inf.Lister()),
+		retries:  e.o.retries,
+		member:   member,
+		identity: e.o.scale.identity,
+		spans:    e.o.spans,
+		out:      e.stdout,
 	}
 	defer c.queue.ShutDown()
-	if _, err := pods.AddEventHandler(c.handler()); err != nil {
+	if _, err := inf.AddEventHandler(c.handler()); err != nil {
 		return err
 	}
-
-	factory.Start(ctx)
-	defer func() { cancel(); factory.Shutdown() }()
-
-	fmt.Fprintf(stderr, "controller for pods on %s\n", where)
-	if err := firstSync.Wait(ctx, nil); err != nil {
-		return cli.Explain(err, cfg.Host)
+	if started != nil {
+		started(inf)
 	}
-	fmt.Fprintf(stderr, "synced %d pods; starting %d workers\n", pods.Indexer().Len(), o.workers)
-	if world.Server != nil {
-		churn(ctx, world.Server)
+	var informer sync.WaitGroup
+	informer.Go(func() { inf.Run(ctx) })
+	defer func() { cancel(); informer.Wait() }()
+
+	fmt.Fprintf(e.stderr, "controller for %s on %s\n", e.o.resource, e.where)
+	if err := firstSync.Wait(ctx, nil); err != nil {
+		return cli.Explain(err, e.host)
+	}
+	fmt.Fprintf(e.stderr, "synced %d %s; starting %d workers\n", inf.Indexer().Len(), e.o.resource, e.o.workers)
+	if e.world.Server != nil {
+		churn(ctx, e.world.Server)
 	}
 	var workers sync.WaitGroup
-	for range o.workers {
-		workers.Go(c.runWorker)
+	for range e.o.workers {
+		workers.Go(func() { c.runWorker(ctx) })
 	}
 
 	<-ctx.Done()
-	fmt.Fprintln(stderr, "shutting down: workers finish the queued keys")
-	c.queue.ShutDownWithDrain()
+	if e.o.scale.leaderElect {
+		// No longer the leader, or shutting down: stop at once, the next
+		// leader reconciles what is left.
+		fmt.Fprintln(e.stderr, "shutting down: workers finish the key they hold")
+		c.queue.ShutDown()
+	} else {
+		fmt.Fprintln(e.stderr, "shutting down: workers finish the queued keys")
+		c.queue.ShutDownWithDrain()
+	}
 	workers.Wait()
 
-	fmt.Fprintf(stderr, "summary: %d reconciled, %d retried, %d dropped\n",
+	fmt.Fprintf(e.stderr, "summary: %d reconciled, %d retried, %d dropped\n",
 		c.reconciled.Load(), c.retried.Load(), c.dropped.Load())
 	for _, line := range c.rec.summary() {
-		fmt.Fprintln(stderr, "  "+line)
+		fmt.Fprintln(e.stderr, "  "+line)
 	}
 	return nil
 }

@@ -1,0 +1,203 @@
+package shard
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Three members starting at once settle on one ring: every key is processed
+// by its rendezvous owner and nobody else, and each has published the set.
+func TestThreeMembersSplitKeys(t *testing.T) {
+	h := newHarness(t)
+	var ns []*node
+	for _, id := range []string{"a", "b", "c"} {
+		ns = append(ns, h.add(id, nil))
+	}
+	h.step(5*testRetry, testRetry)
+	want := h.want("a", "b", "c")
+	assert.Equal(t, want, h.holders())
+	for _, n := range ns {
+		assert.Equal(t, []string{"a", "b", "c"}, n.m.Members())
+		assert.Equal(t, []string{"a", "b", "c"}, n.m.acked)
+	}
+	counts := map[string]int{}
+	for _, id := range want {
+		counts[id]++
+	}
+	for id, c := range counts {
+		assert.Greater(t, c, testKeys/6, "%s owns a fair share", id)
+	}
+	settled := len(h.grants)
+	h.step(time.Minute, testRetry)
+	assert.Len(t, h.grants, settled, "a stable ring never moves a key")
+}
+
+// A member joining takes the keys rendezvous hashing gives it, each only
+// after the member losing it let go, within two rounds; no other key moves.
+// Decision 22.
+func TestJoinMovesKeysAfterLoserLetsGo(t *testing.T) {
+	h := newHarness(t)
+	h.add("a", nil)
+	h.add("b", nil)
+	h.step(4*testRetry, testRetry)
+	require.Equal(t, h.want("a", "b"), h.holders())
+	before := len(h.grants)
+	joined := h.clk.Now()
+	h.add("c", nil)
+	h.step(3*testRetry, testRetry/4)
+	assert.Equal(t, h.want("a", "b", "c"), h.holders())
+	moved := 0
+	for key, id := range h.want("a", "b", "c") {
+		if id != "c" {
+			continue
+		}
+		moved++
+		at, ok := h.firstGrant("c", key, joined)
+		require.True(t, ok, key)
+		assert.LessOrEqual(t, at.Sub(joined), 2*testRetry, "%s moved within two rounds", key)
+	}
+	assert.Len(t, h.grants, before+moved, "only the keys c gained changed hands")
+}
+
+// A member that leaves (its context ends) lets go of its keys and gives
+// its lease up: the others take its keys at their next round.
+func TestLeaveHandsOverWithinARound(t *testing.T) {
+	h := newHarness(t)
+	h.add("a", nil)
+	h.add("b", nil)
+	c := h.add("c", nil)
+	h.step(4*testRetry, testRetry)
+	left := h.clk.Now()
+	c.stop()
+	h.settle()
+	<-c.done
+	require.NoError(t, c.err)
+	h.step(testRetry, testRetry/4)
+	assert.Equal(t, h.want("a", "b"), h.holders())
+	for key, id := range h.want("a", "b", "c") {
+		if id == "c" {
+			at, ok := h.firstGrant(Owner(key, []string{"a", "b"}), key, left)
+			require.True(t, ok, key)
+			assert.LessOrEqual(t, at.Sub(left), testRetry)
+		}
+	}
+}
+
+// A member that dies (SIGKILL: nothing of it reaches the server any more)
+// keeps its keys until its lease expires by the others' observation: they
+// move no earlier than LeaseDuration and no later than LeaseDuration +
+// RetryPeriod after its last renewal.
+// Decision 22.
+func TestDeadMemberKeysMoveWithinBound(t *testing.T) {
+	h := newHarness(t)
+	h.add("a", nil)
+	h.add("b", nil)
+	c := h.add("c", nil)
+	h.step(4*testRetry+testRetry/2, testRetry/2)
+	lastRenew := h.renewTime("c")
+	c.kill()
+	h.step(testLease+2*testRetry, testRetry/4)
+	assert.Equal(t, h.want("a", "b"), h.holders())
+	for key, id := range h.want("a", "b", "c") {
+		if id != "c" {
+			continue
+		}
+		at, ok := h.firstGrant(Owner(key, []string{"a", "b"}), key, lastRenew)
+		require.True(t, ok, key)
+		assert.False(t, at.Before(lastRenew.Add(testLease)), "%s moved at %v, before c's lease expired", key, at.Sub(lastRenew))
+		assert.LessOrEqual(t, at.Sub(lastRenew), testLease+testRetry, "%s moved within LeaseDuration + RetryPeriod", key)
+	}
+}
+
+// A member busy on a key when the ring changes (a reconcile that takes
+// long) keeps it: the gainer does not start on it, nor on any key the busy
+// member loses, until the busy member has finished and published its
+// acknowledgement; then the gainer starts within a round.
+// Decision 22.
+func TestPausedReconcileHoldsHandover(t *testing.T) {
+	h := newHarness(t)
+	a := h.add("a", nil)
+	h.add("b", nil)
+	h.step(4*testRetry, testRetry)
+	require.Equal(t, h.want("a", "b"), h.holders())
+	a.pauseWork()
+	joined := h.clk.Now()
+	h.add("c", nil)
+	h.step(5*testRetry, testRetry/4)
+	var lost []string
+	for key, id := range h.want("a", "b", "c") {
+		if id == "c" && Owner(key, []string{"a", "b"}) == "a" {
+			lost = append(lost, key)
+			assert.Equal(t, "a", h.holders()[key], "%s stays with busy a", key)
+		}
+	}
+	require.NotEmpty(t, lost)
+	assert.Equal(t, []string{"a", "b", "c"}, a.m.Members(), "a sees c")
+	assert.Equal(t, []string{"a", "b"}, a.m.acked, "but cannot acknowledge it yet")
+
+	finished := h.clk.Now()
+	a.unpause()
+	h.settle()
+	h.step(testRetry, testRetry/4)
+	assert.Equal(t, h.want("a", "b", "c"), h.holders())
+	for _, key := range lost {
+		at, ok := h.firstGrant("c", key, joined)
+		require.True(t, ok, key)
+		assert.False(t, at.Before(finished), "%s started by c before a finished", key)
+		assert.LessOrEqual(t, at.Sub(finished), testRetry)
+	}
+}
+
+// A whole process paused mid-reconcile (SIGSTOP: its requests hang, its
+// workers are stuck on their keys) loses its keys when its lease expires
+// by the others' observation, no earlier: between LeaseDuration and
+// LeaseDuration + RetryPeriod after its last renewal. By then (at
+// RenewDeadline) the contexts of its reconciles were cancelled with
+// ErrOverdue, so when it resumes, the work it was on knows to stop; it
+// re-joins and gets its keys back only after the others let go.
+// Decision 22.
+func TestFrozenMemberKeysMoveAfterExpiry(t *testing.T) {
+	h := newHarness(t)
+	h.add("a", nil)
+	h.add("b", nil)
+	c := h.add("c", nil)
+	h.step(4*testRetry+testRetry/2, testRetry/2)
+	lastRenew := h.renewTime("c")
+	c.freeze()
+	h.step(testLease+2*testRetry, testRetry/4)
+	assert.Equal(t, h.want("a", "b"), h.holders())
+	for key, id := range h.want("a", "b", "c") {
+		if id != "c" {
+			continue
+		}
+		at, ok := h.firstGrant(Owner(key, []string{"a", "b"}), key, lastRenew)
+		require.True(t, ok, key)
+		assert.False(t, at.Before(lastRenew.Add(testLease)), "%s moved at %v, before c's lease expired", key, at.Sub(lastRenew))
+		assert.LessOrEqual(t, at.Sub(lastRenew), testLease+testRetry)
+	}
+
+	c.thaw()
+	h.settle()
+	for key, id := range h.want("a", "b", "c") {
+		if id == "c" {
+			c.mu.Lock()
+			assert.ErrorIs(t, c.workers[key].kerr, ErrOverdue, key)
+			c.mu.Unlock()
+		}
+	}
+	h.step(4*testRetry, testRetry/4)
+	assert.Equal(t, h.want("a", "b", "c"), h.holders())
+}
+
+func withoutHolder(m map[string]string, id string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		if v != id {
+			out[k] = v
+		}
+	}
+	return out
+}
