@@ -13,11 +13,12 @@ var ErrProjectionPath = errors.New("unsupported projection path")
 // Projection names the fields of an object worth caching: the rest are left
 // out while the object is copied out of the read buffer, so they are never
 // copied nor kept. Set one as ResourceClient.Projection (or
-// listwatch.Factory.Projection). An Object cut by a projection reads as if
-// the server had sent only the kept fields: Get finds nothing elsewhere,
-// Decode leaves the other fields zero, Labels is nil unless
-// metadata.labels is kept. Make one with NewProjection; it is immutable and
-// may be shared.
+// listwatch.Factory.Projection); it applies before ResourceClient.Transform
+// and composes with selectors and MetadataOnly. An Object cut by a
+// projection reads as if the server had sent only the kept fields: Get
+// finds nothing elsewhere, Decode leaves the other fields zero, Labels is
+// nil unless metadata.labels is kept. Make one with NewProjection; it is
+// immutable and may be shared.
 //
 // A path is a gjson path of object member names joined by dots, such as
 // "spec.nodeName", "metadata.labels" or, with gjson's backslash escape,
@@ -27,31 +28,35 @@ var ErrProjectionPath = errors.New("unsupported projection path")
 // empty, "spec":{}). A value on the way that is not an object (an array, a
 // string, null) is left out: paths do not reach into arrays, so keep an
 // array whole ("metadata.ownerReferences"). Wildcards, array indexes and
-// queries ('#'), modifiers ('@'), pipes and multipaths are rejected.
+// queries ('#'), modifiers ('@'), pipes, multipaths and all-digit names
+// are rejected, as are more than 64 names under one object.
 //
 // Always kept: kind, apiVersion and the identity in metadata (namespace,
 // name, uid, resourceVersion), so that keys, the accessors and the
 // informer's relist comparison (same resourceVersion, same object) work on
 // projected objects. metadata.managedFields stays dropped unless
 // ResourceClient.KeepManagedFields is set, even under a kept "metadata".
+// A key repeated at the top or in metadata counts once, the last time, as
+// in any Object; deeper, a cut object keeps the first (the one Get reads),
+// which a real server never repeats.
 //
 // Cost: an Object holds the kept JSON and 16 to 40 bytes more (see Object),
-// so the heap a cache needs per object is about the kept JSON plus the
-// cache's own entry. Cutting costs a scan of the values on the way to kept
-// paths (for "spec.nodeName", all of spec) and a copy of the kept bytes
-// through a scratch buffer reused from object to object: less than the
-// whole copy it saves.
+// so the heap a cache needs per object is the kept JSON plus the cache's
+// own entry (about 150 bytes in an informer). Cutting scans the members of
+// the objects on the way to kept paths up to the last one kept (for
+// "status.phase", the start of status) and copies the kept bytes twice,
+// through a scratch buffer reused from object to object: about what the
+// whole copy it replaces costs, and far less garbage.
 type Projection struct {
 	paths []string
 	root  *keepNode
 }
 
-// keepNode says what to keep of one value: the members named in kids (a nil
-// node leaves the member out) and, if others is set, every other member
-// whole. A node with others and no kids keeps the whole value.
+// keepNode says what to keep of one value: all of it, or the members
+// named in kids.
 type keepNode struct {
-	others bool
-	kids   []keepKid
+	whole bool
+	kids  []keepKid
 }
 
 type keepKid struct {
@@ -59,7 +64,11 @@ type keepKid struct {
 	node *keepNode
 }
 
-var keepAll = &keepNode{others: true}
+// maxKids bounds the names kept under one object, so that a bit mask can
+// say which were found.
+const maxKids = 64
+
+var keepAll = &keepNode{whole: true}
 
 // identity are the paths every projection keeps.
 var identity = []string{
@@ -77,7 +86,9 @@ func NewProjection(paths ...string) (*Projection, error) {
 		if err != nil {
 			return nil, fmt.Errorf("projection path %q: %w", path, err)
 		}
-		p.root.add(names)
+		if err := p.root.add(names); err != nil {
+			return nil, fmt.Errorf("projection path %q: %w", path, err)
+		}
 	}
 	p.paths = append(p.paths, paths...)
 	return p, nil
@@ -130,43 +141,43 @@ func splitPath(path string) ([]string, error) {
 const pathSyntax = "*?#@|!,[]{}()=<>%~"
 
 // add adds the path names to the tree under n.
-func (n *keepNode) add(names []string) {
-	if n.others && len(n.kids) == 0 {
-		return // already whole
+func (n *keepNode) add(names []string) error {
+	if n.whole {
+		return nil
 	}
 	if len(names) == 0 {
-		n.others, n.kids = true, nil
-		return
+		n.whole, n.kids = true, nil
+		return nil
 	}
 	for _, k := range n.kids {
 		if k.name == names[0] {
-			k.node.add(names[1:])
-			return
+			return k.node.add(names[1:])
 		}
+	}
+	if len(n.kids) == maxKids {
+		return fmt.Errorf("%w: more than %d names kept in one object", ErrProjectionPath, maxKids)
 	}
 	kid := &keepNode{}
-	kid.add(names[1:])
 	n.kids = append(n.kids, keepKid{names[0], kid})
+	return kid.add(names[1:])
 }
 
-// kid returns the node for the member name: nil to leave it out.
-func (n *keepNode) kid(name []byte) *keepNode {
-	for _, k := range n.kids {
+// kid returns the node for the member name and its index in n.kids (-1 for
+// none): a nil node leaves the member out.
+func (n *keepNode) kid(name []byte) (*keepNode, int) {
+	if n.whole {
+		return keepAll, -1
+	}
+	for i, k := range n.kids {
 		if k.name == string(name) {
-			return k.node
+			return k.node, i
 		}
 	}
-	if n.others {
-		return keepAll
-	}
-	return nil
+	return nil, -1
 }
 
 // errRepeated says the object repeats a key at the top or in metadata.
 var errRepeated = errors.New("repeated key")
-
-// whole reports whether n keeps the whole value.
-func (n *keepNode) whole() bool { return n.others && len(n.kids) == 0 }
 
 // appendTo appends the object src, cut to what p keeps, to dst, without
 // managedFields if drop is set. known are members of src already located.
@@ -191,10 +202,6 @@ func (p *Projection) appendTop(dst, src []byte, known *knownSpans, drop, checkRe
 	it := newObjectIter(src, 0)
 	dst = append(dst, '{')
 	var keys keySet
-	cut := ""
-	if drop {
-		cut = "managedFields"
-	}
 	for {
 		m, ok := it.nextKey()
 		if !ok {
@@ -203,7 +210,7 @@ func (p *Projection) appendTop(dst, src []byte, known *knownSpans, drop, checkRe
 		if keys.add(m.key); keys.dup && checkRepeats {
 			return dst, errRepeated
 		}
-		node := p.root.kid(m.key)
+		node, _ := p.root.kid(m.key)
 		var err error
 		switch {
 		case node == nil:
@@ -211,10 +218,8 @@ func (p *Projection) appendTop(dst, src []byte, known *knownSpans, drop, checkRe
 		case string(m.key) == "metadata" && it.i < len(src) && src[it.i] != '{':
 			// Copied for buildObject to accept (null) or reject.
 			dst, it.i, err = appendValue(dst, src, m, keepAll, known)
-		case string(m.key) == "metadata" && (drop || !node.whole()):
-			// Even a whole metadata loses managedFields.
-			dst = appendKey(dst, src, m)
-			dst, it.i, err = appendMembers(dst, src, it.i, node, cut, checkRepeats)
+		case string(m.key) == "metadata" && (drop || !node.whole):
+			dst, it.i, err = appendMetadata(appendKey(dst, src, m), src, it.i, node, drop, checkRepeats)
 		default:
 			dst, it.i, err = appendValue(dst, src, m, node, known)
 		}
@@ -241,7 +246,7 @@ func appendKey(dst, src []byte, m member) []byte {
 // node keeps it, and returns where the value ends. A member whose value
 // node would cut but is not an object is left out.
 func appendValue(dst, src []byte, m member, node *keepNode, known *knownSpans) ([]byte, int, error) {
-	if node.whole() {
+	if node.whole {
 		_, end, err := known.skip(src, m.valueStart)
 		if err == nil {
 			dst = append(appendKey(dst, src, m), src[m.valueStart:end]...)
@@ -252,13 +257,13 @@ func appendValue(dst, src []byte, m member, node *keepNode, known *knownSpans) (
 		_, end, err := known.skip(src, m.valueStart)
 		return dst, end, err
 	}
-	return appendMembers(appendKey(dst, src, m), src, m.valueStart, node, "", false)
+	return appendMembers(appendKey(dst, src, m), src, m.valueStart, node, known.end(m.valueStart))
 }
 
-// appendMembers appends the object at src[start] with the members node
-// keeps, less the member named cut, and returns where the object ends. If
-// checkRepeats is set, a repeated key is errRepeated.
-func appendMembers(dst, src []byte, start int, node *keepNode, cut string, checkRepeats bool) ([]byte, int, error) {
+// appendMetadata appends the metadata object at src[start] with the
+// members node keeps, less managedFields if drop is set, and returns where
+// the object ends. If checkRepeats is set, a repeated key is errRepeated.
+func appendMetadata(dst, src []byte, start int, node *keepNode, drop, checkRepeats bool) ([]byte, int, error) {
 	it := newObjectIter(src, start)
 	dst = append(dst, '{')
 	var keys keySet
@@ -267,14 +272,12 @@ func appendMembers(dst, src []byte, start int, node *keepNode, cut string, check
 		if !ok {
 			break
 		}
-		if checkRepeats {
-			if keys.add(m.key); keys.dup {
-				return dst, 0, errRepeated
-			}
+		if keys.add(m.key); keys.dup && checkRepeats {
+			return dst, 0, errRepeated
 		}
-		kid := node.kid(m.key)
+		kid, _ := node.kid(m.key)
 		var err error
-		if kid == nil || string(m.key) == cut {
+		if kid == nil || drop && string(m.key) == "managedFields" {
 			_, it.i, err = skipValue(src, it.i)
 		} else {
 			dst, it.i, err = appendValue(dst, src, m, kid, &knownSpans{})
@@ -287,4 +290,70 @@ func appendMembers(dst, src []byte, start int, node *keepNode, cut string, check
 		return dst, 0, it.err
 	}
 	return append(dst, '}'), it.i, nil
+}
+
+// appendMembers appends the object at src[start] with the first member of
+// each name node keeps, and returns where the object ends: at once when
+// every one was found, then from knownEnd if it is not 0.
+func appendMembers(dst, src []byte, start int, node *keepNode, knownEnd int) ([]byte, int, error) {
+	it := newObjectIter(src, start)
+	dst = append(dst, '{')
+	all := uint64(1)<<len(node.kids) - 1 // 1<<64 is 0: all ones
+	var found uint64
+	for found != all {
+		m, ok := it.nextKey()
+		if !ok {
+			if it.err != nil {
+				return dst, 0, it.err
+			}
+			return append(dst, '}'), it.i, nil
+		}
+		kid, k := node.kid(m.key)
+		var err error
+		if kid == nil || found&(1<<k) != 0 {
+			_, it.i, err = skipValue(src, it.i)
+		} else {
+			found |= 1 << k
+			dst, it.i, err = appendValue(dst, src, m, kid, &knownSpans{})
+		}
+		if err != nil {
+			return dst, 0, fmt.Errorf("value of %q: %w", m.key, err)
+		}
+	}
+	// The rest holds nothing to keep.
+	end := knownEnd
+	if end == 0 {
+		var err error
+		if end, err = skipRest(src, it.i); err != nil {
+			return dst, 0, err
+		}
+	}
+	return append(dst, '}'), end, nil
+}
+
+// end returns where the container at b[i] ends if its extent is known, else
+// 0.
+func (k *knownSpans) end(i int) int {
+	for len(k.spans) > 0 && k.spans[0].start-k.base < i {
+		k.spans = k.spans[1:]
+	}
+	if len(k.spans) > 0 && k.spans[0].start-k.base == i {
+		return k.spans[0].end - k.base
+	}
+	return 0
+}
+
+// skipRest returns the index just past the object whose members continue
+// at b[i], between two of them or before its closing brace.
+func skipRest(b []byte, i int) (int, error) {
+	s := containerScanner{endOnly: true, depth: 1}
+	s.closers[0] = '}'
+	n, done := s.feed(b[i:])
+	switch {
+	case !done:
+		return len(b), errTruncated
+	case s.mismatch:
+		return i + n, s.mismatchError(int64(i + n - 1))
+	}
+	return i + n, nil
 }

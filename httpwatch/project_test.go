@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +27,18 @@ func TestNewProjectionRejects(t *testing.T) {
 		require.ErrorIs(t, err, ErrProjectionPath, "%q", path)
 		require.Contains(t, err.Error(), "projection path", "%q", path)
 	}
+}
+
+func TestNewProjectionBoundsNames(t *testing.T) {
+	var paths []string
+	for i := range maxKids - 1 {
+		paths = append(paths, fmt.Sprintf("spec.f%d", i))
+	}
+	_, err := NewProjection(append(paths, "spec.last", "spec.last.deeper")...)
+	require.NoError(t, err)
+	_, err = NewProjection(append(paths, "spec.last", "spec.one-too-many")...)
+	require.ErrorIs(t, err, ErrProjectionPath)
+	require.ErrorContains(t, err, `projection path "spec.one-too-many": unsupported projection path: more than 64 names kept in one object`)
 }
 
 func TestNewProjectionAccepts(t *testing.T) {
@@ -93,8 +106,12 @@ func TestProjectionCuts(t *testing.T) {
 			[]string{"spec.nodeName"}, `{"metadata":{"name":"a"}}`},
 		{"repeats in metadata: the last counts", `{"metadata":{"name":"a","labels":{"x":"1"},"name":"b","labels":null}}`, true,
 			[]string{"metadata.labels"}, `{"metadata":{"name":"b","labels":null}}`},
-		{"repeats deeper are kept, as unprojected", `{"metadata":{"name":"a"},"spec":{"n":1,"x":2,"n":3}}`, true,
-			[]string{"spec.n"}, `{"metadata":{"name":"a"},"spec":{"n":1,"n":3}}`},
+		{"repeats deeper: the first counts, as for Get", `{"metadata":{"name":"a"},"spec":{"n":1,"x":2,"n":3}}`, true,
+			[]string{"spec.n"}, `{"metadata":{"name":"a"},"spec":{"n":1}}`},
+		{"repeats deeper: the first counts, all found or not", `{"metadata":{"name":"a"},"spec":{"n":1,"x":2,"n":3}}`, true,
+			[]string{"spec.n", "spec.m"}, `{"metadata":{"name":"a"},"spec":{"n":1}}`},
+		{"the rest of an object after its last kept member", `{"metadata":{"name":"a"},"spec":{"n":{"a":[1,{"b":"}"}]},"x":[{"y":"]"}],"z":{}},"status":{}}`, true,
+			[]string{"spec.n.a", "status"}, `{"metadata":{"name":"a"},"spec":{"n":{"a":[1,{"b":"}"}]}},"status":{}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := project(t, tc.src, tc.drop, tc.paths...)
@@ -240,6 +257,7 @@ func FuzzProjection(f *testing.F) {
 	}
 	f.Add([]byte(`{"spec":{"nodeName":"n1"},"metadata":{"name":"a","labels":{"x":"1"},"labels":null},"spec":7}`), issue, true)
 	f.Add([]byte(`{"metadata":null,"spec":{"n":{"m":1},"n":[2]}}`), "spec.n.m", true)
+	f.Add([]byte(`{"metadata":{"name":"a"},"spec":{"n":{"a":[1,{"b":"}"}]},"x":[{"y":"]"}],"z":{}},"status":{}}`), "spec.n.a,status", true)
 	f.Fuzz(func(t *testing.T, data []byte, pathList string, drop bool) {
 		var paths []string
 		if pathList != "" {
@@ -301,7 +319,7 @@ func sameWhicheverWay(t *testing.T, so *scanOptions, data []byte, alone *Object)
 // of objects; a non-object that node would cut is left out (false). A
 // metadata that is no object is kept (it can only be null here).
 func refCut(t *testing.T, v any, node *keepNode, top bool) (any, bool) {
-	if node.whole() {
+	if node.whole {
 		return v, true
 	}
 	m, ok := v.(map[string]any)
@@ -310,7 +328,7 @@ func refCut(t *testing.T, v any, node *keepNode, top bool) (any, bool) {
 	}
 	out := map[string]any{}
 	for k, x := range m {
-		kid := node.kid([]byte(k))
+		kid, _ := node.kid([]byte(k))
 		if top && k == "metadata" {
 			if _, ok := x.(map[string]any); !ok {
 				kid = keepAll
