@@ -66,6 +66,8 @@ const projPod = `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-1","gen
 	`"spec":{"containers":[{"name":"app","image":"nginx"}],"nodeName":"node-1","tolerations":[]},` +
 	`"status":{"phase":"Running","conditions":[{"type":"Ready"}],"podIP":"10.0.0.1"}}`
 
+// TestProjectionCuts (decision 5: a projection is part of the one transform
+// hook): what each kind of path keeps of an object.
 func TestProjectionCuts(t *testing.T) {
 	identity := `"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-1","namespace":"ns","uid":"u-1","resourceVersion":"73"`
 	for _, tc := range []struct {
@@ -161,8 +163,8 @@ func TestProjectionWatch(t *testing.T) {
 	require.Equal(t, "true", ev.Object.Get(`metadata.annotations.k8s\.io/initial-events-end`).String())
 }
 
-// TestProjectedAccessors: every accessor reads a projected object as if the
-// fields left out had never been sent: the same as on an object holding only
+// TestProjectedAccessors (decision 5, issue 19): every accessor reads a
+// projected object as if the fields left out had never been sent: the same as on an object holding only
 // the kept JSON, and the unprojected value for what is kept.
 func TestProjectedAccessors(t *testing.T) {
 	kept := project(t, projPod, true, "metadata.labels", "metadata.annotations", "metadata.ownerReferences", "spec.nodeName")
