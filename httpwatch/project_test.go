@@ -164,8 +164,9 @@ func TestProjectionWatch(t *testing.T) {
 }
 
 // TestProjectedAccessors (decision 5, issue 19): every accessor reads a
-// projected object as if the fields left out had never been sent: the same as on an object holding only
-// the kept JSON, and the unprojected value for what is kept.
+// projected object as if the fields left out had never been sent: the same
+// as on an object holding only the kept JSON, and the unprojected value for
+// what is kept.
 func TestProjectedAccessors(t *testing.T) {
 	kept := project(t, projPod, true, "metadata.labels", "metadata.annotations", "metadata.ownerReferences", "spec.nodeName")
 	bare := project(t, projPod, true)
