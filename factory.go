@@ -34,6 +34,9 @@ type Factory struct {
 	// default they are dropped while each object is read, before it is
 	// copied.
 	KeepManagedFields bool
+	// Projection, if set, keeps only the fields it names of every object,
+	// cut while the object is read (see httpwatch.Projection).
+	Projection *httpwatch.Projection
 	// Transform, if set, rewrites every object before it is cached.
 	Transform func(*Object) (*Object, error)
 	// Logger is every informer's Logger. Nil means the Client's, so that
@@ -74,6 +77,7 @@ func (f *Factory) ForResource(r httpwatch.Resource) *Informer {
 	rc := f.Client.Resource(r)
 	rc.KeepManagedFields = f.KeepManagedFields
 	rc.Transform = f.Transform
+	rc.Projection = f.Projection
 	inf := NewInformer(rc, f.Resync)
 	inf.Reflector.Name = r.Resource
 	inf.Reflector.LabelSelector = f.LabelSelector

@@ -42,8 +42,8 @@ var ErrStopped = processor.ErrStopped
 //
 // Differences from client-go, on purpose:
 //   - Objects are transformed once, by the source as it reads them (for a
-//     *httpwatch.ResourceClient: metadata.managedFields dropped unless
-//     KeepManagedFields, then its Transform), never again on the way in.
+//     *httpwatch.ResourceClient: cut to its Projection, metadata.managedFields
+//     dropped unless KeepManagedFields, then its Transform), never again.
 //   - A relist that brings back an object at the resourceVersion the cache
 //     already holds is a resync, not a change: only handlers whose resync is
 //     due hear of it (upstream floods every handler after each relist).

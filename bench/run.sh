@@ -87,7 +87,7 @@ for n in $SIZES; do
 	for rep in $(seq "$REPS"); do
 		# The same order every repetition; repetitions spread the noise of a
 		# shared machine over every client alike.
-		for client in "limit -scan=false" limit clientgo-dynamic clientgo-typed "listwatch-informer -keep-managed-fields" listwatch-informer; do
+		for client in "limit -scan=false" limit clientgo-dynamic clientgo-typed "listwatch-informer -keep-managed-fields" listwatch-informer "listwatch-informer -projected"; do
 			echo "-- rep $rep: $client" >&2
 			# shellcheck disable=SC2086 # $client carries its flags
 			"$work/bin/"$client -host "$host" | tee -a "$out" >&2

@@ -62,15 +62,50 @@ var fieldNames = [nFields]string{"namespace", "name", "resourceVersion", "uid"}
 // (managedFields) and decoded escapes are done while copying, behind the
 // header and the span table.
 func buildObject(src []byte, opt buildOptions) (*Object, error) {
+	top, err := readTop(src, opt)
+	if err != nil {
+		return nil, err
+	}
+	if top.dup && !opt.unique {
+		canon, err := withoutDuplicates(src)
+		if err != nil {
+			return nil, err
+		}
+		opt.unique, opt.known = true, knownSpans{}
+		return buildObject(canon, opt)
+	}
+	var l layout
+	if len(opt.typeMeta) > 0 && !top.hasType {
+		l.prefix = opt.typeMeta
+		if top.members > 0 {
+			l.comma = 1
+		}
+	}
+	if err := l.place(src, &top); err != nil {
+		return nil, err
+	}
+	return l.write(src, &top), nil
+}
+
+// topLevel is what one pass over an object's top level and metadata finds.
+type topLevel struct {
+	insertAt         int // just past the opening brace
+	members          int // top-level members
+	hasType          bool
+	dup              bool // a key repeated at the top or in metadata
+	vals             [nFields]valueRange
+	cutStart, cutEnd int // managedFields, to leave out (cutEnd 0: nothing)
+}
+
+// readTop reads the top level of src and its metadata.
+func readTop(src []byte, opt buildOptions) (topLevel, error) {
 	it := newObjectIter(src, 0)
 	if it.err != nil {
-		return nil, it.err
+		return topLevel{}, it.err
 	}
-	insertAt := it.i // just past the opening brace
-	haveMeta, hasKind, hasAPIVersion := false, false, false
+	t := topLevel{insertAt: it.i}
+	haveMeta := false
 	wantType := len(opt.typeMeta) > 0
-	var vals [nFields]valueRange
-	cutStart, cutEnd := 0, 0
 	var keys, metaKeys keySet
 members:
 	for {
@@ -88,8 +123,8 @@ members:
 				// Read metadata once, in place of skipping it.
 				var end int
 				var err error
-				if cutStart, cutEnd, end, err = scanMetadata(src, it.i, opt.dropManagedFields, &vals, &metaKeys); err != nil {
-					return nil, fmt.Errorf("metadata: %w", err)
+				if t.cutStart, t.cutEnd, end, err = scanMetadata(src, it.i, opt.dropManagedFields, &t.vals, &metaKeys); err != nil {
+					return topLevel{}, fmt.Errorf("metadata: %w", err)
 				}
 				it.i, haveMeta = end, true
 				if opt.unique && !wantType {
@@ -98,127 +133,132 @@ members:
 				continue
 			}
 			if it.i < len(src) && src[it.i] != 'n' {
-				return nil, errors.New("metadata is not an object")
+				return topLevel{}, errors.New("metadata is not an object")
 			}
-		case "kind":
-			hasKind = true
-		case "apiVersion":
-			hasAPIVersion = true
+		case "kind", "apiVersion":
+			t.hasType = true
 		}
 		_, end, err := opt.known.skip(src, it.i)
 		if err != nil {
-			return nil, fmt.Errorf("value of %q: %w", m.key, err)
+			return topLevel{}, fmt.Errorf("value of %q: %w", m.key, err)
 		}
 		it.i = end
 	}
 	if it.err != nil {
-		return nil, it.err
+		return topLevel{}, it.err
 	}
-	if (keys.dup || metaKeys.dup) && !opt.unique {
-		canon, err := withoutDuplicates(src)
-		if err != nil {
-			return nil, err
-		}
-		opt.unique, opt.known = true, knownSpans{}
-		return buildObject(canon, opt)
-	}
+	t.members, t.dup = it.n, keys.dup || metaKeys.dup
+	return t, nil
+}
 
-	var prefix []byte
-	if wantType && !hasKind && !hasAPIVersion {
-		prefix = opt.typeMeta
-	}
-	extra := 0
-	var decoded [nFields]string
-	for f, r := range vals {
+// layout is where everything goes in an Object's allocation.
+type layout struct {
+	prefix  []byte // inserted just past the opening brace
+	comma   int    // 1 if a comma follows prefix
+	jsonLen int
+	decoded [nFields]string // metadata values the JSON holds escaped
+	extra   int             // their total length, stored after the JSON
+	spans   [nFields]struct{ off, size int }
+	wide    bool // the spans need the wide table
+}
+
+// place decodes escaped metadata values and locates every field in the
+// copy of src.
+func (l *layout) place(src []byte, t *topLevel) error {
+	for f, r := range t.vals {
 		if r.end == 0 || src[r.start] == 'n' {
 			continue
 		}
 		v := src[r.start:r.end]
 		if v[0] != '"' {
-			return nil, fmt.Errorf("metadata.%s is not a string", fieldNames[f])
+			return fmt.Errorf("metadata.%s is not a string", fieldNames[f])
 		}
 		if bytes.IndexByte(v, '\\') >= 0 {
 			s, err := unquote(v)
 			if err != nil {
-				return nil, fmt.Errorf("metadata.%s: %w", fieldNames[f], err)
+				return fmt.Errorf("metadata.%s: %w", fieldNames[f], err)
 			}
-			decoded[f] = s
-			extra += len(s)
+			l.decoded[f] = s
+			l.extra += len(s)
 		}
 	}
-
-	comma := 0
-	if len(prefix) > 0 && it.n > 0 {
-		comma = 1
-	}
-	jsonLen := len(src) + len(prefix) + comma - (cutEnd - cutStart)
-	// shift maps an offset in src to the same byte in the copy.
-	shift := func(p int) int {
-		switch {
-		case p >= cutEnd && cutEnd > 0:
-			return p + len(prefix) + comma - (cutEnd - cutStart)
-		case p >= insertAt:
-			return p + len(prefix) + comma
-		}
-		return p
-	}
-	var spans [nFields]struct{ off, size int }
-	next := jsonLen // where the next decoded value goes
-	wide := false
-	for f, r := range vals {
+	inserted, cut := len(l.prefix)+l.comma, t.cutEnd-t.cutStart
+	l.jsonLen = len(src) + inserted - cut
+	next := l.jsonLen // where the next decoded value goes
+	for f, r := range t.vals {
 		var off, size int
 		switch {
-		case decoded[f] != "":
-			off, size = next, len(decoded[f])
+		case l.decoded[f] != "":
+			off, size = next, len(l.decoded[f])
 			next += size
 		case r.end-r.start > 2 && src[r.start] == '"':
-			off, size = shift(r.start+1), r.end-r.start-2
+			// The same byte in the copy: shifted by the insertion
+			// and, past managedFields, by the cut.
+			p := r.start + 1 // in src
+			off, size = p, r.end-r.start-2
+			if p >= t.insertAt {
+				off += inserted
+			}
+			if t.cutEnd > 0 && p >= t.cutEnd {
+				off -= cut
+			}
 		}
-		spans[f].off, spans[f].size = off, size
-		wide = wide || off >= 1<<16 || size >= 1<<8
+		l.spans[f].off, l.spans[f].size = off, size
+		l.wide = l.wide || off >= 1<<16 || size >= 1<<8
 	}
+	if uint64(l.total()) >= wideTable {
+		return errors.New("object larger than 2 GiB")
+	}
+	return nil
+}
+
+// total is the size of the allocation.
+func (l *layout) total() int {
 	h := uint32(0)
-	if wide {
+	if l.wide {
 		h = wideTable
 	}
-	total := headerSize + tableSize(h) + jsonLen + extra
-	if uint64(total) >= wideTable {
-		return nil, errors.New("object larger than 2 GiB")
-	}
-	h |= uint32(jsonLen)
+	return headerSize + tableSize(h) + l.jsonLen + l.extra
+}
 
-	// One allocation, which a Builder leaves uncleared since every byte is
-	// written: the header, the table, the JSON, then any decoded escapes.
+// write makes the one allocation, which a Builder leaves uncleared since
+// every byte is written: the header, the table, the JSON, then any decoded
+// escapes.
+func (l *layout) write(src []byte, t *topLevel) *Object {
+	h := uint32(l.jsonLen)
+	if l.wide {
+		h |= wideTable
+	}
 	var head [headerSize + wideSize]byte
 	binary.LittleEndian.PutUint32(head[:], h)
-	t := head[headerSize:]
-	for f, sp := range spans {
-		if wide {
-			binary.LittleEndian.PutUint32(t[8*f:], uint32(sp.off))
-			binary.LittleEndian.PutUint32(t[8*f+4:], uint32(sp.size))
+	tab := head[headerSize:]
+	for f, sp := range l.spans {
+		if l.wide {
+			binary.LittleEndian.PutUint32(tab[8*f:], uint32(sp.off))
+			binary.LittleEndian.PutUint32(tab[8*f+4:], uint32(sp.size))
 		} else {
-			binary.LittleEndian.PutUint16(t[3*f:], uint16(sp.off))
-			t[3*f+2] = byte(sp.size)
+			binary.LittleEndian.PutUint16(tab[3*f:], uint16(sp.off))
+			tab[3*f+2] = byte(sp.size)
 		}
 	}
 	var out strings.Builder
-	out.Grow(total)
+	out.Grow(l.total())
 	out.Write(head[:headerSize+tableSize(h)])
-	out.Write(src[:insertAt])
-	out.Write(prefix)
-	if comma == 1 {
+	out.Write(src[:t.insertAt])
+	out.Write(l.prefix)
+	if l.comma == 1 {
 		out.WriteByte(',')
 	}
-	if cutEnd > 0 {
-		out.Write(src[insertAt:cutStart])
-		out.Write(src[cutEnd:])
+	if t.cutEnd > 0 {
+		out.Write(src[t.insertAt:t.cutStart])
+		out.Write(src[t.cutEnd:])
 	} else {
-		out.Write(src[insertAt:])
+		out.Write(src[t.insertAt:])
 	}
-	for _, d := range decoded {
+	for _, d := range l.decoded {
 		out.WriteString(d)
 	}
-	return &Object{p: unsafe.StringData(out.String())}, nil
+	return &Object{p: unsafe.StringData(out.String())}
 }
 
 // valueRange is where a raw JSON value lies in its buffer.

@@ -35,6 +35,16 @@
 // as it is read, before anything caches it; MetadataOnly asks the server for
 // PartialObjectMetadata, for caches that need only labels and owners.
 //
+// # Projections: cache only what you read
+//
+// ResourceClient.Projection, made by NewProjection from gjson member paths
+// ("metadata.labels", "spec.nodeName"), keeps only those fields (and kind,
+// apiVersion and the identity in metadata) of every object, cutting the
+// rest while copying it out of the read buffer, before Transform: the
+// discarded bytes are never copied. A projected object reads as if the
+// server had sent nothing else. Heap per object is then about the kept
+// JSON: see Projection for the paths accepted and the cost.
+//
 // # Reading
 //
 // Neither lists nor watches are ever decoded into a tree. A list body is

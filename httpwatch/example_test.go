@@ -103,3 +103,32 @@ func ExampleParseListOptions() {
 	// true 42 true 300 <nil>
 	// allowWatchBookmarks=true&resourceVersion=42&timeoutSeconds=300&watch=1
 }
+
+func ExampleNewProjection() {
+	srv := fixtureServer("pod-list.json")
+	defer srv.Close()
+
+	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL})
+	if err != nil {
+		panic(err)
+	}
+	pods := c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods", Namespace: "fixtures"})
+	pods.Projection, err = httpwatch.NewProjection("metadata.labels", "status.phase")
+	if err != nil {
+		panic(err)
+	}
+	list, err := pods.List(context.Background(), httpwatch.ListOptions{})
+	if err != nil {
+		panic(err)
+	}
+	p := list.Items[0]
+	fmt.Println(p)
+	fmt.Println(p.Labels(), p.Get("spec.containers").Exists())
+
+	_, err = httpwatch.NewProjection("spec.containers.#.image")
+	fmt.Println(errors.Is(err, httpwatch.ErrProjectionPath))
+	// Output:
+	// {"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-1","namespace":"fixtures","uid":"20eb0800-339d-4377-be80-43e4346bb0c4","resourceVersion":"73","labels":{"app":"web","tier":"t1"}},"status":{"phase":"Pending"}}
+	// map[app:web tier:t1] false
+	// true
+}

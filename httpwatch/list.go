@@ -20,15 +20,23 @@ type Transform func(*Object) (*Object, error)
 // scanOptions say how a list body or watch stream becomes objects.
 type scanOptions struct {
 	maxFrame  int
-	sizeHint  int       // expected items in a page (the limit asked for)
-	drop      bool      // drop managedFields while copying
-	transform Transform // may be nil
+	sizeHint  int         // expected items in a page (the limit asked for)
+	drop      bool        // drop managedFields while copying
+	project   *Projection // may be nil
+	scratch   []byte      // the last projected object, reused
+	transform Transform   // may be nil
 }
 
-// object builds an Object from (a copy of) src and applies the transform;
-// known are members of src already located.
+// object builds an Object from (a copy of) src, cut by the projection, and
+// applies the transform; known are members of src already located.
 func (so *scanOptions) object(src []byte, typeMeta []byte, known knownSpans) (*Object, error) {
-	o, err := buildObject(src, buildOptions{dropManagedFields: so.drop, typeMeta: typeMeta, known: known})
+	var o *Object
+	var err error
+	if so.project == nil {
+		o, err = buildObject(src, buildOptions{dropManagedFields: so.drop, typeMeta: typeMeta, known: known})
+	} else if so.scratch, err = so.project.appendTo(so.scratch[:0], src, known, so.drop); err == nil {
+		o, err = buildObject(so.scratch, buildOptions{typeMeta: typeMeta})
+	}
 	if err != nil {
 		return nil, err
 	}

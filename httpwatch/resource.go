@@ -56,6 +56,10 @@ type ResourceClient struct {
 	// buffer, at no extra cost: they are often a third of an object and
 	// needed by almost no reader (decision 5).
 	KeepManagedFields bool
+	// Projection, if set, keeps only the fields it names of every object
+	// the client returns (those Transform sees), cutting the rest while
+	// copying it out of the read buffer; see Projection for the cost.
+	Projection *Projection
 	// Transform, if set, rewrites every object the client returns (list
 	// items, watch objects except bookmarks and errors, Get and write
 	// results, but not a subresource's answers) once, as it is read: the one
@@ -117,7 +121,7 @@ func itemPath(collection, name string) (string, error) {
 }
 
 func (rc *ResourceClient) scanOptions() *scanOptions {
-	return &scanOptions{maxFrame: rc.c.MaxFrameSize, drop: !rc.KeepManagedFields, transform: rc.Transform}
+	return &scanOptions{maxFrame: rc.c.MaxFrameSize, drop: !rc.KeepManagedFields, project: rc.Projection, transform: rc.Transform}
 }
 
 // ListPage reads one page of the list: a single request with opts (Limit 0

@@ -28,14 +28,15 @@ const (
 	typed   = "client-go typed"
 	lwKeep  = "listwatch (managedFields kept)"
 	lwDrop  = "listwatch (default: managedFields dropped)"
+	lwProj  = "listwatch (projected: labels, owners, node, phase)"
 	limit   = "limit (read + JSON scan)"
 	floor   = "limit (read only)"
 )
 
-var clients = []string{dynamic, typed, lwKeep, lwDrop, limit, floor}
+var clients = []string{dynamic, typed, lwKeep, lwDrop, lwProj, limit, floor}
 
 // binaryOf names the minimal program whose size stands for each client.
-var binaryOf = map[string]string{dynamic: "clientgo-dynamic", typed: "clientgo-typed", lwKeep: "listwatch", lwDrop: "listwatch"}
+var binaryOf = map[string]string{dynamic: "clientgo-dynamic", typed: "clientgo-typed", lwKeep: "listwatch", lwDrop: "listwatch", lwProj: "listwatch"}
 
 // figure is one column of the comparison.
 type figure struct {
@@ -271,6 +272,7 @@ func markdown(machine string, sizes []*size, wq []byte) []byte {
 			}
 		}
 		p("\n")
+		projectedTable(&b, s)
 		dyn, typ := s.results[dynamic], s.results[typed]
 		if dyn == nil || typ == nil {
 			continue
@@ -311,7 +313,7 @@ func markdown(machine string, sizes []*size, wq []byte) []byte {
 			p("The least heap a cache of raw JSON can hold is the JSON itself: heap ÷ JSON 1.00.\n\n")
 			p("| client | sync ÷ read+scan | sync ÷ read | read+scan events/s ÷ events/s | read events/s ÷ events/s | CPU ÷ read+scan CPU | heap ÷ JSON |\n")
 			p("|---|---:|---:|---:|---:|---:|---:|\n")
-			for _, c := range []string{dynamic, typed, lwKeep, lwDrop} {
+			for _, c := range []string{dynamic, typed, lwKeep, lwDrop, lwProj} {
 				if r := s.results[c]; r != nil {
 					p("| %s | %.1f× | %.1f× | %.1f× | %.1f× | %.1f× | %.2f |\n", c,
 						r.SyncSeconds/lim.SyncSeconds, r.SyncSeconds/flo.SyncSeconds,
@@ -326,6 +328,28 @@ func markdown(machine string, sizes []*size, wq []byte) []byte {
 		workqueueSection(&b, wq)
 	}
 	return b.Bytes()
+}
+
+// projectedTable checks the projected client against issue 19's targets:
+// heap at most a tenth of the JSON the server sends, a sync no slower than
+// the default client's.
+func projectedTable(b *bytes.Buffer, s *size) {
+	proj, def := s.results[lwProj], s.results[lwDrop]
+	if proj == nil || def == nil || s.json <= 0 {
+		return
+	}
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	heap := proj.HeapBytesPerObject / s.json
+	sync := proj.SyncSeconds / def.SyncSeconds
+	p("Projected client (`-projected`: a `Projection` keeping metadata.labels, metadata.ownerReferences, spec.nodeName and status.phase, ")
+	p("besides kind, apiVersion and the identity in metadata) against the targets of issue 19:\n\n")
+	p("| figure | projected | target | met |\n|---|---:|---:|---|\n")
+	p("| heap / object ÷ JSON | %.3f (%.0f B of %.0f B) | ≤ 0.10 | %s |\n", heap, proj.HeapBytesPerObject, s.json, met(figure{target: 0.1}, heap))
+	p("| initial sync ÷ default's | %.2f× (%.3f s vs %.3f s) | ≤ 1.00× | %s |\n", sync, proj.SyncSeconds, def.SyncSeconds, met(figure{target: 1}, sync))
+	if proj.EventsPerSecond > 0 && def.EventsPerSecond > 0 {
+		p("| watch events/s ÷ default's | %.2f× | — | — |\n", proj.EventsPerSecond/def.EventsPerSecond)
+	}
+	p("\n")
 }
 
 // benchResult is the median of one benchmark's runs.

@@ -44,6 +44,8 @@ func TestReportFromResults(t *testing.T) {
 		`{"client":"client-go dynamic","pods":10,"burst":10,"json_bytes_per_object":4000,"sync_seconds":3,"events_per_second":2000,"heap_bytes_per_object":24000,"peak_rss_bytes":400000000,"cpu_seconds":10}`,
 		`{"client":"client-go typed","pods":10,"burst":10,"json_bytes_per_object":4000,"sync_seconds":2,"events_per_second":2000,"heap_bytes_per_object":8000,"peak_rss_bytes":200000000,"cpu_seconds":8}`,
 		`{"client":"listwatch (managedFields kept)","pods":10,"burst":10,"json_bytes_per_object":4000,"sync_seconds":0.3,"events_per_second":20000,"heap_bytes_per_object":4400,"peak_rss_bytes":90000000,"cpu_seconds":1}`,
+		`{"client":"listwatch (default: managedFields dropped)","pods":10,"burst":10,"json_bytes_per_object":4000,"sync_seconds":0.25,"events_per_second":20000,"heap_bytes_per_object":3700,"peak_rss_bytes":80000000,"cpu_seconds":1}`,
+		`{"client":"listwatch (projected: labels, owners, node, phase)","pods":10,"burst":10,"json_bytes_per_object":4000,"sync_seconds":0.2,"events_per_second":25000,"heap_bytes_per_object":600,"peak_rss_bytes":20000000,"cpu_seconds":1}`,
 	}
 	results := filepath.Join(dir, "n10.jsonl")
 	require.NoError(t, os.WriteFile(results, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
@@ -59,6 +61,8 @@ func TestReportFromResults(t *testing.T) {
 	require.Contains(t, text, "| initial sync | ≤ 0.25× | 0.10× | yes |")
 	require.Contains(t, text, "| watch events/s | ≥ 4.00× | 10.00× | yes |")
 	require.Contains(t, text, "| stripped binary | ≤ 0.30× | 0.23× | yes |")
+	require.Contains(t, text, "| heap / object ÷ JSON | 0.150 (600 B of 4000 B) | ≤ 0.10 | **no** |")
+	require.Contains(t, text, "| initial sync ÷ default's | 0.80× (0.200 s vs 0.250 s) | ≤ 1.00× | yes |")
 	s, err := os.ReadFile(svg)
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(s), "<svg "))
