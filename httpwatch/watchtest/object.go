@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -303,6 +304,24 @@ func objectKey(namespace, name string) string {
 // specOf returns the object's spec, to tell whether an update bumps
 // metadata.generation.
 func specOf(o *object) string { return gjson.GetBytes(o.body, "spec").Raw }
+
+// sameJSON reports whether two JSON values are the same value: the real
+// server compares decoded objects, so members in another order or escaped
+// differently (as a patch re-encodes them) change nothing.
+func sameJSON(a, b string) bool {
+	if a == b {
+		return true
+	}
+	va, err := decodeJSON([]byte(a))
+	if err != nil {
+		return false
+	}
+	vb, err := decodeJSON([]byte(b))
+	if err != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
 
 // prefix is how an object of r starts when written with its kind and
 // apiVersion: built-in types put kind first, custom resources are sorted.

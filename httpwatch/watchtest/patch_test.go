@@ -209,3 +209,28 @@ func TestStrategicMergeOrder(t *testing.T) {
 		assert.JSONEq(t, tc.want, gjson.GetBytes(body, "spec.template.spec.containers.#.name").Raw, tc.patch)
 	}
 }
+
+// A patch that changes nothing is a no-op however the stored object's
+// nested members were ordered or escaped when it was written: the real
+// server compares objects, not bytes, so the resourceVersion and the
+// generation stay and no event is sent.
+func TestPatchNoOpOfUnsortedObject(t *testing.T) {
+	s := newServer(t)
+	o := mustCreate(t, s, watchtest.Deployments, `{"metadata":{"name":"d","namespace":"prod","labels":{"b":"1","a":"\u0032"}},"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}}`)
+	w := openWatch(t, s, "/apis/apps/v1/namespaces/prod/deployments?watch=1&resourceVersion="+rvOf(o))
+	path := "/apis/apps/v1/namespaces/prod/deployments/d"
+	for _, p := range []struct{ ct, body string }{
+		{jsonPatchType, `[{"op":"test","path":"/spec/replicas","value":2}]`},
+		{mergeType, `{"metadata":{"labels":{"a":"2"}}}`},
+		{smpType, `{}`},
+	} {
+		code, body := send(t, s, http.MethodPatch, path, p.ct, p.body)
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		assert.Equal(t, rvOf(o), rvOf(gjson.ParseBytes(body)), "%s %s", p.ct, p.body)
+		assert.Equal(t, int64(1), gjson.GetBytes(body, "metadata.generation").Int(), "%s %s", p.ct, p.body)
+	}
+	code, body := send(t, s, http.MethodPatch, path, mergeType, `{"metadata":{"labels":{"c":"3"}}}`)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	assert.Equal(t, "MODIFIED d "+rvOf(gjson.ParseBytes(body)), w.next().String(), "the first event is the first change")
+	assert.Equal(t, int64(1), gjson.GetBytes(body, "metadata.generation").Int(), "labels are not the spec")
+}
