@@ -107,6 +107,8 @@ func TestWatchtestWritesMatchRealServer(t *testing.T) {
 		{"removing it", "PATCH", cms + "/fin", mergeCT, `{"metadata":{"finalizers":null}}`, []string{"metadata.finalizers", "metadata.deletionGracePeriodSeconds"}},
 		{"then it is gone", "GET", cms + "/fin", "", "", statusFields},
 		{"create deployment", "POST", deps, "application/json", dep, []string{"metadata.labels", "spec.replicas"}},
+		{"json patch test compares numbers as text", "PATCH", deps + "/d", jsonCT, `[{"op":"test","path":"/spec/replicas","value":2.0}]`, statusFields},
+		{"a patch that changes nothing keeps the generation", "PATCH", deps + "/d", jsonCT, `[{"op":"test","path":"/spec/replicas","value":2}]`, []string{"metadata.generation", "spec.replicas"}},
 		{"strategic merge adds a container", "PATCH", deps + "/d", smpCT, `{"spec":{"template":{"spec":{"containers":[{"name":"side","image":"busybox"}]}}}}`, []string{"spec.template.spec.containers.#.name"}},
 		{"strategic merge orders by the server's list", "PATCH", deps + "/d", smpCT, `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"nginx:2"},{"name":"z","image":"z"}]}}}}`, []string{"spec.template.spec.containers.#.name", "spec.template.spec.containers.#.image"}},
 		{"strategic merge deletes an item", "PATCH", deps + "/d", smpCT, `{"spec":{"template":{"spec":{"containers":[{"name":"side","$patch":"delete"},{"name":"a","image":"a"}]}}}}`, []string{"spec.template.spec.containers.#.name"}},

@@ -241,19 +241,56 @@ func deepCopy(v any) any {
 	return v
 }
 
-// jsonEqual compares decoded JSON values; numbers compare by value.
-func jsonEqual(a, b any) bool {
-	na, aok := a.(json.Number)
-	nb, bok := b.(json.Number)
-	if aok && bok {
-		fa, err1 := na.Float64()
-		fb, err2 := nb.Float64()
-		if err1 == nil && err2 == nil && na.String() != nb.String() {
-			return fa == fb
+// jsonEqual reports whether the patch value p equals the document value v
+// as the real server's JSON patch test sees them: numbers and strings
+// compare by their text, the document's as the server writes it (so 2 is
+// not 2.0), and objects and arrays member by member.
+func jsonEqual(v, p any) bool {
+	switch v := v.(type) {
+	case json.Number:
+		n, ok := p.(json.Number)
+		return ok && canonicalNumber(v) == n.String()
+	case map[string]any:
+		m, ok := p.(map[string]any)
+		if !ok || len(m) != len(v) {
+			return false
 		}
-		return na == nb
+		for k, e := range v {
+			if pe, ok := m[k]; !ok || !jsonEqual(e, pe) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		a, ok := p.([]any)
+		if !ok || len(a) != len(v) {
+			return false
+		}
+		for i := range v {
+			if !jsonEqual(v[i], a[i]) {
+				return false
+			}
+		}
+		return true
 	}
-	return reflect.DeepEqual(a, b)
+	return reflect.DeepEqual(v, p)
+}
+
+// canonicalNumber is how the real server writes a stored number: an
+// integer as one, anything else as encoding/json writes a float64.
+func canonicalNumber(n json.Number) string {
+	if i, err := n.Int64(); err == nil {
+		return strconv.FormatInt(i, 10)
+	}
+	f, err := n.Float64()
+	if err != nil {
+		return n.String()
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return n.String()
+	}
+	return string(b)
 }
 
 // encodeJSON encodes a decoded value back to compact JSON.

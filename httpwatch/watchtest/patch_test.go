@@ -234,3 +234,36 @@ func TestPatchNoOpOfUnsortedObject(t *testing.T) {
 	assert.Equal(t, "MODIFIED d "+rvOf(gjson.ParseBytes(body)), w.next().String(), "the first event is the first change")
 	assert.Equal(t, int64(1), gjson.GetBytes(body, "metadata.generation").Int(), "labels are not the spec")
 }
+
+// A JSON patch test compares numbers as the real server does: by the text
+// the server would write for the stored value, so 2 is not 2.0 (checked on
+// kube-apiserver 1.37, whose JSON patch compares scalars byte for byte).
+func TestJSONPatchTestNumbers(t *testing.T) {
+	s := newServer(t)
+	mustCreate(t, s, watchtest.Deployments, `{"metadata":{"name":"d","namespace":"prod"},"spec":{"replicas":2,"paused":false,"strategy":{"rollingUpdate":{"maxSurge":1}},"x":[1.5,3.0]}}`)
+	path := "/apis/apps/v1/namespaces/prod/deployments/d"
+	for _, tt := range []struct {
+		value string
+		code  int
+	}{
+		{`2`, http.StatusOK},
+		{`2.0`, http.StatusUnprocessableEntity},
+		{`2e0`, http.StatusUnprocessableEntity},
+		{`"2"`, http.StatusUnprocessableEntity},
+	} {
+		code, body := send(t, s, http.MethodPatch, path, jsonPatchType, `[{"op":"test","path":"/spec/replicas","value":`+tt.value+`}]`)
+		assert.Equal(t, tt.code, code, "test %s: %s", tt.value, body)
+	}
+	for _, tt := range []struct {
+		path, value string
+		code        int
+	}{
+		{"/spec/strategy", `{"rollingUpdate":{"maxSurge":1}}`, http.StatusOK},
+		{"/spec/strategy", `{"rollingUpdate":{"maxSurge":1.0}}`, http.StatusUnprocessableEntity},
+		{"/spec/x", `[1.5,3]`, http.StatusOK},
+		{"/spec/x", `[1.5,3.0]`, http.StatusUnprocessableEntity},
+	} {
+		code, body := send(t, s, http.MethodPatch, path, jsonPatchType, `[{"op":"test","path":"`+tt.path+`","value":`+tt.value+`}]`)
+		assert.Equal(t, tt.code, code, "test %s %s: %s", tt.path, tt.value, body)
+	}
+}
