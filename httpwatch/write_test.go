@@ -181,6 +181,26 @@ func TestSubresourceSkipsTransform(t *testing.T) {
 	assert.Equal(t, 1, calls)
 }
 
+// Nor are they cut by the Projection, whose paths name the resource's own
+// fields: a projected client still reads a whole Scale (decision 23).
+func TestSubresourceSkipsProjection(t *testing.T) {
+	c, _ := recordWrites(t, scaleJSON)
+	rc := c.Resource(depsNS1)
+	p, err := NewProjection("status.readyReplicas")
+	require.NoError(t, err)
+	rc.Projection = p
+	ctx := context.Background()
+	o, err := rc.Subresource("scale").Get(ctx, "web")
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), o.Get("spec.replicas").Int())
+	o, err = rc.Subresource("scale").Patch(ctx, "web", MergePatch, []byte(`{"spec":{"replicas":3}}`))
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), o.Get("spec.replicas").Int())
+	o, err = rc.Patch(ctx, "web", MergePatch, []byte(`{}`))
+	require.NoError(t, err)
+	assert.False(t, o.Get("spec").Exists(), "the object's own answers are cut: %s", o.Raw())
+}
+
 func TestResourceString(t *testing.T) {
 	for _, tc := range []struct {
 		r    Resource
