@@ -114,7 +114,7 @@ func applyOp(doc any, op jsonPatchOp, val any) (any, error) {
 		return pointerSet(doc, path, v, true)
 	case "test":
 		v, ok := pointerGet(doc, path)
-		if !ok || !jsonEqual(v, val) {
+		if !ok || !testEqual(v, val) {
 			return nil, errPatchRejected
 		}
 		return doc, nil
@@ -241,11 +241,26 @@ func deepCopy(v any) any {
 	return v
 }
 
-// jsonEqual reports whether the patch value p equals the document value v
-// as the real server's JSON patch test sees them: numbers and strings
-// compare by their text, the document's as the server writes it (so 2 is
-// not 2.0), and objects and arrays member by member.
-func jsonEqual(v, p any) bool {
+// jsonEqual compares decoded JSON values; numbers compare by value.
+func jsonEqual(a, b any) bool {
+	na, aok := a.(json.Number)
+	nb, bok := b.(json.Number)
+	if aok && bok {
+		fa, err1 := na.Float64()
+		fb, err2 := nb.Float64()
+		if err1 == nil && err2 == nil && na.String() != nb.String() {
+			return fa == fb
+		}
+		return na == nb
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// testEqual reports whether a JSON patch test of the document value v
+// with the patch value p passes, as on the real server: numbers and
+// strings compare by their text, the document's as the server writes it
+// (so 2 is not 2.0), and objects and arrays member by member.
+func testEqual(v, p any) bool {
 	switch v := v.(type) {
 	case json.Number:
 		n, ok := p.(json.Number)
@@ -256,7 +271,7 @@ func jsonEqual(v, p any) bool {
 			return false
 		}
 		for k, e := range v {
-			if pe, ok := m[k]; !ok || !jsonEqual(e, pe) {
+			if pe, ok := m[k]; !ok || !testEqual(e, pe) {
 				return false
 			}
 		}
@@ -267,7 +282,7 @@ func jsonEqual(v, p any) bool {
 			return false
 		}
 		for i := range v {
-			if !jsonEqual(v[i], a[i]) {
+			if !testEqual(v[i], a[i]) {
 				return false
 			}
 		}
