@@ -157,6 +157,12 @@ func TestWriteRefusals(t *testing.T) {
 	assert.ErrorContains(t, err, "patch type")
 	_, err = rc.Patch(ctx, "a", "application/apply-patch+yaml", []byte(`{}`))
 	assert.ErrorContains(t, err, "Apply for an apply")
+	for _, pt := range []PatchType{"application/json", "merge", "application/merge-patch+json; charset=utf-8"} {
+		_, err = rc.Patch(ctx, "a", pt, []byte(`{}`))
+		assert.ErrorContains(t, err, "want MergePatch, JSONPatch or StrategicMergePatch", "%q", pt)
+		_, err = rc.Subresource("status").Patch(ctx, "a", pt, []byte(`{}`))
+		assert.ErrorContains(t, err, "want MergePatch, JSONPatch or StrategicMergePatch", "%q", pt)
+	}
 	_, err = rc.Update(ctx, []byte(cmJSON), WriteOptions{}, WriteOptions{DryRun: true})
 	assert.ErrorContains(t, err, "want at most one")
 	assert.ErrorContains(t, rc.Delete(ctx, "a", DeleteOptions{}, DeleteOptions{}), "want at most one")
