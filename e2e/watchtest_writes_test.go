@@ -78,6 +78,7 @@ func TestWatchtestWritesMatchRealServer(t *testing.T) {
 		{"json patch", "PATCH", cms + "/a", jsonCT, `[{"op":"copy","from":"/data/k","path":"/data/k4"},{"op":"move","from":"/data/k4","path":"/data/k5"},{"op":"replace","path":"/data/k","value":"w"},{"op":"test","path":"/data/k5","value":"v"}]`, []string{"data"}},
 		{"json patch failed test", "PATCH", cms + "/a", jsonCT, `[{"op":"test","path":"/data/k","value":"nope"}]`, statusFields},
 		{"json patch remove missing", "PATCH", cms + "/a", jsonCT, `[{"op":"remove","path":"/data/missing"}]`, statusFields},
+		{"json patch copy of the whole object", "PATCH", cms + "/a", jsonCT, `[{"op":"copy","from":"","path":"/data/x"}]`, statusFields},
 		{"stale resourceVersion", "PATCH", cms + "/a", mergeCT, `{"metadata":{"resourceVersion":"1"}}`, statusFields},
 		{"stale update", "PUT", cms + "/a", "application/json", `{"metadata":{"name":"a","resourceVersion":"1"}}`, statusFields},
 		{"update with another uid", "PUT", cms + "/a", "application/json", `{"metadata":{"name":"a","uid":"wrong"}}`, []string{"kind", "status", "reason", "details.name", "details.kind"}},

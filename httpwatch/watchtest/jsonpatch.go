@@ -100,6 +100,11 @@ func applyOp(doc any, op jsonPatchOp, val any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(from) == 0 {
+			// The real server has no value at "" to copy or move: it would
+			// put the object inside itself.
+			return nil, errPatchRejected
+		}
 		v, ok := pointerGet(doc, from)
 		if !ok {
 			return nil, errPatchRejected

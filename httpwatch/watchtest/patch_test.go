@@ -78,6 +78,7 @@ func TestPatch(t *testing.T) {
 		{name: "json patch remove missing", ct: jsonPatchType, body: `[{"op":"remove","path":"/data/missing"}]`, code: 422, wantBody: patchRejected},
 		{name: "json patch bad parent", ct: jsonPatchType, body: `[{"op":"add","path":"/nope/x","value":"x"}]`, code: 422, wantBody: patchRejected},
 		{name: "json patch index out of range", ct: jsonPatchType, body: `[{"op":"replace","path":"/metadata/finalizers/5","value":"x"}]`, code: 422, wantBody: patchRejected},
+		{name: "json patch copy of the whole object", ct: jsonPatchType, body: `[{"op":"copy","from":"","path":"/data/x"}]`, code: 422, wantBody: patchRejected},
 		{name: "json patch unknown op", ct: jsonPatchType, body: `[{"op":"frob","path":"/data/k"}]`, code: 422, wantBody: patchRejected},
 		{name: "json patch not a list", ct: jsonPatchType, body: `{"op":"add"}`, code: 400},
 		{name: "unsupported media type", ct: "text/plain", body: `{}`, code: 415,
