@@ -300,9 +300,31 @@ func objectKey(namespace, name string) string {
 	return namespace + "/" + name
 }
 
-// specOf returns the object's spec, to tell whether an update bumps
-// metadata.generation.
-func specOf(o *object) string { return gjson.GetBytes(o.body, "spec").Raw }
+// counted returns what metadata.generation counts the changes of: a
+// built-in object's spec or, as the real server's custom resource
+// strategy does, all of a custom resource but its metadata and, when it
+// has a status subresource, its status.
+func (r Resource) counted(o *object) string {
+	if r.BuiltIn {
+		return gjson.GetBytes(o.body, "spec").Raw
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	gjson.ParseBytes(o.body).ForEach(func(k, v gjson.Result) bool {
+		if k.Str == "metadata" || r.Status && k.Str == "status" {
+			return true
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k.Raw)
+		b.WriteByte(':')
+		b.WriteString(v.Raw)
+		return true
+	})
+	b.WriteByte('}')
+	return b.String()
+}
 
 // sameJSON reports whether two JSON values are the same value: the real
 // server compares decoded objects, so members in another order or escaped

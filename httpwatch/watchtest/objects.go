@@ -249,7 +249,7 @@ func (s *Server) replaceLocked(st *store, old *object, d *draft, opts writeOptio
 	if err != nil {
 		return nil, err
 	}
-	if !sameJSON(specOf(o), specOf(old)) {
+	if !sameJSON(r.counted(o), r.counted(old)) {
 		d.set("generation", gjson.Parse(prev.meta["generation"]).Int()+1)
 		if o, err = d.object(old.rv); err != nil {
 			return nil, err
