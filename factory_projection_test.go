@@ -57,7 +57,7 @@ func TestFactoryProjection(t *testing.T) {
 			`"labels":{"app":"web"}},"spec":{"nodeName":"node-1"},"status":{"phase":%q}}`,
 			o.Name(), o.UID(), o.ResourceVersion(), o.Get("status.phase").String())
 	}
-	assert.Equal(t, []string{"ns/a", "ns/b"}, pods.Indexer().ListKeys(), "the selector applies")
+	assert.ElementsMatch(t, []string{"ns/a", "ns/b"}, pods.Indexer().ListKeys(), "the selector applies")
 	for _, o := range pods.Indexer().List() {
 		assert.JSONEq(t, projected(o), o.String())
 	}

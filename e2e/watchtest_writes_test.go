@@ -1,15 +1,19 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 )
 
@@ -78,6 +82,7 @@ func TestWatchtestWritesMatchRealServer(t *testing.T) {
 		{"json patch", "PATCH", cms + "/a", jsonCT, `[{"op":"copy","from":"/data/k","path":"/data/k4"},{"op":"move","from":"/data/k4","path":"/data/k5"},{"op":"replace","path":"/data/k","value":"w"},{"op":"test","path":"/data/k5","value":"v"}]`, []string{"data"}},
 		{"json patch failed test", "PATCH", cms + "/a", jsonCT, `[{"op":"test","path":"/data/k","value":"nope"}]`, statusFields},
 		{"json patch remove missing", "PATCH", cms + "/a", jsonCT, `[{"op":"remove","path":"/data/missing"}]`, statusFields},
+		{"json patch copy of the whole object", "PATCH", cms + "/a", jsonCT, `[{"op":"copy","from":"","path":"/data/x"}]`, statusFields},
 		{"stale resourceVersion", "PATCH", cms + "/a", mergeCT, `{"metadata":{"resourceVersion":"1"}}`, statusFields},
 		{"stale update", "PUT", cms + "/a", "application/json", `{"metadata":{"name":"a","resourceVersion":"1"}}`, statusFields},
 		{"update with another uid", "PUT", cms + "/a", "application/json", `{"metadata":{"name":"a","uid":"wrong"}}`, []string{"kind", "status", "reason", "details.name", "details.kind"}},
@@ -107,6 +112,8 @@ func TestWatchtestWritesMatchRealServer(t *testing.T) {
 		{"removing it", "PATCH", cms + "/fin", mergeCT, `{"metadata":{"finalizers":null}}`, []string{"metadata.finalizers", "metadata.deletionGracePeriodSeconds"}},
 		{"then it is gone", "GET", cms + "/fin", "", "", statusFields},
 		{"create deployment", "POST", deps, "application/json", dep, []string{"metadata.labels", "spec.replicas"}},
+		{"json patch test compares numbers as text", "PATCH", deps + "/d", jsonCT, `[{"op":"test","path":"/spec/replicas","value":2.0}]`, statusFields},
+		{"a patch that changes nothing keeps the generation", "PATCH", deps + "/d", jsonCT, `[{"op":"test","path":"/spec/replicas","value":2}]`, []string{"metadata.generation", "spec.replicas"}},
 		{"strategic merge adds a container", "PATCH", deps + "/d", smpCT, `{"spec":{"template":{"spec":{"containers":[{"name":"side","image":"busybox"}]}}}}`, []string{"spec.template.spec.containers.#.name"}},
 		{"strategic merge orders by the server's list", "PATCH", deps + "/d", smpCT, `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"nginx:2"},{"name":"z","image":"z"}]}}}}`, []string{"spec.template.spec.containers.#.name", "spec.template.spec.containers.#.image"}},
 		{"strategic merge deletes an item", "PATCH", deps + "/d", smpCT, `{"spec":{"template":{"spec":{"containers":[{"name":"side","$patch":"delete"},{"name":"a","image":"a"}]}}}}`, []string{"spec.template.spec.containers.#.name"}},
@@ -134,6 +141,53 @@ func TestWatchtestWritesMatchRealServer(t *testing.T) {
 		}
 		for _, p := range st.same {
 			assert.Equal(t, answers[0].Get(p).Value(), answers[1].Get(p).Value(), "%s: %s (real %s, watchtest %s)", st.name, p, answers[0].Raw, answers[1].Raw)
+		}
+	}
+}
+
+// TestWatchtestCustomResourceGeneration checks watchtest's generation rule
+// for custom resources against a real CRD: every change but metadata and,
+// with the status subresource, status counts, not only spec.
+func TestWatchtestCustomResourceGeneration(t *testing.T) {
+	cfg := config(t)
+	rt, err := cfg.RoundTripper()
+	require.NoError(t, err)
+	c := client(t)
+	ctx := context.Background()
+	crds := c.Resource(httpwatch.Resource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	group := fmt.Sprintf("gen%d.example.com", time.Now().UnixNano()%100000)
+	_, err = crds.Create(ctx, fmt.Appendf(nil, `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"gizmos.%s"},
+"spec":{"group":%q,"scope":"Namespaced","names":{"plural":"gizmos","singular":"gizmo","kind":"Gizmo"},
+"versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{}},"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`, group, group))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = crds.Delete(context.Background(), "gizmos."+group) })
+	ns := namespace(t, c)
+	fake := watchtest.NewServer()
+	defer fake.Close()
+	fake.AddResource(watchtest.Resource{Group: group, Version: "v1", Resource: "gizmos", Kind: "Gizmo", Namespaced: true, Status: true})
+	servers := []rawServer{{"real", cfg.Host, &http.Client{Transport: rt}}, {"watchtest", fake.URL, fake.Client()}}
+	gizmos := "/apis/" + group + "/v1/namespaces/NS/gizmos"
+	require.Eventually(t, func() bool {
+		code, _ := servers[0].do(t, writeStep{method: "GET", path: gizmos}, ns)
+		return code == http.StatusOK
+	}, wait, 100*time.Millisecond, "the CRD is served")
+	gen := []string{"metadata.generation"}
+	steps := []writeStep{
+		{"create", "POST", gizmos, "application/json", `{"apiVersion":"` + group + `/v1","kind":"Gizmo","metadata":{"name":"g"},"spec":{"a":1},"data":{"x":1}}`, gen},
+		{"a field beside spec", "PATCH", gizmos + "/g", mergeCT, `{"data":{"x":2}}`, gen},
+		{"labels", "PATCH", gizmos + "/g", mergeCT, `{"metadata":{"labels":{"l":"1"}}}`, gen},
+		{"a new top-level field", "PATCH", gizmos + "/g", mergeCT, `{"other":"y"}`, gen},
+		{"status", "PATCH", gizmos + "/g/status", mergeCT, `{"status":{"ready":true}}`, gen},
+	}
+	for _, st := range steps {
+		var codes [2]int
+		var answers [2]gjson.Result
+		for i, s := range servers {
+			codes[i], answers[i] = s.do(t, st, ns)
+		}
+		if assert.Equal(t, codes[0], codes[1], "%s: status code (real %s, watchtest %s)", st.name, answers[0].Raw, answers[1].Raw) {
+			assert.Equal(t, answers[0].Get("metadata.generation").Int(), answers[1].Get("metadata.generation").Int(), "%s: generation", st.name)
 		}
 	}
 }

@@ -16,8 +16,9 @@ import (
 // autoscaling/v1 Scale ({"spec": {"replicas": 3}}) standing for the
 // object's replica count.
 //
-// Answers are not passed through ResourceClient.Transform, which is written
-// for the resource's own kind; MetadataOnly does not apply either.
+// Answers are not passed through ResourceClient.Transform nor cut by
+// ResourceClient.Projection, which are written for the resource's own kind;
+// MetadataOnly does not apply either.
 type SubresourceClient struct {
 	rc   *ResourceClient
 	name string
@@ -60,12 +61,13 @@ func (s *SubresourceClient) Apply(ctx context.Context, raw []byte, opts ApplyOpt
 }
 
 // answering returns the client that reads answers from subresource sub:
-// rc itself for the object ("") and rc without its Transform otherwise.
+// rc itself for the object ("") and rc without its Transform and
+// Projection otherwise.
 func (rc *ResourceClient) answering(sub string) *ResourceClient {
-	if sub == "" || rc.Transform == nil {
+	if sub == "" || rc.Transform == nil && rc.Projection == nil {
 		return rc
 	}
 	plain := *rc
-	plain.Transform = nil
+	plain.Transform, plain.Projection = nil, nil
 	return &plain
 }

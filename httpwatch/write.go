@@ -48,7 +48,9 @@ func (rc *ResourceClient) patch(ctx context.Context, name, sub string, pt PatchT
 	if err != nil {
 		return nil, fmt.Errorf("patch %q: %w", name, err)
 	}
-	if pt == "" || pt == applyPatch {
+	switch pt {
+	case MergePatch, JSONPatch, StrategicMergePatch:
+	default:
 		return nil, fmt.Errorf("patch %q: patch type %q: want MergePatch, JSONPatch or StrategicMergePatch (Apply for an apply)", name, pt)
 	}
 	path, err := rc.objectPath(ctx, rc.res.Namespace, name, sub)

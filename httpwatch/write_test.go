@@ -157,6 +157,12 @@ func TestWriteRefusals(t *testing.T) {
 	assert.ErrorContains(t, err, "patch type")
 	_, err = rc.Patch(ctx, "a", "application/apply-patch+yaml", []byte(`{}`))
 	assert.ErrorContains(t, err, "Apply for an apply")
+	for _, pt := range []PatchType{"application/json", "merge", "application/merge-patch+json; charset=utf-8"} {
+		_, err = rc.Patch(ctx, "a", pt, []byte(`{}`))
+		assert.ErrorContains(t, err, "want MergePatch, JSONPatch or StrategicMergePatch", "%q", pt)
+		_, err = rc.Subresource("status").Patch(ctx, "a", pt, []byte(`{}`))
+		assert.ErrorContains(t, err, "want MergePatch, JSONPatch or StrategicMergePatch", "%q", pt)
+	}
 	_, err = rc.Update(ctx, []byte(cmJSON), WriteOptions{}, WriteOptions{DryRun: true})
 	assert.ErrorContains(t, err, "want at most one")
 	assert.ErrorContains(t, rc.Delete(ctx, "a", DeleteOptions{}, DeleteOptions{}), "want at most one")
@@ -179,6 +185,26 @@ func TestSubresourceSkipsTransform(t *testing.T) {
 	_, err = rc.Patch(context.Background(), "web", MergePatch, []byte(`{}`))
 	require.NoError(t, err)
 	assert.Equal(t, 1, calls)
+}
+
+// Nor are they cut by the Projection, whose paths name the resource's own
+// fields: a projected client still reads a whole Scale (decision 23).
+func TestSubresourceSkipsProjection(t *testing.T) {
+	c, _ := recordWrites(t, scaleJSON)
+	rc := c.Resource(depsNS1)
+	p, err := NewProjection("status.readyReplicas")
+	require.NoError(t, err)
+	rc.Projection = p
+	ctx := context.Background()
+	o, err := rc.Subresource("scale").Get(ctx, "web")
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), o.Get("spec.replicas").Int())
+	o, err = rc.Subresource("scale").Patch(ctx, "web", MergePatch, []byte(`{"spec":{"replicas":3}}`))
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), o.Get("spec.replicas").Int())
+	o, err = rc.Patch(ctx, "web", MergePatch, []byte(`{}`))
+	require.NoError(t, err)
+	assert.False(t, o.Get("spec").Exists(), "the object's own answers are cut: %s", o.Raw())
 }
 
 func TestResourceString(t *testing.T) {

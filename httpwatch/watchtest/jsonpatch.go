@@ -100,6 +100,11 @@ func applyOp(doc any, op jsonPatchOp, val any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(from) == 0 {
+			// The real server has no value at "" to copy or move: it would
+			// put the object inside itself.
+			return nil, errPatchRejected
+		}
 		v, ok := pointerGet(doc, from)
 		if !ok {
 			return nil, errPatchRejected
@@ -114,7 +119,7 @@ func applyOp(doc any, op jsonPatchOp, val any) (any, error) {
 		return pointerSet(doc, path, v, true)
 	case "test":
 		v, ok := pointerGet(doc, path)
-		if !ok || !jsonEqual(v, val) {
+		if !ok || !testEqual(v, val) {
 			return nil, errPatchRejected
 		}
 		return doc, nil
@@ -254,6 +259,58 @@ func jsonEqual(a, b any) bool {
 		return na == nb
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// testEqual reports whether a JSON patch test of the document value v
+// with the patch value p passes, as on the real server: numbers and
+// strings compare by their text, the document's as the server writes it
+// (so 2 is not 2.0), and objects and arrays member by member.
+func testEqual(v, p any) bool {
+	switch v := v.(type) {
+	case json.Number:
+		n, ok := p.(json.Number)
+		return ok && canonicalNumber(v) == n.String()
+	case map[string]any:
+		m, ok := p.(map[string]any)
+		if !ok || len(m) != len(v) {
+			return false
+		}
+		for k, e := range v {
+			if pe, ok := m[k]; !ok || !testEqual(e, pe) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		a, ok := p.([]any)
+		if !ok || len(a) != len(v) {
+			return false
+		}
+		for i := range v {
+			if !testEqual(v[i], a[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(v, p)
+}
+
+// canonicalNumber is how the real server writes a stored number: an
+// integer as one, anything else as encoding/json writes a float64.
+func canonicalNumber(n json.Number) string {
+	if i, err := n.Int64(); err == nil {
+		return strconv.FormatInt(i, 10)
+	}
+	f, err := n.Float64()
+	if err != nil {
+		return n.String()
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return n.String()
+	}
+	return string(b)
 }
 
 // encodeJSON encodes a decoded value back to compact JSON.

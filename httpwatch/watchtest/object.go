@@ -300,9 +300,72 @@ func objectKey(namespace, name string) string {
 	return namespace + "/" + name
 }
 
-// specOf returns the object's spec, to tell whether an update bumps
-// metadata.generation.
-func specOf(o *object) string { return gjson.GetBytes(o.body, "spec").Raw }
+// counted returns what metadata.generation counts the changes of: a
+// built-in object's spec or, as the real server's custom resource
+// strategy does, all of a custom resource but its metadata and, when it
+// has a status subresource, its status.
+func (r Resource) counted(o *object) string {
+	if r.BuiltIn {
+		return gjson.GetBytes(o.body, "spec").Raw
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	gjson.ParseBytes(o.body).ForEach(func(k, v gjson.Result) bool {
+		if k.Str == "metadata" || r.Status && k.Str == "status" {
+			return true
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k.Raw)
+		b.WriteByte(':')
+		b.WriteString(v.Raw)
+		return true
+	})
+	b.WriteByte('}')
+	return b.String()
+}
+
+// sameJSON reports whether two JSON values are the same value: the real
+// server compares decoded objects, so members in another order or escaped
+// differently (as a patch re-encodes them) change nothing. Only the parts
+// whose text differs are read.
+func sameJSON(a, b string) bool {
+	return a == b || sameValue(gjson.Parse(a), gjson.Parse(b))
+}
+
+func sameValue(a, b gjson.Result) bool {
+	if a.Raw == b.Raw {
+		return true
+	}
+	switch {
+	case a.IsObject() && b.IsObject():
+		am, bm := a.Map(), b.Map()
+		if len(am) != len(bm) {
+			return false
+		}
+		for k, av := range am {
+			if bv, ok := bm[k]; !ok || !sameValue(av, bv) {
+				return false
+			}
+		}
+		return true
+	case a.IsArray() && b.IsArray():
+		aa, ba := a.Array(), b.Array()
+		if len(aa) != len(ba) {
+			return false
+		}
+		for i := range aa {
+			if !sameValue(aa[i], ba[i]) {
+				return false
+			}
+		}
+		return true
+	case a.Type == gjson.String && b.Type == gjson.String:
+		return a.Str == b.Str
+	}
+	return false // numbers written differently, or values of other types
+}
 
 // prefix is how an object of r starts when written with its kind and
 // apiVersion: built-in types put kind first, custom resources are sorted.

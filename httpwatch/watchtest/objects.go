@@ -249,7 +249,7 @@ func (s *Server) replaceLocked(st *store, old *object, d *draft, opts writeOptio
 	if err != nil {
 		return nil, err
 	}
-	if specOf(o) != specOf(old) {
+	if !sameJSON(r.counted(o), r.counted(old)) {
 		d.set("generation", gjson.Parse(prev.meta["generation"]).Int()+1)
 		if o, err = d.object(old.rv); err != nil {
 			return nil, err
@@ -265,7 +265,7 @@ func (s *Server) commitWriteLocked(st *store, old, o *object, opts writeOptions)
 	if owners == nil {
 		owners = updateOwners(old, o, opts.manager)
 	}
-	if string(o.body) == string(old.body) {
+	if sameJSON(string(o.body), string(old.body)) {
 		if !opts.dryRun {
 			old.owners = owners // ownership is not part of the body; the lock guards it
 		}

@@ -78,6 +78,7 @@ func TestPatch(t *testing.T) {
 		{name: "json patch remove missing", ct: jsonPatchType, body: `[{"op":"remove","path":"/data/missing"}]`, code: 422, wantBody: patchRejected},
 		{name: "json patch bad parent", ct: jsonPatchType, body: `[{"op":"add","path":"/nope/x","value":"x"}]`, code: 422, wantBody: patchRejected},
 		{name: "json patch index out of range", ct: jsonPatchType, body: `[{"op":"replace","path":"/metadata/finalizers/5","value":"x"}]`, code: 422, wantBody: patchRejected},
+		{name: "json patch copy of the whole object", ct: jsonPatchType, body: `[{"op":"copy","from":"","path":"/data/x"}]`, code: 422, wantBody: patchRejected},
 		{name: "json patch unknown op", ct: jsonPatchType, body: `[{"op":"frob","path":"/data/k"}]`, code: 422, wantBody: patchRejected},
 		{name: "json patch not a list", ct: jsonPatchType, body: `{"op":"add"}`, code: 400},
 		{name: "unsupported media type", ct: "text/plain", body: `{}`, code: 415,
@@ -207,5 +208,88 @@ func TestStrategicMergeOrder(t *testing.T) {
 		code, body := send(t, s, http.MethodPatch, "/apis/apps/v1/namespaces/prod/deployments/d", smpType, `{"spec":{"template":{"spec":{"containers":`+tc.patch+`}}}}`)
 		require.Equal(t, http.StatusOK, code, "%s", body)
 		assert.JSONEq(t, tc.want, gjson.GetBytes(body, "spec.template.spec.containers.#.name").Raw, tc.patch)
+	}
+}
+
+// A patch that changes nothing is a no-op however the stored object's
+// nested members were ordered or escaped when it was written: the real
+// server compares objects, not bytes, so the resourceVersion and the
+// generation stay and no event is sent.
+func TestPatchNoOpOfUnsortedObject(t *testing.T) {
+	s := newServer(t)
+	o := mustCreate(t, s, watchtest.Deployments, `{"metadata":{"name":"d","namespace":"prod","labels":{"b":"1","a":"\u0032"}},"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}}`)
+	w := openWatch(t, s, "/apis/apps/v1/namespaces/prod/deployments?watch=1&resourceVersion="+rvOf(o))
+	path := "/apis/apps/v1/namespaces/prod/deployments/d"
+	for _, p := range []struct{ ct, body string }{
+		{jsonPatchType, `[{"op":"test","path":"/spec/replicas","value":2}]`},
+		{mergeType, `{"metadata":{"labels":{"a":"2"}}}`},
+		{smpType, `{}`},
+	} {
+		code, body := send(t, s, http.MethodPatch, path, p.ct, p.body)
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		assert.Equal(t, rvOf(o), rvOf(gjson.ParseBytes(body)), "%s %s", p.ct, p.body)
+		assert.Equal(t, int64(1), gjson.GetBytes(body, "metadata.generation").Int(), "%s %s", p.ct, p.body)
+	}
+	code, body := send(t, s, http.MethodPatch, path, mergeType, `{"metadata":{"labels":{"c":"3"}}}`)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	assert.Equal(t, "MODIFIED d "+rvOf(gjson.ParseBytes(body)), w.next().String(), "the first event is the first change")
+	assert.Equal(t, int64(1), gjson.GetBytes(body, "metadata.generation").Int(), "labels are not the spec")
+}
+
+// A JSON patch test compares numbers as the real server does: by the text
+// the server would write for the stored value, so 2 is not 2.0 (checked on
+// kube-apiserver 1.37, whose JSON patch compares scalars byte for byte).
+func TestJSONPatchTestNumbers(t *testing.T) {
+	s := newServer(t)
+	mustCreate(t, s, watchtest.Deployments, `{"metadata":{"name":"d","namespace":"prod"},"spec":{"replicas":2,"paused":false,"strategy":{"rollingUpdate":{"maxSurge":1}},"x":[1.5,3.0]}}`)
+	path := "/apis/apps/v1/namespaces/prod/deployments/d"
+	for _, tt := range []struct {
+		value string
+		code  int
+	}{
+		{`2`, http.StatusOK},
+		{`2.0`, http.StatusUnprocessableEntity},
+		{`2e0`, http.StatusUnprocessableEntity},
+		{`"2"`, http.StatusUnprocessableEntity},
+	} {
+		code, body := send(t, s, http.MethodPatch, path, jsonPatchType, `[{"op":"test","path":"/spec/replicas","value":`+tt.value+`}]`)
+		assert.Equal(t, tt.code, code, "test %s: %s", tt.value, body)
+	}
+	for _, tt := range []struct {
+		path, value string
+		code        int
+	}{
+		{"/spec/strategy", `{"rollingUpdate":{"maxSurge":1}}`, http.StatusOK},
+		{"/spec/strategy", `{"rollingUpdate":{"maxSurge":1.0}}`, http.StatusUnprocessableEntity},
+		{"/spec/x", `[1.5,3]`, http.StatusOK},
+		{"/spec/x", `[1.5,3.0]`, http.StatusUnprocessableEntity},
+	} {
+		code, body := send(t, s, http.MethodPatch, path, jsonPatchType, `[{"op":"test","path":"`+tt.path+`","value":`+tt.value+`}]`)
+		assert.Equal(t, tt.code, code, "test %s %s: %s", tt.path, tt.value, body)
+	}
+}
+
+// A custom resource's generation counts every change but those of metadata
+// and, with a status subresource, of status: not only spec (checked on
+// kube-apiserver 1.37 with a CRD whose schema keeps unknown fields).
+func TestCustomResourceGeneration(t *testing.T) {
+	s := newServer(t)
+	gizmos := watchtest.Resource{Group: "example.com", Version: "v1", Resource: "gizmos", Kind: "Gizmo", Namespaced: true, Status: true}
+	mustCreate(t, s, gizmos, `{"metadata":{"name":"g","namespace":"prod"},"spec":{"a":1},"data":{"x":1}}`)
+	mustCreate(t, s, widgets, `{"metadata":{"name":"w","namespace":"prod"},"spec":{"a":1}}`)
+	gizmo, widget := "/apis/example.com/v1/namespaces/prod/gizmos/g", "/apis/example.com/v1/namespaces/prod/widgets/w"
+	for _, tt := range []struct {
+		name, path, body string
+		generation       int64
+	}{
+		{"a field beside spec", gizmo, `{"data":{"x":2}}`, 2},
+		{"a new top-level field", gizmo, `{"other":"y"}`, 3},
+		{"labels", gizmo, `{"metadata":{"labels":{"l":"1"}}}`, 3},
+		{"status, through its subresource", gizmo + "/status", `{"status":{"ready":true}}`, 3},
+		{"status without a subresource", widget, `{"status":{"ready":true}}`, 2},
+	} {
+		code, body := send(t, s, http.MethodPatch, tt.path, mergeType, tt.body)
+		require.Equal(t, http.StatusOK, code, "%s: %s", tt.name, body)
+		assert.Equal(t, tt.generation, gjson.GetBytes(body, "metadata.generation").Int(), tt.name)
 	}
 }
