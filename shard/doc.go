@@ -48,7 +48,10 @@
 //
 // A member hands out key k (Acquire) only when
 //
-//  1. its view and its published set both give k to itself;
+//  1. its view and its published set both give k to itself, and its last
+//     attempt to publish a new set did not fail (a write whose reply is
+//     lost may have reached the server: until a write succeeds, the member
+//     cannot tell which set the others read);
 //  2. it has renewed its lease within RenewDeadline;
 //  3. it has listed the group's leases after it last published (a new
 //     set, or a renewal after its deadline passed), and in that list no

@@ -201,3 +201,43 @@ func withoutHolder(m map[string]string, id string) map[string]string {
 	}
 	return out
 }
+
+// A renewal whose reply is lost may still have been written: the server
+// then shows a set the member does not believe it published. Here a's
+// acknowledgement of c ({a,b,c}, giving up the keys c wins) is written but
+// a sees an error; c leaves, so a's view is {a,b} again, and c comes back
+// at once (a restarted pod). While a cannot tell which set the others
+// read, it must not take back the keys it gave up: c, reading {a,b,c} in
+// a's lease, takes them.
+func TestLostReplyDoesNotHandKeysTwice(t *testing.T) {
+	h := newHarness(t)
+	a := h.add("a", nil)
+	h.add("b", nil)
+	h.step(4*testRetry, testRetry)
+	require.Equal(t, h.want("a", "b"), h.holders())
+
+	var contested []string // a's keys under {a,b}, c's under {a,b,c}
+	for key, id := range h.want("a", "b", "c") {
+		if id == "c" && Owner(key, []string{"a", "b"}) == "a" {
+			contested = append(contested, key)
+		}
+	}
+	require.NotEmpty(t, contested)
+
+	a.part.setLoseWrite(true)
+	c := h.add("c", nil)
+	h.settle()
+	h.step(testRetry, testRetry/4) // a sees c, gives its keys up, "fails" to publish
+	c.stop()
+	h.settle()
+	<-c.done
+	require.NoError(t, c.err)
+	// a sees c gone: its view is {a,b} again, which its acked set still is.
+	h.step(testRetry, testRetry/4)
+	require.Equal(t, []string{"a", "b"}, a.m.Members())
+	h.add("c", nil) // back at once, before a's next renewal
+	h.settle()
+	a.part.setLoseWrite(false)
+	h.step(4*testRetry, testRetry/4)
+	assert.Equal(t, h.want("a", "b", "c"), h.holders())
+}
