@@ -36,7 +36,9 @@
 // OnStartedLeading, whether or not a renewal is still in flight. Another
 // candidate saw that renewal no earlier than it was sent and waits
 // LeaseDuration from then, so with RenewDeadline < LeaseDuration the old
-// leader's context is done before anyone else can take the lease. What the
+// leader's context is done before anyone else can take the lease. For the
+// same reason a take whose reply comes RenewDeadline or more after it was
+// sent does not start a leader; the candidate reads again. What the
 // leader's code does after its context is done is the gap this cannot
 // cover: stop promptly. Check reports a leader whose OnStartedLeading has
 // not returned long after its deadline.

@@ -182,3 +182,38 @@ func writeLease(t *testing.T, h *harness, rec Record) {
 	_, err := h.srv.Create(watchtest.Leases, strings.Replace(string(obj), `"name":"lock"`, `"name":"lock","namespace":"ns"`, 1))
 	require.NoError(t, err)
 }
+
+// A take whose reply arrives after RenewDeadline (a slow network, or the
+// process paused once its request was out) does not make a leader: by
+// then another candidate may have seen the take, waited LeaseDuration,
+// and taken the lease itself.
+func TestLateTakeDoesNotLead(t *testing.T) {
+	h := newHarness(t)
+	b := h.add("b", nil)
+	h.settle()
+	a := h.add("a", nil)
+	h.settle()
+	h.step(time.Second, time.Second)
+	h.add("c", nil) // sees b's lease a second after a: a tries first
+	h.settle()
+	require.Equal(t, []string{"b"}, h.leaders())
+
+	b.part.setDrop(true)
+	a.part.mu.Lock()
+	a.part.hold, a.part.holdWrites = make(chan struct{}), true
+	a.part.mu.Unlock()
+	h.step(2*testLease+testRetry, 500*time.Millisecond)
+	require.Equal(t, "c", h.record().HolderIdentity, "c took the lease a took and never renewed")
+	require.Equal(t, []string{"c"}, h.leaders())
+
+	a.part.mu.Lock()
+	close(a.part.hold)
+	a.part.hold = nil
+	a.part.mu.Unlock()
+	h.settle()
+	h.step(testRetry, testRetry)
+	assert.Equal(t, []string{"c"}, h.leaders())
+	for _, tm := range h.allTerms() {
+		assert.NotEqual(t, "a", tm.identity, "a never leads")
+	}
+}
