@@ -217,3 +217,28 @@ func TestLateTakeDoesNotLead(t *testing.T) {
 		assert.NotEqual(t, "a", tm.identity, "a never leads")
 	}
 }
+
+// A leader shut down while a renewal is out (written by the server, its
+// reply not yet back) still releases the lease: the renewal moved the
+// resourceVersion on, so the release reads the lease again rather than
+// giving up on a 409 and leaving the others to wait LeaseDuration.
+func TestReleaseAfterRenewalInFlight(t *testing.T) {
+	h := newHarness(t)
+	a := h.add("a", func(c *Config) { c.ReleaseOnCancel = true })
+	h.settle()
+	require.Equal(t, []string{"a"}, h.leaders())
+	a.part.mu.Lock()
+	a.part.hold, a.part.holdWrites = make(chan struct{}), true
+	a.part.mu.Unlock()
+	h.step(testRetry, testRetry) // the renewal is written, its reply held
+	renewed := h.record().RenewTime
+	require.Equal(t, h.clk.Now(), renewed)
+
+	a.part.mu.Lock()
+	a.part.hold = nil // the release goes through at once; the renewal's reply never comes
+	a.part.mu.Unlock()
+	a.stop()
+	<-a.done
+	require.NoError(t, a.err)
+	assert.Empty(t, h.record().HolderIdentity, "released")
+}

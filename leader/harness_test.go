@@ -49,7 +49,7 @@ func (p *partition) RoundTrip(r *http.Request) (*http.Response, error) {
 		hold = nil
 	}
 	late := hold != nil && p.holdWrites
-	if hold != nil {
+	if hold != nil && !late {
 		p.holding++
 	}
 	p.mu.Unlock()
@@ -57,11 +57,14 @@ func (p *partition) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, errPartitioned
 	}
 	if late {
-		defer func() { p.mu.Lock(); p.holding--; p.mu.Unlock() }()
 		resp, err := p.next.RoundTrip(r)
 		if err != nil {
 			return nil, err
 		}
+		p.mu.Lock()
+		p.holding++ // counted once written: a test that sees it held sees the write
+		p.mu.Unlock()
+		defer func() { p.mu.Lock(); p.holding--; p.mu.Unlock() }()
 		select {
 		case <-hold:
 			return resp, nil

@@ -133,9 +133,24 @@ func (l *Lease) Try(ctx context.Context) (sent time.Time, err error) {
 	return sent, nil
 }
 
-// Release gives the lease up if this identity still holds it.
+// Release gives the lease up if this identity still holds it. Call it
+// only once this identity has stopped acting on the lease. A 409 makes it
+// read the lease again and release that if it is still this identity's:
+// a renewal whose reply was lost may have moved the resourceVersion on.
 func (l *Lease) Release(ctx context.Context) error {
 	if l.observed == nil || RecordOf(l.observed).HolderIdentity != l.Identity {
+		return nil
+	}
+	err := l.clear(ctx, "release")
+	if !httpwatch.IsConflict(err) {
+		return err
+	}
+	cur, gerr := l.Client.Get(ctx, l.Name)
+	if gerr != nil {
+		return fmt.Errorf("release lease %s: read after a conflict: %w", l.Name, gerr)
+	}
+	l.Observe(cur)
+	if RecordOf(cur).HolderIdentity != l.Identity {
 		return nil
 	}
 	return l.clear(ctx, "release")
