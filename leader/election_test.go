@@ -187,6 +187,7 @@ func writeLease(t *testing.T, h *harness, rec Record) {
 // process paused once its request was out) does not make a leader: by
 // then another candidate may have seen the take, waited LeaseDuration,
 // and taken the lease itself.
+// Decision 19.
 func TestLateTakeDoesNotLead(t *testing.T) {
 	h := newHarness(t)
 	b := h.add("b", nil)
@@ -222,6 +223,7 @@ func TestLateTakeDoesNotLead(t *testing.T) {
 // reply not yet back) still releases the lease: the renewal moved the
 // resourceVersion on, so the release reads the lease again rather than
 // giving up on a 409 and leaving the others to wait LeaseDuration.
+// Decision 19.
 func TestReleaseAfterRenewalInFlight(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", func(c *Config) { c.ReleaseOnCancel = true })

@@ -209,6 +209,7 @@ func withoutHolder(m map[string]string, id string) map[string]string {
 // at once (a restarted pod). While a cannot tell which set the others
 // read, it must not take back the keys it gave up: c, reading {a,b,c} in
 // a's lease, takes them.
+// Decision 22.
 func TestLostReplyDoesNotHandKeysTwice(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
