@@ -29,7 +29,9 @@
 // compares the timestamps another machine wrote. Taking and renewing are
 // updates conditional on the resourceVersion just read; a 409 (a lost
 // race, or a create that met an existing lease) is never overwritten, the
-// next attempt reads again.
+// next attempt reads again. A lease deleted under a holder is created
+// again only once that holder has expired by the same observation (the
+// holder itself creates it at its next renewal).
 //
 // The leader renews every RetryPeriod. RenewDeadline after it sent its last
 // successful renewal, by its own clock, it cancels the context of

@@ -244,3 +244,31 @@ func TestReleaseAfterRenewalInFlight(t *testing.T) {
 	require.NoError(t, a.err)
 	assert.Empty(t, h.record().HolderIdentity, "released")
 }
+
+// A lease deleted under a live leader (kubectl delete, a cleanup job) is
+// not free for the taking: a candidate that saw it held waits for it to
+// expire by its observation, as if it had not changed, and the leader,
+// renewing, creates it again meanwhile.
+// Decision 19.
+func TestDeletedLeaseIsNotTakenFromLiveLeader(t *testing.T) {
+	h := newHarness(t)
+	a := h.add("a", nil)
+	h.settle()
+	h.step(time.Second, time.Second)
+	h.add("b", nil) // tries between a's renewals
+	h.settle()
+	h.step(testRetry+testRetry/2, testRetry/4) // just after a's renewal, before b's try
+	require.Equal(t, []string{"a"}, h.leaders())
+	_, err := h.srv.Delete(watchtest.Leases, "ns", "lock")
+	require.NoError(t, err)
+	h.step(time.Minute, testRetry/4)
+	assert.Equal(t, []string{"a"}, h.leaders())
+	assert.Len(t, h.allTerms(), 1)
+
+	// Deleted under a dead leader, it is created by b once a expired.
+	a.part.setDrop(true)
+	_, err = h.srv.Delete(watchtest.Leases, "ns", "lock")
+	require.NoError(t, err)
+	h.step(testLease+2*testRetry, testRetry/4)
+	assert.Equal(t, []string{"b"}, h.leaders())
+}

@@ -33,8 +33,10 @@
 // lists the group's leases. A lease counts as live while it has a holder
 // and has changed within its leaseDurationSeconds by this member's clock,
 // from when this member saw it change; another machine's timestamps are
-// never compared. The live holders are the member's view. A lease seen
-// expired is evicted: its holder is cleared by an update conditional on the
+// never compared. A lease that disappears (deleted under its holder) keeps
+// counting, with its last claim, until it expires the same way; its holder
+// creates it again at its next round. The live holders are the member's
+// view. A lease seen expired is evicted: its holder is cleared by an update conditional on the
 // resourceVersion observed, so a renewal still in flight fails.
 //
 // # Handover protocol

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/httpwatch/watchtest"
 )
 
 // Three members starting at once settle on one ring: every key is processed
@@ -241,4 +243,33 @@ func TestLostReplyDoesNotHandKeysTwice(t *testing.T) {
 	a.part.setLoseWrite(false)
 	h.step(4*testRetry, testRetry/4)
 	assert.Equal(t, h.want("a", "b", "c"), h.holders())
+}
+
+// A member's lease deleted under it (kubectl delete, a cleanup job) does
+// not free its keys: the others keep its claim and count it live until
+// the lease would have expired by their observation, and it creates its
+// lease again at its next round.
+// Decision 22.
+func TestDeletedLeaseKeepsClaims(t *testing.T) {
+	h := newHarness(t)
+	h.add("a", nil)
+	h.step(time.Second, time.Second)
+	b := h.add("b", nil) // renews between a's rounds
+	h.step(4*testRetry, testRetry/4)
+	require.Equal(t, h.want("a", "b"), h.holders())
+	before := len(h.grants)
+
+	h.step(testRetry/4, testRetry/4) // just after b's round, before a's
+	_, err := h.srv.Delete(watchtest.Leases, "ns", "g-b")
+	require.NoError(t, err)
+	h.step(time.Minute, testRetry/4)
+	assert.Equal(t, h.want("a", "b"), h.holders())
+	assert.Len(t, h.grants, before, "no key moved")
+
+	// Deleted under a dead member, its keys move once it expired.
+	b.kill()
+	_, err = h.srv.Delete(watchtest.Leases, "ns", "g-b")
+	require.NoError(t, err)
+	h.step(testLease+2*testRetry, testRetry/4)
+	assert.Equal(t, h.want("a"), h.holders())
 }

@@ -272,10 +272,19 @@ func (m *Member) observe(ctx context.Context) time.Time {
 			wake = earliest(wake, m.cfg.Clock.Now().Add(until))
 		}
 	}
-	for name := range m.peers {
-		if !seen[name] {
-			delete(m.peers, name)
+	for name, p := range m.peers {
+		if seen[name] {
+			continue
 		}
+		// A lease deleted under a live holder says nothing of whether it
+		// stopped: it keeps its claim until it expires as if unchanged.
+		if until, held := p.ExpiresIn(); held && until > 0 {
+			claims[p.Holder()] = parseMembers(p.Observed().Annotations()[MembersAnnotation])
+			live = append(live, p.Holder())
+			wake = earliest(wake, m.cfg.Clock.Now().Add(until))
+			continue
+		}
+		delete(m.peers, name)
 	}
 	slices.Sort(live)
 	live = slices.Compact(live)

@@ -98,11 +98,17 @@ var ErrHeld = errors.New("lease is held by another identity")
 // sent, by the local clock: the server's renewTime is no earlier than that,
 // so other identities cannot take the lease before sent + Duration.
 // A 409 (a lost race, or a create that met an existing lease) is returned
-// as an error; the next try re-reads instead of overwriting.
+// as an error; the next try re-reads instead of overwriting. A lease found
+// deleted is created only once the holder last seen in it has expired.
 func (l *Lease) Try(ctx context.Context) (sent time.Time, err error) {
 	sent = l.Clock.Now()
 	cur, err := l.Client.Get(ctx, l.Name)
 	if httpwatch.IsNotFound(err) {
+		// A lease deleted under another holder says nothing of whether it
+		// stopped: it expires as if it had not changed.
+		if until, held := l.ExpiresIn(); held && until > 0 {
+			return sent, fmt.Errorf("lease %s (deleted): %w (%s)", l.Name, ErrHeld, l.Holder())
+		}
 		rec := Record{HolderIdentity: l.Identity, LeaseDurationSeconds: l.seconds(), AcquireTime: sent, RenewTime: sent}
 		o, err := l.Client.Create(ctx, l.Encode(nil, rec))
 		if err != nil {
