@@ -29,14 +29,18 @@
 // compares the timestamps another machine wrote. Taking and renewing are
 // updates conditional on the resourceVersion just read; a 409 (a lost
 // race, or a create that met an existing lease) is never overwritten, the
-// next attempt reads again.
+// next attempt reads again. A lease deleted under a holder is created
+// again only once that holder has expired by the same observation (the
+// holder itself creates it at its next renewal).
 //
 // The leader renews every RetryPeriod. RenewDeadline after it sent its last
 // successful renewal, by its own clock, it cancels the context of
 // OnStartedLeading, whether or not a renewal is still in flight. Another
 // candidate saw that renewal no earlier than it was sent and waits
 // LeaseDuration from then, so with RenewDeadline < LeaseDuration the old
-// leader's context is done before anyone else can take the lease. What the
+// leader's context is done before anyone else can take the lease. For the
+// same reason a take whose reply comes RenewDeadline or more after it was
+// sent does not start a leader; the candidate reads again. What the
 // leader's code does after its context is done is the gap this cannot
 // cover: stop promptly. Check reports a leader whose OnStartedLeading has
 // not returned long after its deadline.

@@ -182,3 +182,93 @@ func writeLease(t *testing.T, h *harness, rec Record) {
 	_, err := h.srv.Create(watchtest.Leases, strings.Replace(string(obj), `"name":"lock"`, `"name":"lock","namespace":"ns"`, 1))
 	require.NoError(t, err)
 }
+
+// A take whose reply arrives after RenewDeadline (a slow network, or the
+// process paused once its request was out) does not make a leader: by
+// then another candidate may have seen the take, waited LeaseDuration,
+// and taken the lease itself.
+// Decision 19.
+func TestLateTakeDoesNotLead(t *testing.T) {
+	h := newHarness(t)
+	b := h.add("b", nil)
+	h.settle()
+	a := h.add("a", nil)
+	h.settle()
+	h.step(time.Second, time.Second)
+	h.add("c", nil) // sees b's lease a second after a: a tries first
+	h.settle()
+	require.Equal(t, []string{"b"}, h.leaders())
+
+	b.part.setDrop(true)
+	a.part.mu.Lock()
+	a.part.hold, a.part.holdWrites = make(chan struct{}), true
+	a.part.mu.Unlock()
+	h.step(2*testLease+testRetry, 500*time.Millisecond)
+	require.Equal(t, "c", h.record().HolderIdentity, "c took the lease a took and never renewed")
+	require.Equal(t, []string{"c"}, h.leaders())
+
+	a.part.mu.Lock()
+	close(a.part.hold)
+	a.part.hold = nil
+	a.part.mu.Unlock()
+	h.settle()
+	h.step(testRetry, testRetry)
+	assert.Equal(t, []string{"c"}, h.leaders())
+	for _, tm := range h.allTerms() {
+		assert.NotEqual(t, "a", tm.identity, "a never leads")
+	}
+}
+
+// A leader shut down while a renewal is out (written by the server, its
+// reply not yet back) still releases the lease: the renewal moved the
+// resourceVersion on, so the release reads the lease again rather than
+// giving up on a 409 and leaving the others to wait LeaseDuration.
+// Decision 19.
+func TestReleaseAfterRenewalInFlight(t *testing.T) {
+	h := newHarness(t)
+	a := h.add("a", func(c *Config) { c.ReleaseOnCancel = true })
+	h.settle()
+	require.Equal(t, []string{"a"}, h.leaders())
+	a.part.mu.Lock()
+	a.part.hold, a.part.holdWrites = make(chan struct{}), true
+	a.part.mu.Unlock()
+	h.step(testRetry, testRetry) // the renewal is written, its reply held
+	renewed := h.record().RenewTime
+	require.Equal(t, h.clk.Now(), renewed)
+
+	a.part.mu.Lock()
+	a.part.hold = nil // the release goes through at once; the renewal's reply never comes
+	a.part.mu.Unlock()
+	a.stop()
+	<-a.done
+	require.NoError(t, a.err)
+	assert.Empty(t, h.record().HolderIdentity, "released")
+}
+
+// A lease deleted under a live leader (kubectl delete, a cleanup job) is
+// not free for the taking: a candidate that saw it held waits for it to
+// expire by its observation, as if it had not changed, and the leader,
+// renewing, creates it again meanwhile.
+// Decision 19.
+func TestDeletedLeaseIsNotTakenFromLiveLeader(t *testing.T) {
+	h := newHarness(t)
+	a := h.add("a", nil)
+	h.settle()
+	h.step(time.Second, time.Second)
+	h.add("b", nil) // tries between a's renewals
+	h.settle()
+	h.step(testRetry+testRetry/2, testRetry/4) // just after a's renewal, before b's try
+	require.Equal(t, []string{"a"}, h.leaders())
+	_, err := h.srv.Delete(watchtest.Leases, "ns", "lock")
+	require.NoError(t, err)
+	h.step(time.Minute, testRetry/4)
+	assert.Equal(t, []string{"a"}, h.leaders())
+	assert.Len(t, h.allTerms(), 1)
+
+	// Deleted under a dead leader, it is created by b once a expired.
+	a.part.setDrop(true)
+	_, err = h.srv.Delete(watchtest.Leases, "ns", "lock")
+	require.NoError(t, err)
+	h.step(testLease+2*testRetry, testRetry/4)
+	assert.Equal(t, []string{"b"}, h.leaders())
+}

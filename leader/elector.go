@@ -96,12 +96,14 @@ func (e *Elector) Check(tolerance time.Duration) error {
 }
 
 // acquire tries to take the lease every RetryPeriod plus jitter until it
-// succeeds (ok) or ctx is cancelled.
+// succeeds (ok) or ctx is cancelled. A take confirmed RenewDeadline or more
+// after it was sent does not count: others may have seen it, waited
+// LeaseDuration and taken the lease meanwhile; the next try reads again.
 func (e *Elector) acquire(ctx context.Context) (sent time.Time, ok bool) {
 	for {
 		sent, err := e.lease.Try(ctx)
 		e.report()
-		if err == nil {
+		if err == nil && e.cfg.Clock.Now().Before(sent.Add(e.cfg.RenewDeadline)) {
 			return sent, true
 		}
 		wait := e.cfg.RetryPeriod + time.Duration(e.cfg.Jitter()*e.cfg.JitterFactor*float64(e.cfg.RetryPeriod))

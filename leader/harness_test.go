@@ -35,6 +35,9 @@ type partition struct {
 	drop    bool
 	hold    chan struct{} // non-nil: requests wait for it to close
 	holding int
+	// holdWrites: with hold, only writes are held, and only once the
+	// server has applied them (their replies are late).
+	holdWrites bool
 }
 
 var errPartitioned = errors.New("partitioned")
@@ -42,12 +45,33 @@ var errPartitioned = errors.New("partitioned")
 func (p *partition) RoundTrip(r *http.Request) (*http.Response, error) {
 	p.mu.Lock()
 	drop, hold := p.drop, p.hold
-	if hold != nil {
+	if hold != nil && p.holdWrites && r.Method == http.MethodGet {
+		hold = nil
+	}
+	late := hold != nil && p.holdWrites
+	if hold != nil && !late {
 		p.holding++
 	}
 	p.mu.Unlock()
 	if drop {
 		return nil, errPartitioned
+	}
+	if late {
+		resp, err := p.next.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		p.mu.Lock()
+		p.holding++ // counted once written: a test that sees it held sees the write
+		p.mu.Unlock()
+		defer func() { p.mu.Lock(); p.holding--; p.mu.Unlock() }()
+		select {
+		case <-hold:
+			return resp, nil
+		case <-r.Context().Done():
+			resp.Body.Close()
+			return nil, r.Context().Err()
+		}
 	}
 	if hold != nil {
 		defer func() { p.mu.Lock(); p.holding--; p.mu.Unlock() }()

@@ -53,7 +53,7 @@ func (m *Member) tryAcquire(ctx context.Context, key string) (context.Context, f
 // mayProcess reports whether key, owned by the view, may be processed now;
 // m.mu is held.
 func (m *Member) mayProcess(key string) bool {
-	if m.suspended || !m.checked || Owner(key, m.acked) != m.cfg.Identity {
+	if m.suspended || m.unsure || !m.checked || Owner(key, m.acked) != m.cfg.Identity {
 		return false
 	}
 	for holder, acked := range m.claims {

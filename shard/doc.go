@@ -33,8 +33,10 @@
 // lists the group's leases. A lease counts as live while it has a holder
 // and has changed within its leaseDurationSeconds by this member's clock,
 // from when this member saw it change; another machine's timestamps are
-// never compared. The live holders are the member's view. A lease seen
-// expired is evicted: its holder is cleared by an update conditional on the
+// never compared. A lease that disappears (deleted under its holder) keeps
+// counting, with its last claim, until it expires the same way; its holder
+// creates it again at its next round. The live holders are the member's
+// view. A lease seen expired is evicted: its holder is cleared by an update conditional on the
 // resourceVersion observed, so a renewal still in flight fails.
 //
 // # Handover protocol
@@ -48,7 +50,10 @@
 //
 // A member hands out key k (Acquire) only when
 //
-//  1. its view and its published set both give k to itself;
+//  1. its view and its published set both give k to itself, and its last
+//     attempt to publish a new set did not fail (a write whose reply is
+//     lost may have reached the server: until a write succeeds, the member
+//     cannot tell which set the others read);
 //  2. it has renewed its lease within RenewDeadline;
 //  3. it has listed the group's leases after it last published (a new
 //     set, or a renewal after its deadline passed), and in that list no

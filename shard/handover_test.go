@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/httpwatch/watchtest"
 )
 
 // Three members starting at once settle on one ring: every key is processed
@@ -200,4 +202,74 @@ func withoutHolder(m map[string]string, id string) map[string]string {
 		}
 	}
 	return out
+}
+
+// A renewal whose reply is lost may still have been written: the server
+// then shows a set the member does not believe it published. Here a's
+// acknowledgement of c ({a,b,c}, giving up the keys c wins) is written but
+// a sees an error; c leaves, so a's view is {a,b} again, and c comes back
+// at once (a restarted pod). While a cannot tell which set the others
+// read, it must not take back the keys it gave up: c, reading {a,b,c} in
+// a's lease, takes them.
+// Decision 22.
+func TestLostReplyDoesNotHandKeysTwice(t *testing.T) {
+	h := newHarness(t)
+	a := h.add("a", nil)
+	h.add("b", nil)
+	h.step(4*testRetry, testRetry)
+	require.Equal(t, h.want("a", "b"), h.holders())
+
+	var contested []string // a's keys under {a,b}, c's under {a,b,c}
+	for key, id := range h.want("a", "b", "c") {
+		if id == "c" && Owner(key, []string{"a", "b"}) == "a" {
+			contested = append(contested, key)
+		}
+	}
+	require.NotEmpty(t, contested)
+
+	a.part.setLoseWrite(true)
+	c := h.add("c", nil)
+	h.settle()
+	h.step(testRetry, testRetry/4) // a sees c, gives its keys up, "fails" to publish
+	c.stop()
+	h.settle()
+	<-c.done
+	require.NoError(t, c.err)
+	// a sees c gone: its view is {a,b} again, which its acked set still is.
+	h.step(testRetry, testRetry/4)
+	require.Equal(t, []string{"a", "b"}, a.m.Members())
+	h.add("c", nil) // back at once, before a's next renewal
+	h.settle()
+	a.part.setLoseWrite(false)
+	h.step(4*testRetry, testRetry/4)
+	assert.Equal(t, h.want("a", "b", "c"), h.holders())
+}
+
+// A member's lease deleted under it (kubectl delete, a cleanup job) does
+// not free its keys: the others keep its claim and count it live until
+// the lease would have expired by their observation, and it creates its
+// lease again at its next round.
+// Decision 22.
+func TestDeletedLeaseKeepsClaims(t *testing.T) {
+	h := newHarness(t)
+	h.add("a", nil)
+	h.step(time.Second, time.Second)
+	b := h.add("b", nil) // renews between a's rounds
+	h.step(4*testRetry, testRetry/4)
+	require.Equal(t, h.want("a", "b"), h.holders())
+	before := len(h.grants)
+
+	h.step(testRetry/4, testRetry/4) // just after b's round, before a's
+	_, err := h.srv.Delete(watchtest.Leases, "ns", "g-b")
+	require.NoError(t, err)
+	h.step(time.Minute, testRetry/4)
+	assert.Equal(t, h.want("a", "b"), h.holders())
+	assert.Len(t, h.grants, before, "no key moved")
+
+	// Deleted under a dead member, its keys move once it expired.
+	b.kill()
+	_, err = h.srv.Delete(watchtest.Leases, "ns", "g-b")
+	require.NoError(t, err)
+	h.step(testLease+2*testRetry, testRetry/4)
+	assert.Equal(t, h.want("a"), h.holders())
 }

@@ -32,17 +32,18 @@ var leases = httpwatch.Resource{Group: "coordination.k8s.io", Version: "v1", Res
 type partition struct {
 	next http.RoundTripper
 
-	mu      sync.Mutex
-	drop    bool
-	hold    chan struct{} // non-nil: requests wait for it to close
-	holding int
+	mu        sync.Mutex
+	drop      bool
+	loseWrite bool          // updates reach the server, their replies are lost
+	hold      chan struct{} // non-nil: requests wait for it to close
+	holding   int
 }
 
 var errPartitioned = errors.New("partitioned")
 
 func (p *partition) RoundTrip(r *http.Request) (*http.Response, error) {
 	p.mu.Lock()
-	drop, hold := p.drop, p.hold
+	drop, hold, lose := p.drop, p.hold, p.loseWrite && r.Method == http.MethodPut
 	if hold != nil {
 		p.holding++
 	}
@@ -58,10 +59,19 @@ func (p *partition) RoundTrip(r *http.Request) (*http.Response, error) {
 			return nil, r.Context().Err()
 		}
 	}
-	return p.next.RoundTrip(r)
+	resp, err := p.next.RoundTrip(r)
+	if err == nil && lose {
+		resp.Body.Close()
+		return nil, errReplyLost
+	}
+	return resp, err
 }
 
+var errReplyLost = errors.New("reply lost")
+
 func (p *partition) setDrop(v bool) { p.mu.Lock(); p.drop = v; p.mu.Unlock() }
+
+func (p *partition) setLoseWrite(v bool) { p.mu.Lock(); p.loseWrite = v; p.mu.Unlock() }
 
 func (p *partition) held() int { p.mu.Lock(); defer p.mu.Unlock(); return p.holding }
 

@@ -32,6 +32,10 @@ type Member struct {
 	// the group's leases begun after the last of them succeeded.
 	published int
 	checked   bool
+	// unsure is true from a failed write of a new set until a write
+	// succeeds: the failed one may have reached the server all the same,
+	// so the others may be reading a set other than acked.
+	unsure bool
 	// claims is, for each other holder of a lease of the group, the set it
 	// acknowledged: by it, it may be processing the keys it owns there.
 	claims map[string][]string
@@ -162,13 +166,21 @@ func (m *Member) renew(ctx context.Context) bool {
 	m.own.Annotations = map[string]string{MembersAnnotation: ack}
 	sent, err := m.own.Try(ctx)
 	if err != nil {
+		if next != nil {
+			m.mu.Lock()
+			m.unsure = true
+			m.mu.Unlock()
+		}
 		m.report(err)
 		return false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if next != nil && !slices.Equal(next, m.acked) {
-		m.acked = next
+	if next != nil && !slices.Equal(next, m.acked) || m.unsure {
+		if next != nil {
+			m.acked = next
+		}
+		m.unsure = false
 		m.published++
 		m.checked = false
 	}
@@ -260,10 +272,19 @@ func (m *Member) observe(ctx context.Context) time.Time {
 			wake = earliest(wake, m.cfg.Clock.Now().Add(until))
 		}
 	}
-	for name := range m.peers {
-		if !seen[name] {
-			delete(m.peers, name)
+	for name, p := range m.peers {
+		if seen[name] {
+			continue
 		}
+		// A lease deleted under a live holder says nothing of whether it
+		// stopped: it keeps its claim until it expires as if unchanged.
+		if until, held := p.ExpiresIn(); held && until > 0 {
+			claims[p.Holder()] = parseMembers(p.Observed().Annotations()[MembersAnnotation])
+			live = append(live, p.Holder())
+			wake = earliest(wake, m.cfg.Clock.Now().Add(until))
+			continue
+		}
+		delete(m.peers, name)
 	}
 	slices.Sort(live)
 	live = slices.Compact(live)

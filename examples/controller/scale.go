@@ -20,17 +20,23 @@ func (e *env) leases() *httpwatch.ResourceClient {
 
 // lead runs the controller only while this replica leads. It returns an
 // error wrapping leader.ErrLost when leadership was lost: the process
-// exits and starts again as a fresh candidate.
+// exits and starts again as a fresh candidate. A controller that fails
+// ends the candidacy too, releasing the lease: the elector would otherwise
+// go on renewing it for a leader that does nothing.
 func (e *env) lead(ctx context.Context) error {
 	sc := e.o.scale
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var cerr error
 	el, err := leader.New(leader.Config{
 		Leases: e.leases(), Name: sc.leaseName, Identity: sc.identity,
 		LeaseDuration: sc.leaseDuration, RenewDeadline: sc.renewDeadline, RetryPeriod: sc.retryPeriod,
 		ReleaseOnCancel: true,
-		OnStartedLeading: func(ctx context.Context) {
+		OnStartedLeading: func(lctx context.Context) {
 			fmt.Fprintf(e.stderr, "leading: %s since %d\n", sc.identity, time.Now().UnixMicro())
-			cerr = e.control(ctx, nil, nil)
+			if cerr = e.control(lctx, nil, nil); cerr != nil && lctx.Err() == nil {
+				cancel()
+			}
 		},
 		OnStoppedLeading: func() {
 			fmt.Fprintf(e.stderr, "stopped leading: %s at %d\n", sc.identity, time.Now().UnixMicro())

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -91,4 +92,23 @@ func TestLeaderElectHandsOverOnShutdown(t *testing.T) {
 	second.Stdout.WaitFor(ctx, t, "l2 reconciles", clitest.Contains(`^span l2 ns/a `))
 	second.Stop()
 	require.NoError(t, second.Wait(t))
+}
+
+// A leader whose controller cannot run (here it may not list configmaps)
+// does not hold on to the lease doing nothing: it gives the lease up and
+// exits with the controller's error, so another replica can try.
+func TestLeaderElectExitsWhenControllerFails(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	s := configMapServer(t)
+	s.FailNext(watchtest.Failure{Code: http.StatusForbidden, Verbs: []string{"list", "watch"}})
+	args := append([]string{"--server", s.URL, "--resource", "configmaps", "--leader-elect", "--identity", "l1"}, fastLeases...)
+	r := clitest.Start(ctx, run, args...)
+	err := r.Wait(t)
+	require.ErrorContains(t, err, "403 Forbidden", "%q", r.Stderr.Lines())
+	assert.True(t, clitest.Contains(`^leading: l1 since`)(r.Stderr.Lines()), "l1 led")
+	require.NoError(t, ctx.Err(), "returned on the controller's failure, not at the deadline")
+	raw, err := s.Get(watchtest.Leases, "default", "listwatch-controller")
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), `"holderIdentity"`, "lease released")
 }

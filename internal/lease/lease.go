@@ -98,11 +98,17 @@ var ErrHeld = errors.New("lease is held by another identity")
 // sent, by the local clock: the server's renewTime is no earlier than that,
 // so other identities cannot take the lease before sent + Duration.
 // A 409 (a lost race, or a create that met an existing lease) is returned
-// as an error; the next try re-reads instead of overwriting.
+// as an error; the next try re-reads instead of overwriting. A lease found
+// deleted is created only once the holder last seen in it has expired.
 func (l *Lease) Try(ctx context.Context) (sent time.Time, err error) {
 	sent = l.Clock.Now()
 	cur, err := l.Client.Get(ctx, l.Name)
 	if httpwatch.IsNotFound(err) {
+		// A lease deleted under another holder says nothing of whether it
+		// stopped: it expires as if it had not changed.
+		if until, held := l.ExpiresIn(); held && until > 0 {
+			return sent, fmt.Errorf("lease %s (deleted): %w (%s)", l.Name, ErrHeld, l.Holder())
+		}
 		rec := Record{HolderIdentity: l.Identity, LeaseDurationSeconds: l.seconds(), AcquireTime: sent, RenewTime: sent}
 		o, err := l.Client.Create(ctx, l.Encode(nil, rec))
 		if err != nil {
@@ -133,9 +139,24 @@ func (l *Lease) Try(ctx context.Context) (sent time.Time, err error) {
 	return sent, nil
 }
 
-// Release gives the lease up if this identity still holds it.
+// Release gives the lease up if this identity still holds it. Call it
+// only once this identity has stopped acting on the lease. A 409 makes it
+// read the lease again and release that if it is still this identity's:
+// a renewal whose reply was lost may have moved the resourceVersion on.
 func (l *Lease) Release(ctx context.Context) error {
 	if l.observed == nil || RecordOf(l.observed).HolderIdentity != l.Identity {
+		return nil
+	}
+	err := l.clear(ctx, "release")
+	if !httpwatch.IsConflict(err) {
+		return err
+	}
+	cur, gerr := l.Client.Get(ctx, l.Name)
+	if gerr != nil {
+		return fmt.Errorf("release lease %s: read after a conflict: %w", l.Name, gerr)
+	}
+	l.Observe(cur)
+	if RecordOf(cur).HolderIdentity != l.Identity {
 		return nil
 	}
 	return l.clear(ctx, "release")
