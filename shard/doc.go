@@ -24,7 +24,10 @@
 //	if err == nil {
 //		err = reconcile(kctx, key)
 //		release()
-//	} // shard.ErrNotOwned: another replica has the key now; drop it
+//	}
+//	// shard.ErrNotOwned: another replica owns the key by this view. Drop
+//	// it once the informer no longer holds it; until then queue it again
+//	// later, since the ring may turn back before the relist drops it.
 //
 // # Membership
 //
@@ -102,4 +105,14 @@
 // resync). A key gained is thus reconciled once more, by the gainer, at
 // the version it finds, after the loser let go: the gainer cannot know
 // whether the loser finished, so a reconcile must be idempotent.
+//
+// Two consequences for the code that uses a Member. A key refused with
+// ErrNotOwned while the informer still holds it must be tried again
+// later rather than dropped: should the ring turn back before the relist
+// has run, the key stays cached, no notification comes, and a change the
+// other member never handled would be lost. And an object deleted while
+// its key changes hands is seen deleted by neither member (the gainer
+// never cached it), so state kept outside the object is cleaned up by a
+// finalizer, not by noticing the delete; a member drops what it kept for
+// the keys it loses.
 package shard

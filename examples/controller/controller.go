@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -56,17 +57,22 @@ func (c *controller) processNextItem(ctx context.Context) bool {
 	// if it changed while we held it.
 	defer c.queue.Done(key)
 	if c.member != nil {
-		// Wait until no other replica may be on the key. Not ours (any
-		// more), or shutting down: drop it, its owner has it.
-		_, release, err := c.member.Acquire(ctx, key)
-		if err != nil {
+		// Wait until no other replica may be on the key; the work then
+		// runs under a context cancelled when the key moves away.
+		kctx, release, err := c.member.Acquire(ctx, key)
+		switch {
+		case errors.Is(err, shard.ErrNotOwned):
+			c.notOwned(key)
+			return true
+		case err != nil: // shutting down
 			c.queue.Forget(key)
 			return true
 		}
 		defer release()
+		ctx = kctx
 	}
 	start := time.Now()
-	result, rv, err := c.rec.reconcile(key)
+	result, rv, err := c.rec.reconcile(ctx, key)
 	if c.spans {
 		outcome := "ok"
 		if err != nil {
@@ -76,6 +82,21 @@ func (c *controller) processNextItem(ctx context.Context) bool {
 	}
 	c.handleErr(key, result, err)
 	return true
+}
+
+// notOwned handles a key another replica owns by this replica's view. The
+// relist that follows a ring change removes the keys this replica lost
+// from its cache (each is queued once more, as a delete). Until then the
+// ring may turn back, and the key would be this replica's again with no
+// notification to come: so a key still cached is tried again later, and
+// one gone from the cache is forgotten, with what was counted for it.
+func (c *controller) notOwned(key string) {
+	if c.rec.cached(key) {
+		c.queue.AddRateLimited(key)
+		return
+	}
+	c.queue.Forget(key)
+	c.rec.forget(key)
 }
 
 func (c *controller) handleErr(key, result string, err error) {

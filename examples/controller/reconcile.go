@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -35,26 +36,51 @@ func newTally(pods *listwatch.Lister) *tally {
 // longer counts it, once gone), describes the result, and returns the
 // resourceVersion it saw ("-" once gone). Objects without status.phase
 // (configmaps) count as Unknown.
-func (t *tally) reconcile(key string) (result, rv string, err error) {
+func (t *tally) reconcile(ctx context.Context, key string) (result, rv string, err error) {
 	ns, name, err := indexer.SplitKey(key)
 	if err != nil {
 		return "", "-", fmt.Errorf("reconcile %q: %w", key, err)
 	}
 	pod, err := t.pods.Get(ns, name)
-	if httpwatch.IsNotFound(err) {
-		return "deleted " + t.set(key, ns, ""), "-", nil
-	}
-	if err != nil {
+	if err != nil && !httpwatch.IsNotFound(err) {
 		return "", "-", fmt.Errorf("reconcile %q: %w", key, err)
 	}
-	if v, _ := pod.Label("fail"); v == "true" {
-		return "", pod.ResourceVersion(), errAskedToFail
+	phase, rv := "", "-"
+	if err == nil {
+		if v, _ := pod.Label("fail"); v == "true" {
+			return "", pod.ResourceVersion(), errAskedToFail
+		}
+		phase, rv = pod.Get("status.phase").String(), pod.ResourceVersion()
+		if phase == "" {
+			phase = "Unknown"
+		}
 	}
-	phase := pod.Get("status.phase").String()
+	// Check the context just before changing the world: with shards, it
+	// ends when the key moves to another replica.
+	if err := ctx.Err(); err != nil {
+		return "", rv, fmt.Errorf("reconcile %q: %w", key, err)
+	}
 	if phase == "" {
-		phase = "Unknown"
+		return "deleted " + t.set(key, ns, ""), rv, nil
 	}
-	return phase + " " + t.set(key, ns, phase), pod.ResourceVersion(), nil
+	return phase + " " + t.set(key, ns, phase), rv, nil
+}
+
+// cached reports whether the informer's cache holds key.
+func (t *tally) cached(key string) bool {
+	ns, name, err := indexer.SplitKey(key)
+	if err != nil {
+		return false
+	}
+	_, err = t.pods.Get(ns, name)
+	return err == nil
+}
+
+// forget stops counting key: it is another replica's now.
+func (t *tally) forget(key string) {
+	if ns, _, err := indexer.SplitKey(key); err == nil {
+		t.set(key, ns, "")
+	}
 }
 
 // set records phase for key ("" forgets it) and returns the namespace's
