@@ -68,6 +68,7 @@ type Client struct {
 	limiter   *rate.Limiter
 	clock     clock.Clock
 	discovery discovery
+	warnings  warned
 }
 
 // NewClient returns a client for the server cfg describes. It uses only

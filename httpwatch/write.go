@@ -53,6 +53,9 @@ func (rc *ResourceClient) patch(ctx context.Context, name, sub string, pt PatchT
 	default:
 		return nil, fmt.Errorf("patch %q: patch type %q: want MergePatch, JSONPatch or StrategicMergePatch (Apply for an apply)", name, pt)
 	}
+	if len(patch) == 0 {
+		return nil, fmt.Errorf("patch %q: empty patch", name)
+	}
 	path, err := rc.objectPath(ctx, rc.res.Namespace, name, sub)
 	if err != nil {
 		return nil, fmt.Errorf("patch %q: %w", name, err)

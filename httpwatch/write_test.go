@@ -248,3 +248,30 @@ func TestWarningsLogged(t *testing.T) {
 	assert.Contains(t, logged.String(), `level=WARN msg="httpwatch: server warning" verb=POST path=/api/v1/namespaces/ns1/configmaps warning="unknown field \"bogus\""`)
 	assert.Contains(t, logged.String(), `warning="not the usual form"`)
 }
+
+// A read's warning is logged once per path and text (an informer's lists
+// and watches repeat it); a write's every time.
+func TestReadWarningsLoggedOnce(t *testing.T) {
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Warning", `299 - "v1beta1 Widget is deprecated"`)
+		io.WriteString(w, cmJSON)
+	})
+	c := newTestClient(t, srv.URL)
+	var logged strings.Builder
+	c.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	cms := c.Resource(Resource{Version: "v1", Resource: "configmaps", Namespace: "ns1"})
+	for range 3 {
+		_, err := cms.Get(context.Background(), "cfg")
+		require.NoError(t, err)
+		_, err = cms.Update(context.Background(), []byte(cmJSON))
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 1, strings.Count(logged.String(), "verb=GET"), logged.String())
+	assert.Equal(t, 3, strings.Count(logged.String(), "verb=PUT"), logged.String())
+}
+
+func TestPatchRefusesAnEmptyPatch(t *testing.T) {
+	c := newTestClient(t, "http://127.0.0.1:1")
+	_, err := c.Resource(Resource{Version: "v1", Resource: "configmaps", Namespace: "ns1"}).Patch(context.Background(), "cfg", MergePatch, nil)
+	require.ErrorContains(t, err, "empty patch")
+}
