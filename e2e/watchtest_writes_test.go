@@ -75,9 +75,9 @@ func TestWatchtestWritesMatchRealServer(t *testing.T) {
 	pods := "/api/v1/namespaces/NS/pods"
 	dep := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"a":"1"}},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`
 	steps := []writeStep{
-		{"create", "POST", cms, "application/json", `{"metadata":{"name":"a","labels":{"x":"1","del":"yes"}},"data":{"k":"v"}}`, []string{"metadata.labels", "data"}},
+		{"create", "POST", cms, "application/json", `{"metadata":{"name":"a","labels":{"x":"1","del":"yes"}},"data":{"k":"v"}}`, []string{"metadata.labels", "data", "metadata.generation"}},
 		{"create existing", "POST", cms, "application/json", `{"metadata":{"name":"a"}}`, statusFields},
-		{"merge patch", "PATCH", cms + "/a", mergeCT, `{"metadata":{"labels":{"y":"2","x":null}},"data":{"k2":"v2"}}`, []string{"metadata.labels", "data"}},
+		{"merge patch", "PATCH", cms + "/a", mergeCT, `{"metadata":{"labels":{"y":"2","x":null}},"data":{"k2":"v2"}}`, []string{"metadata.labels", "data", "metadata.generation"}},
 		{"strategic merge patch", "PATCH", cms + "/a", "application/strategic-merge-patch+json", `{"data":{"k3":"v3"}}`, []string{"data"}},
 		{"json patch", "PATCH", cms + "/a", jsonCT, `[{"op":"copy","from":"/data/k","path":"/data/k4"},{"op":"move","from":"/data/k4","path":"/data/k5"},{"op":"replace","path":"/data/k","value":"w"},{"op":"test","path":"/data/k5","value":"v"}]`, []string{"data"}},
 		{"json patch failed test", "PATCH", cms + "/a", jsonCT, `[{"op":"test","path":"/data/k","value":"nope"}]`, statusFields},
@@ -126,7 +126,7 @@ func TestWatchtestWritesMatchRealServer(t *testing.T) {
 		{"scale of missing", "GET", deps + "/nope/scale", "", "", statusFields},
 		{"foreground delete", "DELETE", deps + "/d", "application/json", `{"propagationPolicy":"Foreground"}`, []string{"metadata.finalizers", "metadata.deletionGracePeriodSeconds"}},
 		{"no status subresource", "GET", cms + "/b/status", "", "", statusFields},
-		{"create pod", "POST", pods, "application/json", `{"metadata":{"name":"p","labels":{"a":"1"}},"spec":{"containers":[{"name":"c","image":"x"}]}}`, []string{"metadata.labels"}},
+		{"create pod", "POST", pods, "application/json", `{"metadata":{"name":"p","labels":{"a":"1"}},"spec":{"containers":[{"name":"c","image":"x"}]}}`, []string{"metadata.labels", "metadata.generation"}},
 		{"pod status patch changes labels", "PATCH", pods + "/p/status", mergeCT, `{"metadata":{"labels":{"b":"3"}},"status":{"message":"hi"}}`, []string{"metadata.labels", "status.message"}},
 		{"pod delete answers with the pod", "DELETE", pods + "/p?gracePeriodSeconds=0", "", "", []string{"kind", "metadata.name"}},
 	}

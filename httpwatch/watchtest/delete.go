@@ -96,7 +96,9 @@ func (s *Server) deleteLocked(st *store, old *object, opts deleteOptions) (*obje
 	d, _ := newDraft(old.body)
 	d.set("deletionTimestamp", s.now())
 	d.set("deletionGracePeriodSeconds", 0)
-	d.set("generation", gjson.Parse(d.meta["generation"]).Int()+1)
+	if st.res.tracksGeneration() {
+		d.set("generation", gjson.Parse(d.meta["generation"]).Int()+1)
+	}
 	if add != "" {
 		var fins []string
 		_ = json.Unmarshal([]byte(d.meta["finalizers"]), &fins) // checked when stored

@@ -11,7 +11,8 @@ import (
 // Create stores a new object of resource r and returns it as the server
 // stored it: the JSON a GET returns. obj is JSON ([]byte, json.RawMessage
 // or string) or any value json.Marshal accepts. The server sets
-// metadata.uid, resourceVersion, creationTimestamp and generation; a
+// metadata.uid, resourceVersion, creationTimestamp and (see
+// Resource.Generation) generation; a
 // namespaced object without metadata.namespace goes to "default"; an empty
 // metadata.name is made from metadata.generateName. A name already taken
 // fails with ErrAlreadyExists. The object is stored whole, status
@@ -140,7 +141,11 @@ func (s *Server) createLocked(st *store, ns string, d *draft, opts writeOptions)
 	}
 	d.set("uid", fmt.Sprintf("00000000-0000-4000-8000-%012x", s.seq))
 	d.set("creationTimestamp", s.now())
-	d.set("generation", 1)
+	if r.tracksGeneration() {
+		d.set("generation", 1)
+	} else {
+		delete(d.meta, "generation")
+	}
 	delete(d.meta, "deletionTimestamp")
 	delete(d.meta, "deletionGracePeriodSeconds")
 	if r.Status && !opts.seed {
@@ -249,7 +254,7 @@ func (s *Server) replaceLocked(st *store, old *object, d *draft, opts writeOptio
 	if err != nil {
 		return nil, err
 	}
-	if !sameJSON(r.counted(o), r.counted(old)) {
+	if r.tracksGeneration() && !sameJSON(r.counted(o), r.counted(old)) {
 		d.set("generation", gjson.Parse(prev.meta["generation"]).Int()+1)
 		if o, err = d.object(old.rv); err != nil {
 			return nil, err

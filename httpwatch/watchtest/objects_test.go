@@ -280,3 +280,25 @@ func TestUpdateWithAnotherUID(t *testing.T) {
 	_, err := s.Update(watchtest.ConfigMaps, `{"metadata":{"name":"u1","namespace":"prod","uid":"wrong"}}`)
 	assert.ErrorIs(t, err, watchtest.ErrConflict)
 }
+
+// Only some built-in resources count generations, as on the real server
+// (checked against it by e2e TestWatchtestWritesMatchRealServer); custom
+// resources always do.
+func TestGenerationByResource(t *testing.T) {
+	s := watchtest.NewServer()
+	defer s.Close()
+	s.AddResource(widgets)
+	for _, tc := range []struct {
+		r    watchtest.Resource
+		want string
+	}{
+		{watchtest.ConfigMaps, ""},
+		{watchtest.Pods, "1"},
+		{watchtest.Deployments, "1"},
+		{widgets, "1"},
+	} {
+		body, err := s.Create(tc.r, `{"metadata":{"name":"x","namespace":"ns"}}`)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, gjson.GetBytes(body, "metadata.generation").Raw, tc.r.String())
+	}
+}

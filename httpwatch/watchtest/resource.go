@@ -31,7 +31,17 @@ type Resource struct {
 	// Scale, when its SpecReplicasPath is set, gives the resource a scale
 	// subresource serving autoscaling/v1 Scale.
 	Scale ScalePaths
+
+	// Generation gives a built-in resource's objects a
+	// metadata.generation counting changes to what they ask for, as the
+	// real server does for pods and workloads but not for configmaps,
+	// secrets, services, leases or namespaces. Custom resources always
+	// have one.
+	Generation bool
 }
+
+// tracksGeneration reports whether r's objects carry metadata.generation.
+func (r Resource) tracksGeneration() bool { return r.Generation || !r.BuiltIn }
 
 // ScalePaths says where an object keeps what its autoscaling/v1 Scale
 // shows, as a CustomResourceDefinition's scale subresource does: paths such
@@ -45,17 +55,17 @@ type ScalePaths struct {
 
 // The resources every Server has from the start.
 var (
-	Pods        = Resource{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true, BuiltIn: true, Status: true}
+	Pods        = Resource{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true, BuiltIn: true, Status: true, Generation: true}
 	ConfigMaps  = Resource{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true, BuiltIn: true}
 	Namespaces  = Resource{Version: "v1", Resource: "namespaces", Kind: "Namespace", BuiltIn: true, Status: true}
-	Deployments = Resource{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale}
+	Deployments = Resource{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true}
 )
 
 // ReplicaSets and StatefulSets, with their status and scale subresources,
 // are there once AddResource was called with them.
 var (
-	ReplicaSets  = Resource{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale}
-	StatefulSets = Resource{Group: "apps", Version: "v1", Resource: "statefulsets", Kind: "StatefulSet", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale}
+	ReplicaSets  = Resource{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true}
+	StatefulSets = Resource{Group: "apps", Version: "v1", Resource: "statefulsets", Kind: "StatefulSet", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true}
 )
 
 var replicaScale = ScalePaths{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas", LabelSelectorPath: ".spec.selector"}
