@@ -11,10 +11,10 @@ import (
 // Create stores a new object of resource r and returns it as the server
 // stored it: the JSON a GET returns. obj is JSON ([]byte, json.RawMessage
 // or string) or any value json.Marshal accepts. The server sets
-// metadata.uid, resourceVersion, creationTimestamp and (see
-// Resource.Generation) generation; a
-// namespaced object without metadata.namespace goes to "default"; an empty
-// metadata.name is made from metadata.generateName. A name already taken
+// metadata.uid, resourceVersion, creationTimestamp and, where the resource
+// has one (Resource.Generation), generation; a namespaced object without
+// metadata.namespace goes to "default"; an empty metadata.name is made from
+// metadata.generateName. A name already taken
 // fails with ErrAlreadyExists. The object is stored whole, status
 // included, even for a resource with a status subresource: Create seeds
 // fixtures; HTTP clients get the real server's rules.
