@@ -56,6 +56,10 @@ const (
 	smpCT   = "application/strategic-merge-patch+json"
 )
 
+// patchInvalid are the fields of a 422 for a patch whose result does not
+// decode; its message quotes the whole patched object.
+var patchInvalid = []string{"kind", "status", "reason", "code", "details.causes.0.field", "details.causes.0.reason"}
+
 var statusFields = []string{"kind", "status", "reason", "message", "details.name", "details.kind", "details.group", "details.causes"}
 
 // TestWatchtestWritesMatchRealServer sends the same writes to a real
@@ -76,6 +80,9 @@ func TestWatchtestWritesMatchRealServer(t *testing.T) {
 	dep := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"a":"1"}},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`
 	steps := []writeStep{
 		{"create", "POST", cms, "application/json", `{"metadata":{"name":"a","labels":{"x":"1","del":"yes"}},"data":{"k":"v"}}`, []string{"metadata.labels", "data", "metadata.generation"}},
+		{"a label that is a number", "POST", cms, "application/json", `{"metadata":{"name":"n","labels":{"a":1}}}`, statusFields},
+		{"patched to a numeric resourceVersion", "PATCH", cms + "/a", mergeCT, `{"metadata":{"resourceVersion":5}}`, patchInvalid},
+		{"patched to a numeric annotation", "PATCH", cms + "/a", mergeCT, `{"metadata":{"annotations":{"x":true}}}`, patchInvalid},
 		{"create existing", "POST", cms, "application/json", `{"metadata":{"name":"a"}}`, statusFields},
 		{"merge patch", "PATCH", cms + "/a", mergeCT, `{"metadata":{"labels":{"y":"2","x":null}},"data":{"k2":"v2"}}`, []string{"metadata.labels", "data", "metadata.generation"}},
 		{"strategic merge patch", "PATCH", cms + "/a", "application/strategic-merge-patch+json", `{"data":{"k3":"v3"}}`, []string{"data"}},

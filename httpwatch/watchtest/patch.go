@@ -157,6 +157,9 @@ func (s *Server) replacePatchedLocked(st *store, old *object, patched any, opts 
 	if err := d.checkType(r); err != nil {
 		return nil, err
 	}
+	if msg := d.metaTypeError(); msg != "" {
+		return nil, invalidPatch(b, msg)
+	}
 	if n := d.str("name"); n != old.name {
 		return nil, badRequest("the name of the object (%s) does not match the name on the URL (%s)", n, old.name)
 	}

@@ -293,3 +293,22 @@ func TestCustomResourceGeneration(t *testing.T) {
 		assert.Equal(t, tt.generation, gjson.GetBytes(body, "metadata.generation").Int(), tt.name)
 	}
 }
+
+// Metadata the real server cannot decode (a label that is a number, a
+// numeric resourceVersion) is refused: 400 on a create or update, 422 on a
+// patch (checked against kube-apiserver by e2e
+// TestWatchtestWritesMatchRealServer).
+func TestMistypedMetadataRefused(t *testing.T) {
+	s := newServer(t)
+	mustCreate(t, s, watchtest.ConfigMaps, `{"metadata":{"name":"cfg","namespace":"prod"}}`)
+	code, body := send(t, s, http.MethodPost, "/api/v1/namespaces/prod/configmaps", "application/json", `{"metadata":{"name":"n","labels":{"a":1}}}`)
+	assert.Equal(t, http.StatusBadRequest, code)
+	assert.Equal(t, `ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string`, gjson.GetBytes(body, "message").String())
+	for _, patch := range []string{`{"metadata":{"resourceVersion":5}}`, `{"metadata":{"finalizers":"x"}}`, `{"metadata":{"annotations":{"x":true}}}`} {
+		code, body = send(t, s, http.MethodPatch, "/api/v1/namespaces/prod/configmaps/cfg", mergeType, patch)
+		assert.Equal(t, http.StatusUnprocessableEntity, code, patch)
+		assert.Equal(t, "patch", gjson.GetBytes(body, "details.causes.0.field").String(), patch)
+	}
+	code, _ = send(t, s, http.MethodPatch, "/api/v1/namespaces/prod/configmaps/cfg", mergeType, `{"metadata":{"labels":{"a":"1"}}}`)
+	assert.Equal(t, http.StatusOK, code, "strings are fine")
+}
