@@ -76,10 +76,11 @@
 //	pods := c.Resource(watchtest.Pods.In("prod"))
 //
 // Where it differs from a real server: there is no authentication,
-// admission, defaulting or schema validation (fieldValidation=Strict
-// rejects only duplicate fields and fields metadata does not have, the one
-// schema every kind shares; unknown fields elsewhere are kept), and no
-// discovery. Strategic merge patch is merge patch plus a fixed table of
+// admission, defaulting or schema validation beyond metadata, the one
+// schema every kind shares: its fields must have their types (a label
+// given as a number is refused, as the real server refuses it), and
+// fieldValidation=Strict rejects duplicate fields and fields metadata does
+// not have; unknown fields elsewhere are kept. There is no discovery. Strategic merge patch is merge patch plus a fixed table of
 // lists merged on a key (containers, env, volumes and the like on name,
 // ports on containerPort or port, volumeMounts on mountPath, conditions on
 // type, ownerReferences on uid), finalizers merged as a set, and the
