@@ -119,6 +119,12 @@ func applyOp(doc any, op jsonPatchOp, val any) (any, error) {
 		return pointerSet(doc, path, v, true)
 	case "test":
 		v, ok := pointerGet(doc, path)
+		if !ok && val == nil && len(path) > 0 {
+			// As on the real server, a member missing from an object
+			// that exists tests equal to null.
+			parent, _ := pointerGet(doc, path[:len(path)-1])
+			_, ok = parent.(map[string]any)
+		}
 		if !ok || !testEqual(v, val) {
 			return nil, errPatchRejected
 		}
@@ -152,8 +158,8 @@ func pointerGet(doc any, path []string) (any, bool) {
 			}
 			doc = v
 		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
+			i, ok := arrayIndex(tok, len(c), false)
+			if !ok {
 				return nil, false
 			}
 			doc = c[i]
@@ -182,8 +188,8 @@ func pointerSet(doc any, path []string, val any, insert bool) (any, error) {
 	case []any:
 		i := len(c)
 		if last != "-" || !insert {
-			n, err := strconv.Atoi(last)
-			if err != nil || n < 0 || n > len(c) || (!insert && n == len(c)) {
+			n, ok := arrayIndex(last, len(c), insert)
+			if !ok {
 				return nil, errPatchRejected
 			}
 			i = n
@@ -216,13 +222,13 @@ func pointerRemove(doc any, path []string) (any, any, error) {
 		delete(c, last)
 		return doc, v, nil
 	case []any:
-		i, err := strconv.Atoi(last)
-		if err != nil || i < 0 || i >= len(c) {
+		i, ok := arrayIndex(last, len(c), false)
+		if !ok {
 			return nil, nil, errPatchRejected
 		}
 		v := c[i]
 		rest := append(append([]any{}, c[:i]...), c[i+1:]...)
-		doc, err = pointerSet(doc, path[:len(path)-1], rest, false)
+		doc, err := pointerSet(doc, path[:len(path)-1], rest, false)
 		return doc, v, err
 	}
 	return nil, nil, errPatchRejected
@@ -322,4 +328,22 @@ func encodeJSON(v any) ([]byte, error) {
 		return nil, fmt.Errorf("encoding the patched object: %w", err)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// arrayIndex reads an array index of a pointer into an array of n items.
+// As on the real server, a negative index counts from the end: -1 is the
+// last item, or, to insert, the place after it.
+func arrayIndex(tok string, n int, insert bool) (int, bool) {
+	i, err := strconv.Atoi(tok)
+	if err != nil {
+		return 0, false
+	}
+	end := n
+	if insert {
+		end = n + 1
+	}
+	if i < 0 {
+		i += end
+	}
+	return i, i >= 0 && i < end
 }

@@ -312,3 +312,30 @@ func TestMistypedMetadataRefused(t *testing.T) {
 	code, _ = send(t, s, http.MethodPatch, "/api/v1/namespaces/prod/configmaps/cfg", mergeType, `{"metadata":{"labels":{"a":"1"}}}`)
 	assert.Equal(t, http.StatusOK, code, "strings are fine")
 }
+
+// JSON patch reads negative array indexes from the end and tests a member
+// missing from an existing object as null, as the real server does
+// (compared with it by e2e TestWatchtestWritesMatchRealServer).
+func TestJSONPatchNegativeIndexAndNull(t *testing.T) {
+	s := newServer(t)
+	mustCreate(t, s, watchtest.ConfigMaps, `{"metadata":{"name":"cfg","namespace":"prod","finalizers":["a/1","a/2","a/3"]}}`)
+	for _, tc := range []struct {
+		patch string
+		code  int
+		want  string
+	}{
+		{`[{"op":"test","path":"/metadata/finalizers/-1","value":"a/3"}]`, 200, `["a/1","a/2","a/3"]`},
+		{`[{"op":"add","path":"/metadata/finalizers/-1","value":"x/1"}]`, 200, `["a/1","a/2","a/3","x/1"]`},
+		{`[{"op":"replace","path":"/metadata/finalizers/-1","value":"y/1"}]`, 200, `["a/1","a/2","a/3","y/1"]`},
+		{`[{"op":"remove","path":"/metadata/finalizers/-1"}]`, 200, `["a/1","a/2","a/3"]`},
+		{`[{"op":"remove","path":"/metadata/finalizers/-9"}]`, 422, ""},
+		{`[{"op":"test","path":"/data","value":null}]`, 200, `["a/1","a/2","a/3"]`},
+		{`[{"op":"test","path":"/data/k","value":null}]`, 422, ""},
+	} {
+		code, body := send(t, s, http.MethodPatch, "/api/v1/namespaces/prod/configmaps/cfg", jsonPatchType, tc.patch)
+		require.Equal(t, tc.code, code, "%s: %s", tc.patch, body)
+		if tc.want != "" {
+			assert.JSONEq(t, tc.want, gjson.GetBytes(body, "metadata.finalizers").Raw, tc.patch)
+		}
+	}
+}
