@@ -42,7 +42,9 @@ type Config struct {
 	// replicas (e.g. the pod name): a replica started under the identity of
 	// one still running takes over its lease and its claims.
 	Identity string
-	// Name is this member's lease; empty means Group + "-" + Identity.
+	// Name is this member's lease; empty means Group + "-" + Identity. A
+	// lease of that name that another group made (its GroupLabel differs)
+	// is left alone, and each attempt's error reaches OnError.
 	Name string
 
 	// LeaseDuration is how long the others wait, from when they last saw

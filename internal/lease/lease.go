@@ -79,7 +79,8 @@ type Lease struct {
 	Identity string
 	Duration time.Duration
 	Clock    clock.Clock
-	// Labels are set on the lease when this identity creates it.
+	// Labels are set on the lease when this identity creates it; a lease
+	// of this name without them belongs to someone else (ErrForeign).
 	Labels map[string]string
 	// Annotations are written with every take and renewal, over the ones
 	// the lease has.
@@ -90,6 +91,12 @@ type Lease struct {
 	observed     *httpwatch.Object
 	observedTime time.Time
 }
+
+// ErrForeign says the lease of this name lacks the Labels this identity
+// creates it with: another user of the namespace named a lease alike (a
+// group "g" with member "a-b" and a group "g-a" with member "b"), and
+// taking it would fight over it.
+var ErrForeign = errors.New("lease belongs to another user")
 
 // ErrHeld says another identity holds an unexpired lease.
 var ErrHeld = errors.New("lease is held by another identity")
@@ -119,6 +126,11 @@ func (l *Lease) Try(ctx context.Context) (sent time.Time, err error) {
 	}
 	if err != nil {
 		return sent, fmt.Errorf("read lease %s: %w", l.Name, err)
+	}
+	for k, v := range l.Labels {
+		if got, _ := cur.Label(k); got != v {
+			return sent, fmt.Errorf("lease %s: %w: label %s is %q, not %q", l.Name, ErrForeign, k, got, v)
+		}
 	}
 	l.Observe(cur)
 	old := RecordOf(cur)
