@@ -84,11 +84,11 @@
 // lists merged on a key (containers, env, volumes and the like on name,
 // ports on containerPort or port, volumeMounts on mountPath, conditions on
 // type, ownerReferences on uid), finalizers merged as a set, and the
-// directives "$patch": "delete" and "$patch": "replace"; other lists are
-// replaced. Merged items are ordered as the real server orders them: the
-// server's items keep their order and a new item comes before the
-// server's items that follow it in the patch; "$setElementOrder" is not
-// read. Server-side apply tracks ownership per leaf field, with lists
+// directives "$patch": "delete" and "$patch": "replace",
+// "$setElementOrder", "$deleteFromPrimitiveList" and "$retainKeys"; other
+// lists are replaced. Merged items are ordered as the real server orders
+// them: the server's items keep their order and a new item comes before
+// the server's items that follow it in the patch. Server-side apply tracks ownership per leaf field, with lists
 // owned whole rather than per item; it records ownership only once an
 // apply touched the object (fields written before by create or update
 // belong to no one and never conflict), and it does not show

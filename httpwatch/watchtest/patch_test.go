@@ -339,3 +339,22 @@ func TestJSONPatchNegativeIndexAndNull(t *testing.T) {
 		}
 	}
 }
+
+// The directives kubectl sends beside a strategic merge patch's fields are
+// applied, never stored (compared with kube-apiserver by e2e
+// TestWatchtestWritesMatchRealServer).
+func TestStrategicMergeDirectives(t *testing.T) {
+	s := newServer(t)
+	mustCreate(t, s, watchtest.Deployments, `{"metadata":{"name":"d","namespace":"prod","finalizers":["a.io/x","b.io/y"]},"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1}},"template":{"spec":{"containers":[{"name":"a","image":"a"},{"name":"b","image":"b"},{"name":"c","image":"c"}]}}}}`)
+	code, body := send(t, s, http.MethodPatch, "/apis/apps/v1/namespaces/prod/deployments/d", smpType, `{
+		"metadata":{"$deleteFromPrimitiveList/finalizers":["b.io/y"]},
+		"spec":{"strategy":{"$retainKeys":["type"],"type":"Recreate"},
+			"template":{"spec":{"$setElementOrder/containers":[{"name":"c"},{"name":"a"},{"name":"b"}],"containers":[{"name":"a","image":"a:2"}]}}}}`)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	got := gjson.ParseBytes(body)
+	assert.JSONEq(t, `["a.io/x"]`, got.Get("metadata.finalizers").Raw)
+	assert.JSONEq(t, `{"type":"Recreate"}`, got.Get("spec.strategy").Raw)
+	assert.JSONEq(t, `["c","a","b"]`, got.Get("spec.template.spec.containers.#.name").Raw)
+	assert.Equal(t, "a:2", got.Get(`spec.template.spec.containers.#(name=="a").image`).String())
+	assert.NotContains(t, string(body), "$", "no directive is stored")
+}

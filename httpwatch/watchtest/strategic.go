@@ -1,6 +1,9 @@
 package watchtest
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // mergeKeys approximates the patch strategies that the built-in types
 // declare in their Go struct tags: a list under one of these field names,
@@ -29,7 +32,7 @@ var setLists = map[string]bool{"finalizers": true}
 // strategicMerge applies a strategic merge patch, approximated: merge patch
 // semantics, plus the keyed and set lists above, plus the directives
 // "$patch": "replace" (on an object) and "$patch": "delete" (on an object,
-// or on an item of a keyed list).
+// or on an item of a keyed list), and those applyDirectives reads.
 func strategicMerge(target, patch any) any {
 	p, ok := patch.(map[string]any)
 	if !ok {
@@ -49,6 +52,8 @@ func strategicMerge(target, patch any) any {
 	}
 	for k, v := range p {
 		switch {
+		case strings.HasPrefix(k, "$"):
+			continue // directives, applied below; never stored
 		case v == nil:
 			delete(t, k)
 		case setLists[k]:
@@ -63,7 +68,66 @@ func strategicMerge(target, patch any) any {
 			}
 		}
 	}
+	applyDirectives(t, p)
 	return t
+}
+
+// applyDirectives applies the directives of patch p that kubectl sends
+// beside the fields, to t, the merged object:
+// "$deleteFromPrimitiveList/F" removes values from the list F,
+// "$setElementOrder/F" puts the items of F it names in its order (the
+// others keep their places), and "$retainKeys" clears the fields it does
+// not name.
+func applyDirectives(t, p map[string]any) {
+	for k, v := range p {
+		name, field, _ := strings.Cut(k, "/")
+		switch list, _ := v.([]any); name {
+		case "$deleteFromPrimitiveList":
+			if items, ok := t[field].([]any); ok {
+				t[field] = slices.DeleteFunc(slices.Clone(items), func(it any) bool { return slices.Contains(list, it) })
+			}
+		case "$setElementOrder":
+			if items, ok := t[field].([]any); ok {
+				t[field] = setOrder(items, list, mergeKeys[field])
+			}
+		case "$retainKeys":
+			for f := range t {
+				if !slices.Contains(list, any(f)) {
+					delete(t, f)
+				}
+			}
+		}
+	}
+}
+
+// setOrder returns items with those that order names (by their merge key,
+// or as values for a list of primitives) in order's sequence, in the
+// places such items held; the other items keep their places.
+func setOrder(items, order []any, keys []string) []any {
+	rank := func(it any) int {
+		return slices.IndexFunc(order, func(o any) bool {
+			om, ok1 := o.(map[string]any)
+			im, ok2 := it.(map[string]any)
+			if !ok1 || !ok2 {
+				return jsonEqual(o, it)
+			}
+			k := listKey([]any{om}, keys)
+			return k != "" && jsonEqual(om[k], im[k])
+		})
+	}
+	var places []int
+	var named []any
+	for i, it := range items {
+		if rank(it) >= 0 {
+			places, named = append(places, i), append(named, it)
+		}
+	}
+	slices.SortStableFunc(named, func(a, b any) int { return rank(a) - rank(b) })
+	out := slices.Clone(items)
+	for i, at := range places {
+		out[at] = named[i]
+	}
+	return out
 }
 
 // mergeSet adds the patch's strings to the target's, keeping order.
