@@ -82,14 +82,9 @@ func mistyped(v gjson.Result, goType string) string {
 	return kind
 }
 
-// checkMetaTypes is the real server's 400 for a create or update body whose
-// metadata it cannot decode; a body that is not an object is left to the
-// write to refuse.
-func checkMetaTypes(r Resource, body []byte) *apiError {
-	d, err := newDraft(body)
-	if err != nil {
-		return nil
-	}
+// checkMetaTypes is the real server's 400 for a create or update whose
+// metadata it cannot decode.
+func (d *draft) checkMetaTypes(r Resource) error {
 	if msg := d.metaTypeError(); msg != "" {
 		return badRequest("%s in version %q cannot be handled as a %s: %s", r.Kind, r.Version, r.Kind, msg)
 	}

@@ -102,6 +102,11 @@ func (s *Server) create(r Resource, pathNS string, obj any, opts writeOptions) (
 	if err := d.checkType(r); err != nil {
 		return nil, err
 	}
+	if !opts.seed {
+		if err := d.checkMetaTypes(r); err != nil {
+			return nil, err
+		}
+	}
 	ns := d.str("namespace")
 	switch {
 	case !r.Namespaced:
@@ -176,6 +181,11 @@ func (s *Server) update(r Resource, pathNS, pathName string, obj any, opts write
 	}
 	if err := d.checkType(r); err != nil {
 		return nil, err
+	}
+	if !opts.seed {
+		if err := d.checkMetaTypes(r); err != nil {
+			return nil, err
+		}
 	}
 	ns, name, err := d.target(r, pathNS, pathName)
 	if err != nil {

@@ -37,9 +37,6 @@ func (s *Server) serveCreateOrUpdate(w http.ResponseWriter, req *http.Request, r
 	if aerr == nil && opts.strict && json.Valid(body) {
 		aerr = checkStrict(r, body)
 	}
-	if aerr == nil && rt.sub != "scale" {
-		aerr = checkMetaTypes(r, body)
-	}
 	if aerr != nil {
 		writeStatus(w, aerr)
 		return
