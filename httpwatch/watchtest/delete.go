@@ -64,9 +64,9 @@ func (s *Server) delete(r Resource, namespace, name string, opts deleteOptions) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.storeLocked(r)
-	old := st.current(objectKey(namespace, name))
-	if old == nil {
-		return nil, false, notFound(r, name)
+	old, err := st.existing(namespace, name)
+	if err != nil {
+		return nil, false, err
 	}
 	if opts.uid != "" && opts.uid != old.uid {
 		return nil, false, preconditionFailed(r, name, fmt.Sprintf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", opts.uid, old.uid))

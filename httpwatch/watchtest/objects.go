@@ -194,9 +194,9 @@ func (s *Server) update(r Resource, pathNS, pathName string, obj any, opts write
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.storeLocked(r)
-	old := st.current(objectKey(ns, name))
-	if old == nil {
-		return nil, notFound(r, name)
+	old, err := st.existing(ns, name)
+	if err != nil {
+		return nil, err
 	}
 	return s.replaceLocked(st, old, d, opts)
 }

@@ -66,6 +66,15 @@ func (st *store) current(key string) *object {
 	return vs[len(vs)-1]
 }
 
+// existing returns the live object ns/name, or the server's 404 for it.
+func (st *store) existing(ns, name string) (*object, error) {
+	o := st.current(objectKey(ns, name))
+	if o == nil {
+		return nil, notFound(st.res, name)
+	}
+	return o, nil
+}
+
 // at returns the version of key visible at resourceVersion rv, or nil.
 func (st *store) at(key string, rv int64) *object {
 	vs := st.versions[key]

@@ -71,9 +71,9 @@ func (s *Server) updateScale(r Resource, ns, name string, body []byte, opts writ
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.storeLocked(r)
-	old := st.current(objectKey(ns, name))
-	if old == nil {
-		return nil, notFound(r, name)
+	old, err := st.existing(ns, name)
+	if err != nil {
+		return nil, err
 	}
 	return s.setScaleLocked(st, old, sc, opts)
 }
