@@ -8,13 +8,14 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/leader"
 )
 
 // Defaults for the zero fields of Config: the leader package's.
 const (
-	DefaultLeaseDuration = 15 * time.Second
-	DefaultRenewDeadline = 10 * time.Second
-	DefaultRetryPeriod   = 2 * time.Second
+	DefaultLeaseDuration = leader.DefaultLeaseDuration
+	DefaultRenewDeadline = leader.DefaultRenewDeadline
+	DefaultRetryPeriod   = leader.DefaultRetryPeriod
 )
 
 // The label that marks a membership lease as one of a group's, and the
