@@ -345,3 +345,39 @@ type UnexpectedObjectError struct {
 func (e *UnexpectedObjectError) Error() string {
 	return fmt.Sprintf("unexpected object in watch ERROR event: kind %q, apiVersion %q", e.Object.Kind(), e.Object.APIVersion())
 }
+
+// IsPermanent reports an error that retrying the same list or watch will not
+// cure: the credentials are refused (401) or lack the permission (403), the
+// server serves no such resource (404 on a collection, ErrUnknownResource,
+// 405), or the request itself is wrong (400 such as an unsupported field
+// label, 406, 415, 422, ErrNamespaceRequired). Someone has to change the
+// program, its configuration or the cluster; informers still retry, so the
+// fix heals them once it is made, but a wait can stop waiting and the log can
+// say so at Error. Transient failures (timeouts, 5xx, 429, refused or cut
+// connections, expired versions) are not permanent.
+//
+// A 404 is permanent only for a request that addresses a collection; on a
+// single object it means the object is gone, which callers test with
+// IsNotFound.
+func IsPermanent(err error) bool {
+	if errors.Is(err, ErrUnknownResource) || errors.Is(err, ErrNamespaceRequired) {
+		return true
+	}
+	se, ok := asStatus(err)
+	if !ok {
+		return false
+	}
+	switch se.Reason {
+	case "Unauthorized", "Forbidden", "NotFound", "BadRequest", "Invalid",
+		"MethodNotAllowed", "NotAcceptable", "UnsupportedMediaType":
+		return true
+	case "":
+		switch se.Code {
+		case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden,
+			http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotAcceptable,
+			http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity:
+			return true
+		}
+	}
+	return false
+}
