@@ -58,6 +58,11 @@ type SyncError struct {
 	Resource string
 	Op       Op
 	Err      error
+	// Routine marks an error that is part of normal operation: a watch cut
+	// by the network, a version expired (410) and relisted, a watch-list the
+	// server refused and a paged list replaced. Routine errors are logged at
+	// Debug, and waits never return them (decision 24).
+	Routine bool
 }
 
 func (e *SyncError) Error() string {
@@ -82,11 +87,20 @@ type counters struct {
 	lists, pages, items, watches, events, errors atomic.Int64
 }
 
-// report counts err and hands it to OnError as a *SyncError.
+// report counts err, logs it as decision 24 says and hands it to OnError
+// as a *SyncError.
 func (r *Reflector) report(op Op, err error) {
+	r.reportAs(op, err, routine(op, err))
+}
+
+// reportRoutine is report for an error the caller knows to be routine: a
+// refused watch-list it replaces by a paged list.
+func (r *Reflector) reportRoutine(op Op, err error) { r.reportAs(op, err, true) }
+
+func (r *Reflector) reportAs(op Op, err error, routine bool) {
 	r.stats.errors.Add(1)
-	e := &SyncError{Resource: r.Name, Op: op, Err: err}
-	r.Logger.Debug("reflector error", "resource", r.Name, "op", op.String(), "err", err)
+	e := &SyncError{Resource: r.Name, Op: op, Err: err, Routine: routine}
+	r.logFailure(e)
 	if r.OnError != nil {
 		r.OnError(e)
 	}

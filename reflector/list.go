@@ -76,6 +76,7 @@ func (r *Reflector) list(ctx context.Context, s *state) time.Duration {
 func (r *Reflector) synced(m *memory, rv string, items int) {
 	m.lastRV = rv
 	m.rvUnavailable = false
+	r.recovered()
 	r.stats.lists.Add(1)
 	r.stats.items.Add(int64(items))
 }

@@ -66,7 +66,12 @@ type WatchListReporter interface {
 //     the next watch opens (upstream resyncs only around its watch, too).
 //
 // Unlike client-go, every error, including those upstream only logs, reaches
-// OnError as a *SyncError (decision 6).
+// OnError as a *SyncError (decision 6). The log says what is wrong once,
+// not once per retry (decision 24): the first failure of a kind at Warn,
+// or at Error with what to do when retrying cannot cure it
+// (httpwatch.IsPermanent), repeats summarised with their count at most
+// every 5 minutes, a recovery at Info, routine errors (SyncError.Routine)
+// at Debug.
 //
 // Set the exported fields before Run; New fills the defaults.
 type Reflector struct {
@@ -95,8 +100,11 @@ type Reflector struct {
 		sync.Mutex
 		rv string
 	}
-	stats  counters
-	relist relistRequest
+	stats counters
+	// failures is what the log has said about failures (decision 24);
+	// only Run's goroutine touches it.
+	failures failures
+	relist   relistRequest
 }
 
 // Options tune how a Reflector lists and watches: the part of its

@@ -42,17 +42,17 @@ func (r *Reflector) due(s *state) time.Duration {
 // deadline after every step, so a stream step blocked on a quiet watch
 // still wakes for a resync. Ringing is only a wake-up: the step reads the
 // clock and the state to see what fell due, so a stale ring is harmless.
+//
+// The timer is made at the first deadline, not before: a Run without one
+// never holds a timer, so on a fake clock a pending timer always means the
+// reflector waits for it.
 type alarm struct {
 	clock clock.Clock
-	timer clock.Timer
-	at    time.Time // the deadline the timer is set for; zero: none
+	timer clock.Timer // nil until the first deadline
+	at    time.Time   // the deadline the timer is set for; zero: none
 }
 
-func newAlarm(c clock.Clock) *alarm {
-	t := c.NewTimer(time.Hour)
-	t.Stop()
-	return &alarm{clock: c, timer: t}
-}
+func newAlarm(c clock.Clock) *alarm { return &alarm{clock: c} }
 
 // set makes the alarm ring at at, unless it already will.
 func (a *alarm) set(at time.Time) {
@@ -60,21 +60,32 @@ func (a *alarm) set(at time.Time) {
 		return
 	}
 	a.at = at
-	if at.IsZero() {
-		a.timer.Stop()
-		return
+	switch {
+	case at.IsZero():
+		if a.timer != nil {
+			a.timer.Stop()
+		}
+	case a.timer == nil:
+		a.timer = a.clock.NewTimer(at.Sub(a.clock.Now()))
+	default:
+		a.timer.Reset(at.Sub(a.clock.Now()))
 	}
-	a.timer.Reset(at.Sub(a.clock.Now()))
 }
 
 // rang records that the timer fired, so the next set arms it again.
 func (a *alarm) rang() { a.at = time.Time{} }
 
+// c is the channel the alarm rings on; nil, which never delivers, while
+// there is no timer.
 func (a *alarm) c() <-chan time.Time {
-	if a == nil {
+	if a == nil || a.timer == nil {
 		return nil
 	}
 	return a.timer.C()
 }
 
-func (a *alarm) stop() { a.timer.Stop() }
+func (a *alarm) stop() {
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+}

@@ -63,6 +63,9 @@ func (r *Reflector) stream(ctx context.Context, s *state) time.Duration {
 func (r *Reflector) event(s *state, ev httpwatch.Event) time.Duration {
 	s.events++
 	r.stats.events.Add(1)
+	if s.events == 1 {
+		r.recovered() // the watch works
+	}
 	if err := r.checkKind(ev); err != nil {
 		r.report(OpWatch, err) // conformance 18: dropped, not fatal
 		return 0

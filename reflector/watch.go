@@ -78,13 +78,16 @@ func (r *Reflector) openWatchList(ctx context.Context, s *state) time.Duration {
 			s.enter(phaseStart)
 			return 0
 		}
-		r.report(OpWatchList, err)
 		switch {
 		case httpwatch.IsConnectionRefused(err) || httpwatch.IsTooManyRequests(err):
+			r.report(OpWatchList, err)
 			return r.retry(s, phaseWatchList, err)
 		case opts.ResourceVersion != "" && versionUnavailable(err):
+			r.report(OpWatchList, err)
 			s.rvUnavailable = true
 		default:
+			// The paged list that replaces it says whether anything is wrong.
+			r.reportRoutine(OpWatchList, err)
 			s.enter(phaseList) // conformance 30: fall back to a list
 		}
 		return 0

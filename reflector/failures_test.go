@@ -1,0 +1,258 @@
+package reflector
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/httpwatch"
+)
+
+// logLines is a slog.Handler keeping each record as "LEVEL message k=v ...".
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (h *logLines) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logLines) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(r.Level.String() + " " + r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lines = append(h.lines, b.String())
+	return nil
+}
+func (h *logLines) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *logLines) WithGroup(string) slog.Handler      { return h }
+
+// above returns the lines logged above Debug.
+func (h *logLines) above() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, l := range h.lines {
+		if !strings.HasPrefix(l, "DEBUG") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (h *logLines) reset() {
+	h.mu.Lock()
+	h.lines = nil
+	h.mu.Unlock()
+}
+
+func loggedReflector(src *scriptSource) (*Reflector, *logLines, *clock.Fake) {
+	r, _, c := newTestReflector(src)
+	logs := &logLines{}
+	r.Logger = slog.New(logs)
+	return r, logs, c
+}
+
+// decision 24: the first failure of a kind is logged once, at Warn, or at
+// Error with what to do when retrying will not cure it; the line names the
+// resource, verb, path and the server's message. Routine errors stay at
+// Debug.
+func TestReflectorLogsEachFailureAtItsLevel(t *testing.T) {
+	forbidden := &httpwatch.StatusError{Code: 403, Reason: "Forbidden", Verb: "GET", Path: "/api/v1/pods",
+		Message: `pods is forbidden: User "nobody" cannot list resource "pods" in API group "" at the cluster scope`}
+	refused := fmt.Errorf("GET /api/v1/pods: %w", syscall.ECONNREFUSED)
+	for _, tc := range []struct {
+		name     string
+		op       Op
+		err      error
+		field    string
+		want     string // the one line above Debug; "" for none
+		contains []string
+	}{
+		{"403 on list", OpList, forbidden, "", "ERROR reflector: list failed",
+			[]string{"resource=pods", "verb=GET", "path=/api/v1/pods", "code=403", `User "nobody" cannot list`, "hint=check RBAC: the identity may not list pods"}},
+		{"403 on watch", OpWatchStart, forbidden, "", "ERROR reflector: watch start failed",
+			[]string{"hint=check RBAC: the identity may not watch pods"}},
+		{"401", OpList, &httpwatch.StatusError{Code: 401, Reason: "Unauthorized", Message: "Unauthorized"}, "", "ERROR reflector: list failed",
+			[]string{"code=401", "hint=check the credentials"}},
+		{"404", OpList, &httpwatch.StatusError{Code: 404, Reason: "NotFound", Message: "the server could not find the requested resource"}, "", "ERROR reflector: list failed",
+			[]string{"hint=check the resource name"}},
+		{"unsupported field label", OpList, &httpwatch.StatusError{Code: 400, Reason: "BadRequest", Message: `field label not supported: spec.nodeNam`}, "spec.nodeNam=n1",
+			"ERROR reflector: list failed", []string{"message=field label not supported: spec.nodeNam", `hint=check the field selector "spec.nodeNam=n1"`}},
+		{"unknown resource", OpList, fmt.Errorf("resource %q: %w", "pod", httpwatch.ErrUnknownResource), "", "ERROR reflector: list failed",
+			[]string{"the server has no such resource", "hint=check the resource name"}},
+		{"connection refused", OpWatchList, refused, "", "WARN reflector: watch-list failed",
+			[]string{"err=GET /api/v1/pods: connection refused", "hint=check the server address"}},
+		{"500", OpWatch, errInternal, "", "WARN reflector: watch failed", []string{"code=500"}},
+		{"410 relist", OpWatch, errGone, "", "", nil},
+		{"expired list", OpList, errExpired, "", "", nil},
+		{"cut watch", OpWatch, fmt.Errorf("read: %w", syscall.ECONNRESET), "", "", nil},
+		{"no end bookmark", OpWatchList, ErrNoInitialEventsEnd, "", "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, logs, _ := loggedReflector(&scriptSource{})
+			r.FieldSelector = tc.field
+			var got []error
+			r.OnError = func(err error) { got = append(got, err) }
+			r.report(tc.op, tc.err)
+			require.Len(t, got, 1, "OnError sees every error")
+			lines := logs.above()
+			if tc.want == "" {
+				assert.Empty(t, lines)
+				assert.True(t, got[0].(*SyncError).Routine)
+				return
+			}
+			require.Len(t, lines, 1)
+			assert.True(t, strings.HasPrefix(lines[0], tc.want+" "), lines[0])
+			for _, c := range tc.contains {
+				assert.Contains(t, lines[0], c)
+			}
+			assert.False(t, got[0].(*SyncError).Routine)
+		})
+	}
+}
+
+// decision 24: a failure repeated on every retry is one line, then one
+// summary with its count per repeatSummaryEvery, then one Info line when
+// the reflector recovers; a watch-list the server refuses, replaced by a
+// paged list, is routine.
+func TestReflectorSummarisesRepeatedFailures(t *testing.T) {
+	forbidden := &httpwatch.StatusError{Code: 403, Reason: "Forbidden", Verb: "GET", Path: "/api/v1/pods", Message: "pods is forbidden"}
+	r, logs, c := loggedReflector(&scriptSource{})
+	for range 37 { // 37 retries, 30 s apart: 18.5 minutes
+		r.report(OpList, forbidden)
+		c.Step(30 * time.Second)
+	}
+	lines := logs.above()
+	require.Len(t, lines, 4, "%q", lines)
+	assert.True(t, strings.HasPrefix(lines[0], "ERROR reflector: list failed "))
+	for _, l := range lines[1:] {
+		assert.Contains(t, l, "ERROR reflector: list failed 10 more times since ")
+		assert.Contains(t, l, "message=pods is forbidden")
+	}
+
+	logs.reset()
+	r.recovered()
+	r.recovered()
+	lines = logs.above()
+	require.Len(t, lines, 1, "one line per recovery: %q", lines)
+	assert.Contains(t, lines[0], "INFO reflector: recovered resource=pods unreported_failures=6")
+
+	logs.reset()
+	r.reportRoutine(OpWatchList, errBad)
+	c.Step(time.Hour)
+	r.report(OpList, forbidden)
+	lines = logs.above()
+	require.Len(t, lines, 1, "%q", lines)
+	assert.True(t, strings.HasPrefix(lines[0], "ERROR reflector: list failed "), "a failure long after recovery is news again: %s", lines[0])
+}
+
+// decision 24: a failure that comes back soon after each recovery (a watch
+// failing every few seconds) adds no line until repeatSummaryEvery has
+// passed since its last one.
+func TestReflectorFlappingFailureDoesNotFlood(t *testing.T) {
+	r, logs, c := loggedReflector(&scriptSource{})
+	for range 120 {
+		r.report(OpWatch, errInternal)
+		c.Step(time.Second)
+		r.recovered()
+		c.Step(2 * time.Second)
+	}
+	lines := logs.above() // 360 s: the first failure, its recovery, one summary and its recovery
+	require.Len(t, lines, 4, "%q", lines)
+	assert.True(t, strings.HasPrefix(lines[0], "WARN reflector: watch failed "), lines[0])
+	assert.True(t, strings.HasPrefix(lines[1], "INFO reflector: recovered "), lines[1])
+	assert.Contains(t, lines[2], "WARN reflector: watch failed 100 more times since")
+	assert.True(t, strings.HasPrefix(lines[3], "INFO reflector: recovered "), lines[3])
+}
+
+// decision 24: over a dead URL Run logs the failure once, however many
+// times it retries, and the error reaches OnError every time.
+func TestReflectorRunDeadURLLogsOnce(t *testing.T) {
+	refused := fmt.Errorf("GET /api/v1/pods: %w", syscall.ECONNREFUSED)
+	src := &scriptSource{}
+	for range 20 {
+		src.pages = append(src.pages, fail(refused))
+	}
+	r, logs, c := loggedReflector(src)
+	errs := make(chan error, 100)
+	r.OnError = func(err error) { errs <- err }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	for i := range 20 {
+		select {
+		case err := <-errs:
+			assert.True(t, httpwatch.IsConnectionRefused(err), "%v", err)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no error %d", i)
+		}
+		require.NoError(t, c.WaitForWaiters(context.Background(), 1))
+		c.Step(time.Minute)
+	}
+	cancel()
+	<-done
+	lines := logs.above()
+	require.NotEmpty(t, lines)
+	assert.True(t, strings.HasPrefix(lines[0], "WARN reflector: list failed "), lines[0])
+	assert.Contains(t, lines[0], "connection refused")
+	assert.LessOrEqual(t, len(lines), 5, "20 minutes of retries: at most one line per 5 minutes: %q", lines)
+}
+
+// countingClock is a Clock that counts the timers made.
+type countingClock struct {
+	*clock.Fake
+	mu     sync.Mutex
+	timers []time.Duration
+}
+
+func (c *countingClock) NewTimer(d time.Duration) clock.Timer {
+	c.mu.Lock()
+	c.timers = append(c.timers, d)
+	c.mu.Unlock()
+	return c.Fake.NewTimer(d)
+}
+
+func (c *countingClock) made() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.timers...)
+}
+
+// issue 26: Run makes no timer it does not wait on, so a test that sees a
+// pending timer on a fake clock knows the reflector is waiting: a Run
+// without a resync period syncs and watches with no timer at all.
+func TestReflectorRunMakesNoIdleTimer(t *testing.T) {
+	w := newWatcher(ev(httpwatch.Added, obj("a", "2")))
+	src := &scriptSource{
+		pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("1", "")},
+		watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchOf(w)},
+	}
+	r, sink, fake := newTestReflector(src)
+	c := &countingClock{Fake: fake}
+	r.Clock = c
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	require.Eventually(t, func() bool { return len(sink.log()) == 2 }, 10*time.Second, time.Millisecond)
+	assert.Empty(t, c.made(), "no timer while nothing is due")
+	assert.Zero(t, c.Waiters())
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+	}
+}
