@@ -18,8 +18,16 @@
 //		UpdateFunc: func(old, pod *listwatch.Object) { queue.Add(listwatch.Key(pod)) },
 //	})
 //	f.Start(ctx)
-//	f.WaitForCacheSync(ctx)
+//	if err := f.WaitForSyncFailFast(ctx); err != nil {
+//		return err // why the cache is not synced: a 403, a dead URL, a bad selector
+//	}
 //	running, _ := pods.Lister().List("app=web")
+//
+// A list or watch that fails is logged once, at Warn, or at Error with what
+// to do when retrying cannot cure it (a 401, a 403, a resource the server
+// does not serve, a field selector it does not support), and the waits
+// return the reason; a healthy program logs nothing above Debug. The
+// informers retry regardless, so a fix made later heals them.
 //
 // Objects are *httpwatch.Object: the raw JSON the server sent (by default
 // without metadata.managedFields), read with gjson paths or decoded on

@@ -77,7 +77,9 @@ func ExampleLister() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
-	listwatch.WaitForCacheSync(ctx, inf.HasSynced)
+	if err := inf.WaitForSync(ctx); err != nil {
+		panic(err)
+	}
 
 	lister := inf.Lister()
 	web, err := lister.List("app=web")
@@ -124,7 +126,9 @@ func ExampleInformer_AddIndexers() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
-	listwatch.WaitForCacheSync(ctx, inf.HasSynced)
+	if err := inf.WaitForSync(ctx); err != nil {
+		panic(err)
+	}
 
 	onA, err := inf.Indexer().ByIndex("node", "node-a")
 	if err != nil {

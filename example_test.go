@@ -24,7 +24,9 @@ func Example() {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	factory.Start(ctx)
-	factory.WaitForCacheSync(ctx)
+	if err := factory.WaitForSyncFailFast(ctx); err != nil {
+		panic(err)
+	}
 
 	web, _ := pods.Lister().List("app=web")
 	for _, p := range web {

@@ -16,7 +16,9 @@ import (
 //	pods := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"})
 //	pods.AddEventHandler(handler)
 //	f.Start(ctx)
-//	f.WaitForCacheSync(ctx)
+//	if err := f.WaitForSyncFailFast(ctx); err != nil {
+//		return err // e.g. "pods not synced: ... 403 Forbidden: pods is forbidden: ..."
+//	}
 //
 // Set the exported fields before the first ForResource; they apply to every
 // informer the factory makes.
@@ -114,7 +116,8 @@ func (f *Factory) Start(ctx context.Context) {
 }
 
 // WaitForCacheSync waits until every started informer has synced or ctx is
-// done, and reports each one's state.
+// done, and reports each one's state, as client-go's factory does.
+// WaitForSync says, besides, why an informer has not synced.
 func (f *Factory) WaitForCacheSync(ctx context.Context) map[httpwatch.Resource]bool {
 	f.mu.Lock()
 	started := map[httpwatch.Resource]*Informer{}

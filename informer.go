@@ -60,8 +60,10 @@ type Informer struct {
 	// OnError sees every error the informer recovers from: each a
 	// *reflector.SyncError, or an error of the cache refusing a change.
 	OnError func(error)
-	// Logger is the logger of every part of the informer; recovered
-	// handler panics are logged at Error, recovered sync errors at Debug.
+	// Logger is the logger of every part of the informer. Recovered handler
+	// panics are logged at Error; a failing list or watch once at Warn, or at
+	// Error with what to do when it will not fix itself, then summarised
+	// (decision 24); routine errors at Debug.
 	Logger *slog.Logger
 	// Clock tells the time for resyncs, backoff and handler resync periods.
 	Clock clock.Clock
@@ -79,6 +81,8 @@ type Informer struct {
 	stopped     bool
 	checkPeriod time.Duration
 	onError     func(error) // OnError as Run found it
+	syncErr     lastError   // for the waits
+	projection  projectionCheck
 }
 
 // NewInformer returns an informer of the objects source lists and watches,
@@ -109,7 +113,13 @@ func (inf *Informer) configure() {
 	r.Options = inf.Reflector
 	r.ResyncPeriod = inf.checkPeriod
 	r.ShouldResync = inf.processor.ShouldResync
-	r.OnError = inf.OnError
+	onError := inf.OnError
+	r.OnError = func(err error) {
+		inf.syncErr.note(err)
+		if onError != nil {
+			onError(err)
+		}
+	}
 	r.Clock = inf.clock()
 	r.Logger = inf.logger()
 	p := inf.processor
@@ -117,6 +127,7 @@ func (inf *Informer) configure() {
 	p.Clock = inf.clock()
 	p.Logger = inf.logger()
 	inf.onError = inf.OnError
+	inf.projection.start(r.Source)
 }
 
 func (inf *Informer) logger() *slog.Logger {
@@ -219,16 +230,20 @@ type Stats struct {
 	Objects       int    // objects in the cache
 	Queued        int    // keys with changes not yet applied to the cache
 	HandlerPanics uint64 // handler panics recovered (or reported before re-panicking)
+	// UnmatchedPaths counts the paths of the source's Projection that no
+	// cached object had at the first sync (decision 26).
+	UnmatchedPaths int
 }
 
 // Stats returns a snapshot of the informer's counters. Each handler's backlog
 // is its Registration's Pending.
 func (inf *Informer) Stats() Stats {
 	return Stats{
-		Stats:         inf.reflector.Stats(),
-		Objects:       inf.indexer.Len(),
-		Queued:        inf.fifo.Len(),
-		HandlerPanics: inf.processor.Panics(),
+		Stats:          inf.reflector.Stats(),
+		Objects:        inf.indexer.Len(),
+		Queued:         inf.fifo.Len(),
+		HandlerPanics:  inf.processor.Panics(),
+		UnmatchedPaths: inf.projection.unmatched(),
 	}
 }
 
@@ -268,6 +283,7 @@ func (inf *Informer) Run(ctx context.Context) {
 		if errors.Is(err, delta.ErrClosed) {
 			break
 		}
+		inf.projection.afterPop(inf)
 		if err != nil {
 			// The cache refused a change (a key or index function failed):
 			// an error worth seeing, like the reflector's (decision 6).
@@ -346,35 +362,6 @@ func (inf *Informer) applyDelete(d delta.Delta[*Object]) error {
 	}
 	inf.processor.Distribute(processor.Deleted(obj, false))
 	return nil
-}
-
-// WaitForCacheSync waits until every check reports true or ctx is done, and
-// says which. It polls every 100 ms, like client-go.
-func WaitForCacheSync(ctx context.Context, synced ...func() bool) bool {
-	return waitForCacheSync(ctx, clock.Real, synced...)
-}
-
-// syncedPollPeriod is how often WaitForCacheSync polls (conformance 75).
-const syncedPollPeriod = 100 * time.Millisecond
-
-func waitForCacheSync(ctx context.Context, clk clock.Clock, synced ...func() bool) bool {
-	t := clk.NewTimer(syncedPollPeriod)
-	defer t.Stop()
-	for {
-		all := true
-		for _, s := range synced {
-			all = all && s()
-		}
-		if all {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C():
-			t.Reset(syncedPollPeriod)
-		}
-	}
 }
 
 // Key returns the key under which obj is cached and queued: "namespace/name",

@@ -132,7 +132,7 @@ func TestInformerHandlerPanicIsLoggedAndCounted(t *testing.T) {
 
 	s.FailNext(watchtest.Failure{Code: 500, Verbs: []string{"watch"}})
 	s.CloseWatches()
-	require.Eventually(t, func() bool { return logs.has("DEBUG reflector error") }, wait, time.Millisecond,
+	require.Eventually(t, func() bool { return logs.has("WARN reflector: watch start failed") }, wait, time.Millisecond,
 		"the reflector logs to the informer's logger")
 }
 
