@@ -65,7 +65,8 @@ func loggedReflector(src *scriptSource) (*Reflector, *logLines, *clock.Fake) {
 	return r, logs, c
 }
 
-// decision 24: the first failure of a kind is logged once, at Warn, or at
+// decision 6, decision 24: every error reaches OnError; the first failure
+// of a kind is logged once, at Warn, or at
 // Error with what to do when retrying will not cure it; the line names the
 // resource, verb, path and the server's message. Routine errors stay at
 // Debug.

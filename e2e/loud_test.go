@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/realapi"
+	"github.com/listwatch/listwatch/reflector"
+)
+
+func logLines(b *syncBuffer) []string {
+	return strings.Split(strings.TrimSpace(b.String()), "\n")
+}
+
+// decision 24, decision 25: against a real kube-apiserver, an informer
+// refused by RBAC, and one asking for a field selector the resource does
+// not support, each print one clear line at Error within 2 s, and the
+// fail-fast wait returns the reason within 2 s, however often the informer
+// retries.
+func TestInformerFailuresAreLoudOnRealServer(t *testing.T) {
+	nobody := realapi.Env(t, "REALAPI_TOKEN_NOBODY")
+	reconfigureAPIServer(t, map[string]string{"--authorization-mode": "RBAC"})
+	for _, tc := range []struct {
+		name, token, field string
+		is                 func(error) bool
+		contains           []string
+	}{
+		{"no RBAC on the resource", nobody, "", httpwatch.IsForbidden,
+			[]string{"level=ERROR", `msg="reflector: list failed"`, "resource=configmaps", "verb=GET", "path=/api/v1/configmaps",
+				`cannot list resource \"configmaps\"`, `hint="check RBAC: the identity may not list configmaps"`}},
+		{"unsupported field selector", "", "data.v=1", func(err error) bool { return httpwatch.IsPermanent(err) },
+			[]string{"level=ERROR", `msg="reflector: list failed"`, "code=400", `is not a known field selector`,
+				`hint="check the field selector \"data.v=1\"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config(t)
+			if tc.token != "" {
+				cfg.BearerToken = tc.token
+			}
+			c, err := httpwatch.NewClient(cfg)
+			require.NoError(t, err)
+			t.Cleanup(c.CloseIdleConnections)
+			inf := listwatch.NewInformer(c.Resource(configMaps), 0)
+			inf.Reflector.Name = "configmaps"
+			inf.Reflector.FieldSelector = tc.field
+			inf.Reflector.Backoff = reflector.Backoff{Initial: 10 * time.Millisecond, Cap: 20 * time.Millisecond}
+			out := &syncBuffer{}
+			inf.Logger = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { inf.Run(ctx); close(done) }()
+			t.Cleanup(func() { cancel(); <-done })
+
+			waitCtx, stop := context.WithTimeout(ctx, 2*time.Second)
+			defer stop()
+			err = inf.WaitForSyncFailFast(waitCtx)
+			require.Error(t, err)
+			require.NoError(t, waitCtx.Err(), "the wait returned within 2 s: %v", err)
+			assert.True(t, tc.is(err), "%v", err)
+			assert.True(t, httpwatch.IsPermanent(err), "%v", err)
+			var se *httpwatch.StatusError
+			require.ErrorAs(t, err, &se)
+			assert.NotContains(t, err.Error(), "\n")
+			assert.NotContains(t, err.Error(), cfg.BearerToken)
+
+			// Let it retry a while: still one line.
+			require.Eventually(t, func() bool { return inf.Stats().Errors >= 10 }, wait, 10*time.Millisecond)
+			lines := logLines(out)
+			require.Len(t, lines, 1, "%q", lines)
+			for _, c := range tc.contains {
+				assert.Contains(t, lines[0], c)
+			}
+			assert.NotContains(t, lines[0], cfg.BearerToken)
+			t.Logf("the line: %s", lines[0])
+			t.Logf("the error: %v", err)
+		})
+	}
+}
