@@ -46,8 +46,10 @@ type Client struct {
 	// Retry-After from the server replaces the computed wait, capped at
 	// RetryWaitMax. NewClient sets 500ms and 30s.
 	RetryWaitMin, RetryWaitMax time.Duration
-	// MaxFrameSize bounds one watch frame, one list item and one Get
-	// response. NewClient sets DefaultMaxFrameSize.
+	// MaxFrameSize bounds one watch frame, one list item and the answer
+	// to one Get, Create, Update, Patch or Delete (a DeleteCollection's
+	// answer is read up to it, then dropped). NewClient sets
+	// DefaultMaxFrameSize.
 	MaxFrameSize int
 	// WatchHeaderTimeout bounds the wait for a watch's response headers,
 	// which the API server sends once the watch is registered. The stream

@@ -255,7 +255,7 @@ func (rc *ResourceClient) Delete(ctx context.Context, name string, opts ...Delet
 	if err != nil {
 		return fmt.Errorf("delete %q: %w", name, err)
 	}
-	return rc.discardRequest(ctx, request{method: http.MethodDelete, path: path, accept: acceptJSON, body: body})
+	return rc.discardRequest(ctx, request{method: http.MethodDelete, path: path, accept: acceptJSON, body: body}, true)
 }
 
 // DeleteCollection deletes every object of the collection (in the client's
@@ -273,21 +273,38 @@ func (rc *ResourceClient) DeleteCollection(ctx context.Context, list ListOptions
 	if err := rc.c.checkScope(ctx, rc.res); err != nil {
 		return fmt.Errorf("delete collection: %w", err)
 	}
-	return rc.discardRequest(ctx, request{method: http.MethodDelete, path: path, query: list.Values(false), accept: acceptJSON, body: body})
+	return rc.discardRequest(ctx, request{method: http.MethodDelete, path: path, query: list.Values(false), accept: acceptJSON, body: body}, false)
 }
 
 // discardRequest sends a request whose answer is not needed (a Status, or
-// the deleted objects).
-func (rc *ResourceClient) discardRequest(ctx context.Context, rq request) error {
+// the deleted objects). The answer is read, so the connection can be used
+// again, up to MaxFrameSize like any other object: past it, oneObject
+// makes the call fail with ErrFrameTooLarge, as Get would; otherwise (the
+// list a DeleteCollection answers, which may be long) reading just stops,
+// since the server has done the delete once it answers 2xx.
+func (rc *ResourceClient) discardRequest(ctx context.Context, rq request, oneObject bool) error {
 	resp, err := rc.c.do(ctx, rq)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+	max := rc.c.maxFrameSize()
+	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, int64(max)+1))
+	if err != nil {
 		return fmt.Errorf("%s %s: read response: %w", rq.method, rq.path, err)
 	}
+	if n > int64(max) && oneObject {
+		return &DecodeError{Verb: rq.method, Path: rq.path, Offset: int64(max), Err: ErrFrameTooLarge}
+	}
 	return nil
+}
+
+// maxFrameSize is MaxFrameSize, or its default when unset.
+func (c *Client) maxFrameSize() int {
+	if c.MaxFrameSize <= 0 {
+		return DefaultMaxFrameSize
+	}
+	return c.MaxFrameSize
 }
 
 // objectPath is the escaped URL path of object name in namespace ns, or of
@@ -329,10 +346,7 @@ func (rc *ResourceClient) objectRequest(ctx context.Context, rq request) (*Objec
 		return nil, err
 	}
 	defer resp.Body.Close()
-	max := rc.c.MaxFrameSize
-	if max <= 0 {
-		max = DefaultMaxFrameSize
-	}
+	max := rc.c.maxFrameSize()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: read response: %w", rq.method, rq.path, err)
