@@ -281,18 +281,19 @@ func TestWriteRetries(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
+	c := &Client{}
 	lo, hi := 100*time.Millisecond, time.Second
 	for attempt, full := range []time.Duration{100, 200, 400, 800, 1000, 1000} {
 		full *= time.Millisecond
 		for range 50 {
-			d := backoff(lo, hi, attempt, nil)
+			d := c.backoff(lo, hi, attempt, nil)
 			require.LessOrEqual(t, d, full)
 			require.Greater(t, d, full/2)
 		}
 	}
 	resp := &http.Response{Header: http.Header{"Retry-After": {"3"}}}
-	require.Equal(t, time.Second, backoff(lo, hi, 0, resp), "Retry-After, capped at the maximum")
-	require.Equal(t, 3*time.Second, backoff(lo, 10*time.Second, 0, resp))
+	require.Equal(t, time.Second, c.backoff(lo, hi, 0, resp), "Retry-After, capped at the maximum")
+	require.Equal(t, 3*time.Second, c.backoff(lo, 10*time.Second, 0, resp))
 }
 
 func TestCRUD(t *testing.T) {
