@@ -18,7 +18,7 @@ import (
 // warn-text is a quoted-string, where a backslash only quotes the next
 // character, so no header can write a newline or a terminal escape into the
 // log; a warning holding a control character, or not of that form, is
-// dropped, as client-go drops it (issue 26, item 2).
+// dropped, as client-go drops it (issue 26, item 2; decision 31).
 func TestWarningHeaderParsing(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
@@ -50,7 +50,8 @@ func TestWarningHeaderParsing(t *testing.T) {
 
 // The once-per-text memory of read warnings is bounded in entries and in
 // bytes: a server sending a different long warning each time costs a
-// fixed-size key per entry, not the text (issue 26, item 2, a pin).
+// fixed-size key per entry, not the text (issue 26, item 2, a pin;
+// decision 31).
 func TestReadWarningDedupeIsBounded(t *testing.T) {
 	var w warned
 	long := strings.Repeat("w", 64<<10)
@@ -70,7 +71,7 @@ func TestReadWarningDedupeIsBounded(t *testing.T) {
 	runtime.KeepAlive(&w)
 }
 
-// Logged warnings are the parsed text, cut when very long.
+// Logged warnings are the parsed text, cut when very long (decision 31).
 func TestWarningLoggedCut(t *testing.T) {
 	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Warning", `299 - "`+strings.Repeat("x", 100<<10)+`"`)
