@@ -137,7 +137,7 @@ func (rc *ResourceClient) ListPage(ctx context.Context, opts ListOptions) (*Page
 	if rc.MetadataOnly {
 		accept = acceptMetaList
 	}
-	resp, err := rc.c.do(ctx, request{method: http.MethodGet, path: path, query: opts.Values(false), accept: accept})
+	resp, err := rc.send(ctx, request{method: http.MethodGet, path: path, query: opts.Values(false), accept: accept})
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +279,7 @@ func (rc *ResourceClient) DeleteCollection(ctx context.Context, list ListOptions
 // discardRequest sends a request whose answer is not needed (a Status, or
 // the deleted objects).
 func (rc *ResourceClient) discardRequest(ctx context.Context, rq request) error {
-	resp, err := rc.c.do(ctx, rq)
+	resp, err := rc.send(ctx, rq)
 	if err != nil {
 		return err
 	}
@@ -324,7 +324,7 @@ func (rc *ResourceClient) namespaceFor(o *Object) string {
 
 // objectRequest sends a request whose response is one object.
 func (rc *ResourceClient) objectRequest(ctx context.Context, rq request) (*Object, error) {
-	resp, err := rc.c.do(ctx, rq)
+	resp, err := rc.send(ctx, rq)
 	if err != nil {
 		return nil, err
 	}
