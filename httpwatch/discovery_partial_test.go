@@ -105,7 +105,8 @@ func TestDiscoveryKeepsWhatAnswered(t *testing.T) {
 }
 
 // When the resource's own group version failed, a 404 cannot be checked
-// against discovery; it still does not read as "gone", and says why.
+// against discovery; it still does not read as "gone", and says why
+// (decision 28).
 func TestDiscoveryCannotTell(t *testing.T) {
 	f := newFakeDiscovery(t, legacyDiscovery)
 	c, _ := newDiscoveryClient(t, f)
@@ -119,7 +120,8 @@ func TestDiscoveryCannotTell(t *testing.T) {
 	assert.Equal(t, 404, statusCode(err), "the server's answer stays in the chain")
 }
 
-// Requests arriving together at a new client share one discovery read.
+// Requests arriving together at a new client share one discovery read
+// (decision 27).
 func TestDiscoveryFirstReadIsShared(t *testing.T) {
 	for _, mode := range []discoveryMode{legacyDiscovery, v2Discovery} {
 		f := newFakeDiscovery(t, mode)
@@ -144,7 +146,7 @@ func TestDiscoveryFirstReadIsShared(t *testing.T) {
 }
 
 // The recorded server's aggregated (v2) documents and its plain ones
-// describe the same resources, and v2beta1 reads as v2.
+// describe the same resources, and v2beta1 reads as v2 (decision 27).
 func TestDiscoveryAggregatedMatchesLegacy(t *testing.T) {
 	read := func(mode discoveryMode) []string {
 		f := newFakeDiscovery(t, mode)

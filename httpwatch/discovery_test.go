@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// kubectl's names resolve; an unknown name has discovery read again at
+// most every few seconds (decision 27).
 func TestResourceFor(t *testing.T) {
 	for _, aggregated := range []bool{true, false} {
 		mode := legacyDiscovery

@@ -56,6 +56,8 @@ func TestUnknownResource(t *testing.T) {
 	}
 }
 
+// The suggestion comes from plurals, singulars, short names, kinds, case
+// and edit distance, in any group (decision 28).
 func TestUnknownResourceSuggestion(t *testing.T) {
 	f := newFakeDiscovery(t, v2Discovery)
 	f.metricsUp.Store(true)
@@ -83,7 +85,7 @@ func TestUnknownResourceSuggestion(t *testing.T) {
 
 // A namespaced Get without a namespace is an error of its own, not a 404
 // that IsNotFound would take for "gone", whether discovery is aggregated or
-// not, and even when the request was sent (discovery read after it).
+// not (decision 28).
 func TestNamespaceRequiredEverywhere(t *testing.T) {
 	for _, mode := range []discoveryMode{v2Discovery, v2beta1Discovery, legacyDiscovery} {
 		f := newFakeDiscovery(t, mode)
