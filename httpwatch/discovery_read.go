@@ -60,7 +60,7 @@ func (c *Client) readRoot(ctx context.Context, i int) {
 	d := &c.discovery
 	d.mu.Lock()
 	root := &d.roots[i]
-	root.done(now, err)
+	root.done(ctx, now, err)
 	if err != nil {
 		d.mu.Unlock()
 		return
@@ -79,7 +79,7 @@ func (c *Client) readRoot(ctx context.Context, i int) {
 			if old != nil {
 				fresh.wait = old.wait // a stale group version backs off
 			}
-			fresh.done(now, fresh.err)
+			fresh.done(ctx, now, fresh.err)
 			d.gvs[gv] = fresh
 		case old == nil:
 			fresh.busy = true
@@ -140,7 +140,7 @@ func (c *Client) readGroupVersion(ctx context.Context, gv groupVersion) {
 	if doc == nil {
 		return // its root, read again meanwhile, no longer lists it
 	}
-	doc.done(now, err)
+	doc.done(ctx, now, err)
 	if err == nil {
 		for i := range rs {
 			rs[i].Preferred = doc.preferred

@@ -83,13 +83,16 @@ func (r *reads) due(now time.Time) bool {
 	}
 }
 
-func (r *reads) done(now time.Time, err error) {
+// done records a read. A read that failed because its caller gave up
+// (ctx ended) says nothing of the server, and may be tried again at once.
+func (r *reads) done(ctx context.Context, now time.Time, err error) {
 	r.busy, r.at, r.err = false, now, err
-	if err == nil {
+	switch {
+	case err == nil, ctx.Err() != nil:
 		r.wait = 0
-		return
+	default:
+		r.wait = min(max(2*r.wait, discoveryRetryMin), discoveryRetryMax)
 	}
-	r.wait = min(max(2*r.wait, discoveryRetryMin), discoveryRetryMax)
 }
 
 // rootDoc is /api or /apis.
