@@ -154,6 +154,9 @@ func TestDiscoveryAggregatedMatchesLegacy(t *testing.T) {
 		c, _ := newDiscoveryClient(t, f)
 		rs, err := c.Discover(context.Background())
 		require.NoError(t, err)
+		if mode != legacyDiscovery {
+			require.Equal(t, 2, f.discoveryReads(), "%s: /api and /apis, aggregated", mode)
+		}
 		var out []string
 		for _, r := range rs {
 			sort.Strings(r.Subresources)
