@@ -31,6 +31,9 @@ const (
 type fakeDiscovery struct {
 	*apitest.Server
 	metricsUp atomic.Bool
+	// hold, if set, is called with each request's path before it is
+	// answered.
+	hold atomic.Pointer[func(path string)]
 }
 
 const metricsResources = `[
@@ -57,6 +60,9 @@ func newFakeDiscovery(t *testing.T, mode discoveryMode) *fakeDiscovery {
 			{"resource":"pods","responseKind":{"kind":"PodMetrics"},"scope":"Namespaced","verbs":["get","list"]}]}]}`
 	}
 	f.Server = apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if hold := f.hold.Load(); hold != nil {
+			(*hold)(r.URL.Path)
+		}
 		accept := r.Header.Get("Accept")
 		aggregated := mode != legacyDiscovery && strings.Contains(accept, "g=apidiscovery.k8s.io;v="+string(mode)+";")
 		metricsDown := !f.metricsUp.Load() && strings.HasPrefix(r.URL.Path, "/apis/metrics.k8s.io/v1beta1")

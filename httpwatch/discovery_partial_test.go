@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -196,4 +197,41 @@ func statusCode(err error) int {
 		return 0
 	}
 	return se.Code
+}
+
+// A first read cut short by its caller's context is not kept, nor backed
+// off: the next request reads again at once (decision 27).
+func TestDiscoveryCutShortIsReadAgain(t *testing.T) {
+	f := newFakeDiscovery(t, legacyDiscovery)
+	f.metricsUp.Store(true)
+	reached, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	hold := func(path string) {
+		if path == "/apis/apps/v1" && first.CompareAndSwap(false, true) {
+			close(reached)
+			<-release
+		}
+	}
+	f.hold.Store(&hold)
+	defer close(release)
+	c, _ := newDiscoveryClient(t, f)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := c.Resource(deployments).Get(ctx, "web"); done <- err }()
+	select {
+	case <-reached:
+	case <-time.After(10 * time.Second):
+		t.Fatal("discovery never asked for apps/v1")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled request did not return")
+	}
+
+	_, err := c.Resource(deployments).Get(context.Background(), "web")
+	assert.ErrorIs(t, err, httpwatch.ErrNamespaceRequired, "apps/v1 is read again at once")
 }

@@ -156,13 +156,11 @@ func (c *Client) ensureLoaded(ctx context.Context) error {
 
 		c.readRoot(ctx, 0)
 		d.mu.Lock()
-		d.absent = IsNotFound(d.roots[0].err)
+		absent := IsNotFound(d.roots[0].err)
+		d.absent = absent
+		d.roots[1].busy = !absent
 		d.mu.Unlock()
-		if d.absent {
-			d.mu.Lock()
-			d.roots[1].busy = false
-			d.mu.Unlock()
-		} else {
+		if !absent {
 			c.readRoot(ctx, 1)
 		}
 
