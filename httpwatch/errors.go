@@ -229,8 +229,14 @@ func IsExpired(err error) bool {
 	return ok && se.Reason == "Expired"
 }
 
-// IsNotFound reports reason NotFound, or code 404 with no reason.
-func IsNotFound(err error) bool { return reasonOrCode(err, "NotFound", http.StatusNotFound) }
+// IsNotFound reports reason NotFound, or code 404 with no reason: the
+// object is gone. A 404 that means the resource is not served, or is
+// namespaced and was addressed without a namespace, is not accepted: its
+// error wraps ErrUnknownResource or ErrNamespaceRequired instead.
+func IsNotFound(err error) bool {
+	return reasonOrCode(err, "NotFound", http.StatusNotFound) &&
+		!errors.Is(err, ErrUnknownResource) && !errors.Is(err, ErrNamespaceRequired)
+}
 
 // IsConflict reports reason Conflict, or code 409 with no reason.
 func IsConflict(err error) bool { return reasonOrCode(err, "Conflict", http.StatusConflict) }

@@ -71,7 +71,9 @@ type ResourceClient struct {
 }
 
 // Resource returns a client for one resource. Its name is checked on the
-// first request.
+// first request: one the server does not serve (a misspelt resource, a
+// group version it lacks) fails every request with an error wrapping
+// ErrUnknownResource, which suggests the likely name.
 func (c *Client) Resource(r Resource) *ResourceClient {
 	return &ResourceClient{c: c, res: r}
 }
@@ -137,7 +139,7 @@ func (rc *ResourceClient) ListPage(ctx context.Context, opts ListOptions) (*Page
 	if rc.MetadataOnly {
 		accept = acceptMetaList
 	}
-	resp, err := rc.c.do(ctx, request{method: http.MethodGet, path: path, query: opts.Values(false), accept: accept})
+	resp, err := rc.send(ctx, request{method: http.MethodGet, path: path, query: opts.Values(false), accept: accept})
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +285,7 @@ func (rc *ResourceClient) DeleteCollection(ctx context.Context, list ListOptions
 // list a DeleteCollection answers, which may be long) reading just stops,
 // since the server has done the delete once it answers 2xx.
 func (rc *ResourceClient) discardRequest(ctx context.Context, rq request, oneObject bool) error {
-	resp, err := rc.c.do(ctx, rq)
+	resp, err := rc.send(ctx, rq)
 	if err != nil {
 		return err
 	}
@@ -341,7 +343,7 @@ func (rc *ResourceClient) namespaceFor(o *Object) string {
 
 // objectRequest sends a request whose response is one object.
 func (rc *ResourceClient) objectRequest(ctx context.Context, rq request) (*Object, error) {
-	resp, err := rc.c.do(ctx, rq)
+	resp, err := rc.send(ctx, rq)
 	if err != nil {
 		return nil, err
 	}
