@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 
@@ -67,6 +68,18 @@ type Config struct {
 	// observes, itself included. It runs on the election loop: keep it short.
 	OnNewLeader func(identity string)
 
+	// OnError, if set, sees every lease request that failed, on the
+	// election loop (keep it short); the candidate retries at its next
+	// attempt. Lost races (409 Conflict) are among them; cancellation by
+	// Run's context is not.
+	OnError func(error)
+	// Logger gets the first occurrence of each distinct failure at Warn,
+	// or at Error with what to do when retrying will not cure it (401,
+	// 403, the Lease API or the namespace missing), repeats as a count,
+	// and the recovery at Info; a healthy candidate logs nothing above
+	// Debug. Nil means slog.Default().
+	Logger *slog.Logger
+
 	// Clock drives every wait and expiry; nil means clock.Real.
 	Clock clock.Clock
 }
@@ -92,6 +105,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
 	}
 }
 

@@ -1,6 +1,7 @@
 package leader
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,7 @@ func TestThreeCandidatesOneLeader(t *testing.T) {
 	for range 3 {
 		assert.Equal(t, lead[0], <-seen, "every candidate reports the one leader")
 	}
+	assert.Empty(t, h.log.Lines(slog.LevelInfo), "healthy candidates log nothing above Debug (decision 29)")
 }
 
 // A leader cut off from the server steps down RenewDeadline after its last

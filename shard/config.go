@@ -3,6 +3,7 @@ package shard
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -65,9 +66,17 @@ type Config struct {
 	OnChange func(members []string)
 
 	// OnError, if set, sees every request of the member that failed (a
-	// renewal, a read of the group, an eviction); the member retries at its
-	// next round. It runs on the member's loop.
+	// renewal, a read of the group, an eviction, lost races included); the
+	// member retries at its next round. Cancellation by Run's context is
+	// not reported. It runs on the member's loop: keep it short.
 	OnError func(error)
+	// Logger gets the first occurrence of each distinct failure at Warn,
+	// or at Error with what to do when retrying will not cure it (401,
+	// 403, the Lease API or the namespace missing, a lease of the member's
+	// name that another user made), repeats as a count, and the recovery
+	// at Info; a healthy member logs nothing above Debug. Nil means
+	// slog.Default().
+	Logger *slog.Logger
 
 	// Clock drives every wait and expiry; nil means clock.Real.
 	Clock clock.Clock
@@ -91,6 +100,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
 	}
 }
 

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
@@ -35,6 +36,7 @@ func TestThreeMembersSplitKeys(t *testing.T) {
 	settled := len(h.grants)
 	h.step(time.Minute, testRetry)
 	assert.Len(t, h.grants, settled, "a stable ring never moves a key")
+	assert.Empty(t, h.log.Lines(slog.LevelInfo), "healthy members log nothing above Debug (decision 29)")
 }
 
 // A member joining takes the keys rendezvous hashing gives it, each only
