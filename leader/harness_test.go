@@ -118,6 +118,16 @@ func (p *partition) setRefuse(f func(r *http.Request) (int, string)) {
 	p.mu.Unlock()
 }
 
+// release lets held requests go and holds no more.
+func (p *partition) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hold != nil {
+		close(p.hold)
+		p.hold = nil
+	}
+}
+
 func (p *partition) setDrop(v bool) { p.mu.Lock(); p.drop = v; p.mu.Unlock() }
 
 func (p *partition) held() int { p.mu.Lock(); defer p.mu.Unlock(); return p.holding }
@@ -199,8 +209,27 @@ func (h *harness) add(id string, edit func(*Config)) *node {
 		defer close(n.done)
 		n.err = n.e.Run(ctx)
 	}()
-	h.t.Cleanup(func() { cancel(); <-n.done })
+	h.t.Cleanup(func() {
+		cancel()
+		n.part.release()
+		waitClosed(h.t, n.done, "candidate "+id+" to stop")
+	})
 	return n
+}
+
+// waitTimeout bounds every wait of a test: a broken behaviour fails it
+// with its message in seconds rather than at go test's timeout.
+const waitTimeout = 10 * time.Second
+
+// waitClosed waits for ch to be closed, and fails the test if it is not
+// within waitTimeout.
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(waitTimeout):
+		t.Fatalf("gave up waiting for %s after %v", what, waitTimeout)
+	}
 }
 
 // lead is every candidate's OnStartedLeading: it records the term and

@@ -77,7 +77,7 @@ func TestLeaveHandsOverWithinARound(t *testing.T) {
 	left := h.clk.Now()
 	c.stop()
 	h.settle()
-	<-c.done
+	waitClosed(t, c.done, "c to stop")
 	require.NoError(t, c.err)
 	h.step(testRetry, testRetry/4)
 	assert.Equal(t, h.want("a", "b"), h.holders())
@@ -235,7 +235,7 @@ func TestLostReplyDoesNotHandKeysTwice(t *testing.T) {
 	h.step(testRetry, testRetry/4) // a sees c, gives its keys up, "fails" to publish
 	c.stop()
 	h.settle()
-	<-c.done
+	waitClosed(t, c.done, "c to stop")
 	require.NoError(t, c.err)
 	// a sees c gone: its view is {a,b} again, which its acked set still is.
 	h.step(testRetry, testRetry/4)

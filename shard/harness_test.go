@@ -103,6 +103,16 @@ func (p *partition) setRefuse(f func(r *http.Request) (int, string)) {
 	p.mu.Unlock()
 }
 
+// release lets held requests go and holds no more.
+func (p *partition) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hold != nil {
+		close(p.hold)
+		p.hold = nil
+	}
+}
+
 func (p *partition) setDrop(v bool) { p.mu.Lock(); p.drop = v; p.mu.Unlock() }
 
 func (p *partition) setLoseWrite(v bool) { p.mu.Lock(); p.loseWrite = v; p.mu.Unlock() }
@@ -213,12 +223,33 @@ func (h *harness) add(id string, edit func(*Config)) *node {
 		n.err = m.Run(ctx)
 	}()
 	h.t.Cleanup(func() {
+		// Unpause and unfreeze first: a member waits for its workers to
+		// let go of their keys before Run returns, and a failed check must
+		// print its message rather than hang (issue 26).
 		cancel()
-		<-n.done
 		n.unpause()
-		n.workerWG.Wait()
+		n.part.release()
+		waitClosed(h.t, n.done, "member "+id+" to stop")
+		workers := make(chan struct{})
+		go func() { n.workerWG.Wait(); close(workers) }()
+		waitClosed(h.t, workers, "workers of "+id+" to stop")
 	})
 	return n
+}
+
+// waitTimeout bounds every wait of a test: a broken behaviour fails it
+// with its message in seconds rather than at go test's timeout.
+const waitTimeout = 10 * time.Second
+
+// waitClosed waits for ch to be closed, and fails the test if it is not
+// within waitTimeout.
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(waitTimeout):
+		t.Errorf("gave up waiting for %s after %v", what, waitTimeout)
+	}
 }
 
 // work processes key whenever the member hands it out, until the member
@@ -326,10 +357,7 @@ func (n *node) freeze() {
 // thaw resumes a frozen node: its hung requests go through, its workers
 // look at their contexts and let go.
 func (n *node) thaw() {
-	n.part.mu.Lock()
-	close(n.part.hold)
-	n.part.hold = nil
-	n.part.mu.Unlock()
+	n.part.release()
 	n.mu.Lock()
 	n.frozen = false
 	n.mu.Unlock()

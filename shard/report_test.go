@@ -89,6 +89,7 @@ func testMember(t *testing.T, srv *watchtest.Server, edit func(*Config)) (*Membe
 	t.Helper()
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL, QPS: -1})
 	require.NoError(t, err)
+	c.RetryMax = 0
 	t.Cleanup(c.CloseIdleConnections)
 	logger, log := leasetest.NewLogger()
 	cfg := Config{Leases: c.Resource(leases), Group: "g", Identity: "a", Logger: logger, Clock: clock.NewFake(time.Unix(0, 0))}
@@ -126,7 +127,7 @@ func runMember(t *testing.T, m *Member) (wait func() error) {
 // Decision 29.
 func TestLeasesNotServedEndsRun(t *testing.T) {
 	srv := watchtest.NewServer() // no leases
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	var errs errorLog
 	m, log := testMember(t, srv, func(c *Config) { c.OnError = errs.add })
 	acquired := make(chan error, 1)
@@ -157,7 +158,7 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 // gets the key once the member has joined. Decision 30.
 func TestAcquireBeforeFirstRoundWaits(t *testing.T) {
 	srv := watchtest.NewServer()
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after the member's
 	srv.AddResource(watchtest.Leases)
 	m, _ := testMember(t, srv, nil)
 	cancelled, cancel := context.WithCancel(context.Background())
