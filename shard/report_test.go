@@ -124,7 +124,7 @@ func runMember(t *testing.T, m *Member) (wait func() error) {
 // A server that does not serve leases (404 on the collection) can never
 // give the member keys: Run returns an error wrapping ErrNotServed at
 // once, after one Error line, and a waiting Acquire gets ErrStopped.
-// Decision 29.
+// Decisions 29 and 30.
 func TestLeasesNotServedEndsRun(t *testing.T) {
 	srv := watchtest.NewServer() // no leases
 	t.Cleanup(srv.Close)
