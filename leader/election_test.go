@@ -214,7 +214,7 @@ func TestLateTakeDoesNotLead(t *testing.T) {
 	require.Equal(t, "c", h.record().HolderIdentity, "c took the lease a took and never renewed")
 	require.Equal(t, []string{"c"}, h.leaders())
 
-	a.part.release()
+	h.releaseHeld(a)
 	h.settle()
 	h.step(testRetry, testRetry)
 	assert.Equal(t, []string{"c"}, h.leaders())

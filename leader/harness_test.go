@@ -128,6 +128,15 @@ func (p *partition) release() {
 	}
 }
 
+// releaseHeld lets n's held requests go and waits until they have
+// returned: settle counts a node with a held request as idle, so the
+// clock must not move on before the replies are in.
+func (h *harness) releaseHeld(n *node) {
+	h.t.Helper()
+	n.part.release()
+	require.Eventually(h.t, func() bool { return n.part.held() == 0 }, waitTimeout, time.Millisecond, "held requests did not return")
+}
+
 func (p *partition) setDrop(v bool) { p.mu.Lock(); p.drop = v; p.mu.Unlock() }
 
 func (p *partition) held() int { p.mu.Lock(); defer p.mu.Unlock(); return p.holding }

@@ -50,7 +50,7 @@ func TestLateRenewalReplyCountsFromTheSend(t *testing.T) {
 
 	h.step(5*time.Second, 500*time.Millisecond)
 	a.part.setDrop(true) // from now on nothing gets through
-	a.part.release()     // the late reply arrives, 5s after the send
+	h.releaseHeld(a)     // the late reply arrives, 5s after the send
 	h.step(testLease, 500*time.Millisecond)
 	waitClosed(t, a.done, "a to step down")
 	require.ErrorIs(t, a.err, ErrLost)
