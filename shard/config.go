@@ -9,14 +9,14 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/leader"
+	"github.com/listwatch/listwatch/internal/lease"
 )
 
 // Defaults for the zero fields of Config: the leader package's.
 const (
-	DefaultLeaseDuration = leader.DefaultLeaseDuration
-	DefaultRenewDeadline = leader.DefaultRenewDeadline
-	DefaultRetryPeriod   = leader.DefaultRetryPeriod
+	DefaultLeaseDuration = lease.DefaultLeaseDuration
+	DefaultRenewDeadline = lease.DefaultRenewDeadline
+	DefaultRetryPeriod   = lease.DefaultRetryPeriod
 )
 
 // The label that marks a membership lease as one of a group's, and the
@@ -86,15 +86,8 @@ type Config struct {
 var ErrConfig = errors.New("invalid shard config")
 
 func (c *Config) setDefaults() {
-	if c.LeaseDuration == 0 {
-		c.LeaseDuration = DefaultLeaseDuration
-	}
-	if c.RenewDeadline == 0 {
-		c.RenewDeadline = DefaultRenewDeadline
-	}
-	if c.RetryPeriod == 0 {
-		c.RetryPeriod = DefaultRetryPeriod
-	}
+	t := c.timing().WithDefaults()
+	c.LeaseDuration, c.RenewDeadline, c.RetryPeriod = t.LeaseDuration, t.RenewDeadline, t.RetryPeriod
 	if c.Name == "" {
 		c.Name = c.Group + "-" + c.Identity
 	}
@@ -114,12 +107,13 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: Group is empty", ErrConfig)
 	case c.Identity == "" || len(c.Identity) > maxIdentityLen || strings.ContainsAny(c.Identity, membersSeparator+" "):
 		return fmt.Errorf("%w: Identity %q must be 1 to %d characters without commas or spaces", ErrConfig, c.Identity, maxIdentityLen)
-	case c.LeaseDuration < 0 || c.RenewDeadline < 0 || c.RetryPeriod < 0:
-		return fmt.Errorf("%w: durations must be positive", ErrConfig)
-	case c.LeaseDuration <= c.RenewDeadline:
-		return fmt.Errorf("%w: LeaseDuration (%v) must exceed RenewDeadline (%v)", ErrConfig, c.LeaseDuration, c.RenewDeadline)
-	case c.RenewDeadline <= c.RetryPeriod:
-		return fmt.Errorf("%w: RenewDeadline (%v) must exceed RetryPeriod (%v)", ErrConfig, c.RenewDeadline, c.RetryPeriod)
+	}
+	if err := c.timing().Check(0); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
+}
+
+func (c *Config) timing() lease.Timing {
+	return lease.Timing{LeaseDuration: c.LeaseDuration, RenewDeadline: c.RenewDeadline, RetryPeriod: c.RetryPeriod}
 }
