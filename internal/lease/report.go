@@ -104,7 +104,11 @@ func (r *Reporter) attrs(err error) []any {
 	out := append([]any(nil), r.Attrs...)
 	var re *RequestError
 	if errors.As(err, &re) {
-		out = append(out, "verb", re.Verb, "lease", re.Lease, "namespace", re.Namespace)
+		out = append(out, "verb", re.Verb)
+		if re.Lease != "" {
+			out = append(out, "lease", re.Lease)
+		}
+		out = append(out, "namespace", re.Namespace)
 	}
 	return out
 }
