@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,7 @@ func TestExampleWatchBinary(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 
 	ctx := ctxTimeout(t, wait)
-	cmd := exec.CommandContext(ctx, bin, "--server", cfg.Host, "--token", cfg.BearerToken, "--ca", cfg.CAFile,
+	cmd := exec.CommandContext(ctx, bin, "--server", cfg.Host, "--token-file", tokenFile(t, cfg.BearerToken), "--ca", cfg.CAFile,
 		"--resource", "configmaps", "-n", ns, "--events", "2")
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -58,7 +59,16 @@ func TestExampleWatchBinary(t *testing.T) {
 // A wrong token is one clear line and a non-zero exit.
 func TestExampleWatchBadToken(t *testing.T) {
 	cfg := config(t)
-	out, err := exec.Command("go", "run", "../examples/watch", "--server", cfg.Host, "--token", "wrong", "--ca", cfg.CAFile).CombinedOutput()
+	out, err := exec.Command("go", "run", "../examples/watch", "--server", cfg.Host, "--token-file", tokenFile(t, "wrong"), "--ca", cfg.CAFile).CombinedOutput()
 	require.Error(t, err)
 	assert.Contains(t, string(out), "401 Unauthorized")
+}
+
+// tokenFile writes token to a file for --token-file: no flag takes a
+// token itself.
+func tokenFile(t *testing.T, token string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(path, []byte(token), 0o600))
+	return path
 }

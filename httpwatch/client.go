@@ -46,8 +46,10 @@ type Client struct {
 	// Retry-After from the server replaces the computed wait, capped at
 	// RetryWaitMax. NewClient sets 500ms and 30s.
 	RetryWaitMin, RetryWaitMax time.Duration
-	// MaxFrameSize bounds one watch frame, one list item and one Get
-	// response. NewClient sets DefaultMaxFrameSize.
+	// MaxFrameSize bounds one watch frame, one list item and the answer
+	// to one Get, Create, Update, Patch or Delete (a DeleteCollection's
+	// answer is read up to it, then dropped). NewClient sets
+	// DefaultMaxFrameSize.
 	MaxFrameSize int
 	// WatchHeaderTimeout bounds the wait for a watch's response headers,
 	// which the API server sends once the watch is registered. The stream
@@ -186,11 +188,11 @@ func (c *Client) do(ctx context.Context, rq request) (*http.Response, error) {
 		RetryWaitMin: c.RetryWaitMin,
 		RetryWaitMax: c.RetryWaitMax,
 		RetryMax:     c.RetryMax,
-		CheckRetry:   retryPolicy(rq.method),
-		Backoff:      backoff,
+		CheckRetry:   c.retryPolicy(rq.method),
+		Backoff:      c.backoff,
 		ErrorHandler: func(resp *http.Response, err error, attempts int) (*http.Response, error) {
 			if err == nil && resp != nil {
-				se := statusFromResponse(rq.method, rq.path, resp)
+				se := statusFromResponse(rq.method, rq.path, resp, c.now())
 				resp.Body.Close()
 				return nil, fmt.Errorf("giving up after %d attempts: %w", attempts, se)
 			}
@@ -215,13 +217,13 @@ func (c *Client) do(ctx context.Context, rq request) (*http.Response, error) {
 	c.logWarnings(rq, resp.Header)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
-		return nil, statusFromResponse(rq.method, rq.path, resp)
+		return nil, statusFromResponse(rq.method, rq.path, resp, c.now())
 	}
 	return resp, nil
 }
 
 // retryPolicy decides whether an attempt is retried.
-func retryPolicy(method string) retryablehttp.CheckRetry {
+func (c *Client) retryPolicy(method string) retryablehttp.CheckRetry {
 	idempotent := method == http.MethodGet || method == http.MethodHead
 	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
 		if ctx.Err() != nil {
@@ -249,7 +251,7 @@ func retryPolicy(method string) retryablehttp.CheckRetry {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, redact.BodyLimit))
 		resp.Body.Close()
 		resp.Body = io.NopCloser(bytes.NewReader(b))
-		if IsResourceVersionTooLarge(statusFromBody("", "", code, resp.Header, b)) {
+		if IsResourceVersionTooLarge(statusFromBody("", "", code, resp.Header, b, c.now())) {
 			return false, nil
 		}
 		return true, nil
@@ -258,9 +260,9 @@ func retryPolicy(method string) retryablehttp.CheckRetry {
 
 // backoff doubles from lo up to hi, then drops a random part of up to half
 // the wait (so many clients spread out); a Retry-After header replaces it.
-func backoff(lo, hi time.Duration, attempt int, resp *http.Response) time.Duration {
+func (c *Client) backoff(lo, hi time.Duration, attempt int, resp *http.Response) time.Duration {
 	if resp != nil {
-		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok {
+		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), c.now()); ok {
 			return min(d, hi)
 		}
 	}
@@ -276,6 +278,15 @@ func backoff(lo, hi time.Duration, attempt int, resp *http.Response) time.Durati
 		return d
 	}
 	return d - rand.N(d/2)
+}
+
+// now is the time on the client's Clock, which an HTTP-date Retry-After is
+// measured against.
+func (c *Client) now() time.Time {
+	if c.clock == nil {
+		return clock.Real.Now()
+	}
+	return c.clock.Now()
 }
 
 // DefaultWatchHeaderTimeout is how long a watch waits for the server's

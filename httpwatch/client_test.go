@@ -183,6 +183,10 @@ func statusSequence(t *testing.T, statuses ...int) (*apitest.Server, *atomic.Int
 	var n atomic.Int32
 	list := fixtures.Load(t, "pod-list.json").Body
 	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api" {
+			http.NotFound(w, r) // no discovery (a 404 has it asked), and not counted
+			return
+		}
 		i := int(n.Add(1)) - 1
 		w.Header().Set("Content-Type", "application/json")
 		if i < len(statuses) {
@@ -281,18 +285,19 @@ func TestWriteRetries(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
+	c := &Client{}
 	lo, hi := 100*time.Millisecond, time.Second
 	for attempt, full := range []time.Duration{100, 200, 400, 800, 1000, 1000} {
 		full *= time.Millisecond
 		for range 50 {
-			d := backoff(lo, hi, attempt, nil)
+			d := c.backoff(lo, hi, attempt, nil)
 			require.LessOrEqual(t, d, full)
 			require.Greater(t, d, full/2)
 		}
 	}
 	resp := &http.Response{Header: http.Header{"Retry-After": {"3"}}}
-	require.Equal(t, time.Second, backoff(lo, hi, 0, resp), "Retry-After, capped at the maximum")
-	require.Equal(t, 3*time.Second, backoff(lo, 10*time.Second, 0, resp))
+	require.Equal(t, time.Second, c.backoff(lo, hi, 0, resp), "Retry-After, capped at the maximum")
+	require.Equal(t, 3*time.Second, c.backoff(lo, 10*time.Second, 0, resp))
 }
 
 func TestCRUD(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
@@ -295,7 +296,7 @@ func TestConformance7Predicates(t *testing.T) {
 
 	// The recorded too-large-RV response is recognised.
 	fx := fixtures.Load(t, "list-rv-too-large.json")
-	se := statusFromBody("GET", "/api/v1/pods", fx.Status, http.Header{"Retry-After": {"1"}}, fx.Body)
+	se := statusFromBody("GET", "/api/v1/pods", fx.Status, http.Header{"Retry-After": {"1"}}, fx.Body, time.Now())
 	require.True(t, IsResourceVersionTooLarge(se))
 	require.Equal(t, "GET /api/v1/pods: 504 Timeout: Timeout: Too large resource version: 1000212, current: 212", se.Error())
 }
@@ -345,7 +346,7 @@ func TestIsProbableEOF(t *testing.T) {
 func TestStatusErrorText(t *testing.T) {
 	require.Equal(t, "409 Conflict: busy", (&StatusError{Code: 409, Reason: "Conflict", Message: "busy"}).Error())
 	require.Equal(t, "PUT /api/v1/x: 500 error", (&StatusError{Code: 500, Verb: "PUT", Path: "/api/v1/x"}).Error())
-	se := statusFromBody("GET", "/p", 503, http.Header{"Retry-After": {"7"}}, []byte("  upstream down\n"))
+	se := statusFromBody("GET", "/p", 503, http.Header{"Retry-After": {"7"}}, []byte("  upstream down\n"), time.Now())
 	require.Equal(t, "GET /p: 503 ServiceUnavailable: upstream down", se.Error())
 	require.Equal(t, "7s", se.RetryAfter.String())
 }

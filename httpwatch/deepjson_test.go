@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/listwatch/listwatch/internal/redact"
 	"github.com/stretchr/testify/require"
@@ -38,7 +39,7 @@ func TestErrorBodyDeepNesting(t *testing.T) {
 	} {
 		var se *StatusError
 		grown := stackGrowth(func() {
-			se = statusFromBody("GET", "/p", 500, http.Header{}, []byte(body))
+			se = statusFromBody("GET", "/p", 500, http.Header{}, []byte(body), time.Now())
 		})
 		require.Less(t, grown, uint64(1<<20), "stack grew by %d bytes for a body starting %.10q", grown, body)
 		require.Equal(t, 500, se.Code)

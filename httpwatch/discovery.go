@@ -4,12 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
-	"sync"
-
-	"github.com/tidwall/gjson"
 )
 
 // APIResource is one resource as the server's discovery describes it.
@@ -31,22 +26,13 @@ type APIResource struct {
 }
 
 // ErrUnknownResource is wrapped by ResourceFor when the server serves no
-// resource of the name given.
+// resource of the name given, and by the error of every request (list,
+// watch, get, write) on a resource the server does not serve: its 404 then
+// means a misspelt name or a group version the server lacks, not an object
+// that is gone, so IsNotFound does not accept it. The message suggests the
+// likeliest name when discovery knows one ("did you mean configmaps?").
+// IsPermanent accepts it.
 var ErrUnknownResource = errors.New("the server has no such resource")
-
-// Discovery accept headers: the aggregated form lists every group's
-// resources in one response (servers since 1.30); the plain form is the
-// fallback, which then takes one request per group version.
-const acceptAggregated = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
-
-// discovery caches what the server serves.
-type discovery struct {
-	mu        sync.Mutex
-	resources []APIResource // nil until read
-	// absent: the server serves no discovery (404), so scope checks are
-	// skipped rather than asked again on every request.
-	absent bool
-}
 
 // ErrNamespaceRequired is wrapped by a read or write of a namespaced
 // resource's objects with no namespace (neither the client's nor, for
@@ -55,50 +41,65 @@ type discovery struct {
 var ErrNamespaceRequired = errors.New("the resource is namespaced: a namespace is required")
 
 // checkScope fails with ErrNamespaceRequired when r, addressed without a
-// namespace, is namespaced according to discovery. Without discovery it
-// cannot tell, and lets the request go.
+// namespace, is namespaced according to discovery. When discovery cannot
+// tell (the server has none, or r's group version failed to answer) it
+// lets the request go; so it does for a resource discovery does not list,
+// whose request then fails with the server's 404, explained (explain).
 func (c *Client) checkScope(ctx context.Context, r Resource) error {
 	if r.Namespace != "" {
 		return nil
 	}
-	c.discovery.mu.Lock()
-	absent := c.discovery.absent
-	c.discovery.mu.Unlock()
-	if absent {
-		return nil
-	}
-	rs, err := c.Discover(ctx)
-	if err != nil {
-		if IsNotFound(err) {
-			c.discovery.mu.Lock()
-			c.discovery.absent = true
-			c.discovery.mu.Unlock()
-		}
-		return nil
-	}
-	for _, ar := range rs {
-		if ar.Group == r.Group && ar.Version == r.Version && ar.Resource.Resource == r.Resource && ar.Namespaced {
-			return fmt.Errorf("%s.%s: %w", r.Resource, r.Version, ErrNamespaceRequired)
-		}
+	if v, ar, _ := c.judge(ctx, r); v == served && ar.Namespaced {
+		return fmt.Errorf("%s: %w", r, ErrNamespaceRequired)
 	}
 	return nil
 }
 
 // Discover reads the resources the server serves, every version of every
 // group, core group first, then the groups in the server's order of
-// priority, each group's preferred version first. The answer is cached;
-// ResourceFor reads the server again when a name is not found.
+// priority, each group's preferred version first. It understands
+// aggregated discovery (v2, and v2beta1 of servers 1.26 to 1.29) and the
+// plain form (one document per group version).
+//
+// What answered is kept: when some group versions could not be read (an
+// aggregated API that is down answers 503), Discover returns the others
+// and an error naming those that failed. Those are read again, a few
+// seconds apart at first and at most every two minutes later, by the next
+// call that needs them; nothing runs in the background.
 func (c *Client) Discover(ctx context.Context) ([]APIResource, error) {
-	c.discovery.mu.Lock()
-	defer c.discovery.mu.Unlock()
-	if c.discovery.resources == nil {
-		rs, err := c.discover(ctx)
-		if err != nil {
-			return nil, err
-		}
-		c.discovery.resources = rs
+	return c.discoverAll(ctx, false)
+}
+
+// discoverAll is Discover; with misses, documents read a while ago are
+// read again too, for a name not found in them.
+func (c *Client) discoverAll(ctx context.Context, misses bool) ([]APIResource, error) {
+	if err := c.ensureLoaded(ctx); err != nil {
+		return nil, err
 	}
-	return c.discovery.resources, nil
+	d := &c.discovery
+	d.mu.Lock()
+	if d.absent {
+		d.mu.Unlock()
+		return nil, fmt.Errorf("discovery: %w", errNoDiscovery)
+	}
+	due := d.dueUnits(c.clock.Now(), misses)
+	d.mu.Unlock()
+	var gvs []groupVersion
+	for _, u := range due {
+		if u.gv == nil {
+			c.read(ctx, u)
+		} else {
+			gvs = append(gvs, *u.gv)
+		}
+	}
+	c.readGroupVersions(ctx, gvs)
+	d.mu.Lock()
+	rs, errs := d.snapshot()
+	d.mu.Unlock()
+	if len(errs) > 0 {
+		return rs, fmt.Errorf("discovery: %d documents could not be read: %w", len(errs), errors.Join(errs...))
+	}
+	return rs, nil
 }
 
 // ResourceFor resolves a resource name as kubectl does: a plural, singular
@@ -106,29 +107,37 @@ func (c *Client) Discover(ctx context.Context) ([]APIResource, error) {
 // qualified by group ("deployments.apps", "deploy.apps") or by version and
 // group ("deployments.v1.apps"). Without a version it picks the preferred
 // version; when several groups have the name, the core group wins, then the
-// group the server ranks first. Subresources are not resolved.
+// group the server ranks first. Subresources are not resolved. A name not
+// found has discovery read again (a custom resource may be new), at most
+// every few seconds; failing that, the error wraps ErrUnknownResource and
+// suggests the likeliest name, and names the group versions that could not
+// be read, where the name may be.
 func (c *Client) ResourceFor(ctx context.Context, name string) (APIResource, error) {
 	if name == "" {
 		return APIResource{}, fmt.Errorf("resource %q: %w", name, ErrUnknownResource)
 	}
-	rs, err := c.Discover(ctx)
+	rs, err := c.discoverAll(ctx, false)
+	if len(rs) == 0 && err != nil {
+		return APIResource{}, err
+	}
+	if r, ok := resolve(rs, name); ok {
+		return r, nil
+	}
+	if rs, err = c.discoverAll(ctx, true); len(rs) == 0 && err != nil {
+		return APIResource{}, err
+	}
+	if r, ok := resolve(rs, name); ok {
+		return r, nil
+	}
+	msg := fmt.Sprintf("resource %q", name)
+	first, _, _ := strings.Cut(name, ".")
+	if s := suggest(rs, Resource{Resource: first}); s != "" {
+		msg += " (did you mean " + s + "?)"
+	}
 	if err != nil {
-		return APIResource{}, err
+		return APIResource{}, fmt.Errorf("%s: %w; it may be served by what failed: %w", msg, ErrUnknownResource, err)
 	}
-	if r, ok := resolve(rs, name); ok {
-		return r, nil
-	}
-	// The resource may be new (a CRD installed since): read once more.
-	c.discovery.mu.Lock()
-	c.discovery.resources = nil
-	c.discovery.mu.Unlock()
-	if rs, err = c.Discover(ctx); err != nil {
-		return APIResource{}, err
-	}
-	if r, ok := resolve(rs, name); ok {
-		return r, nil
-	}
-	return APIResource{}, fmt.Errorf("resource %q: %w", name, ErrUnknownResource)
+	return APIResource{}, fmt.Errorf("%s: %w", msg, ErrUnknownResource)
 }
 
 // resolve finds name in rs; see ResourceFor.
@@ -165,150 +174,3 @@ func (r APIResource) named(n string) bool {
 	}
 	return false
 }
-
-func (c *Client) discover(ctx context.Context) ([]APIResource, error) {
-	var all []APIResource
-	for _, root := range []string{"/api", "/apis"} {
-		body, err := c.discoveryGet(ctx, root, acceptAggregated)
-		if err != nil {
-			return nil, err
-		}
-		doc := gjson.ParseBytes(body)
-		var rs []APIResource
-		switch kind := doc.Get("kind").String(); kind {
-		case "APIGroupDiscoveryList":
-			rs = aggregated(doc)
-		case "APIVersions", "APIGroupList":
-			rs, err = c.legacy(ctx, root, doc)
-		default:
-			err = fmt.Errorf("discovery %s: unexpected kind %q", root, kind)
-		}
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, rs...)
-	}
-	return all, nil
-}
-
-// aggregated reads an APIGroupDiscoveryList: groups in priority order, each
-// with its versions, preferred first.
-func aggregated(doc gjson.Result) []APIResource {
-	var out []APIResource
-	for _, g := range doc.Get("items").Array() {
-		group := g.Get("metadata.name").String()
-		for i, v := range g.Get("versions").Array() {
-			for _, r := range v.Get("resources").Array() {
-				ar := APIResource{
-					Resource:   Resource{Group: group, Version: v.Get("version").String(), Resource: r.Get("resource").String()},
-					Kind:       r.Get("responseKind.kind").String(),
-					Namespaced: r.Get("scope").String() == "Namespaced",
-					Singular:   r.Get("singularResource").String(),
-					ShortNames: stringsOf(r.Get("shortNames")),
-					Verbs:      stringsOf(r.Get("verbs")),
-					Preferred:  i == 0,
-				}
-				for _, s := range r.Get("subresources").Array() {
-					ar.Subresources = append(ar.Subresources, s.Get("subresource").String())
-				}
-				out = append(out, ar)
-			}
-		}
-	}
-	return out
-}
-
-// legacy reads the unaggregated form: /api lists core versions and /apis
-// the groups, and each group version's resources take a request of their
-// own.
-func (c *Client) legacy(ctx context.Context, root string, doc gjson.Result) ([]APIResource, error) {
-	type gv struct {
-		group, version string
-		preferred      bool
-	}
-	var gvs []gv
-	if root == "/api" {
-		for i, v := range doc.Get("versions").Array() {
-			gvs = append(gvs, gv{version: v.String(), preferred: i == 0})
-		}
-	} else {
-		for _, g := range doc.Get("groups").Array() {
-			pref := g.Get("preferredVersion.version").String()
-			for _, v := range g.Get("versions").Array() {
-				gvs = append(gvs, gv{g.Get("name").String(), v.Get("version").String(), v.Get("version").String() == pref})
-			}
-		}
-	}
-	var out []APIResource
-	for _, v := range gvs {
-		path := "/api/" + v.version
-		if v.group != "" {
-			path = "/apis/" + v.group + "/" + v.version
-		}
-		body, err := c.discoveryGet(ctx, path, acceptJSON)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, resourceList(gjson.ParseBytes(body), v.group, v.version, v.preferred)...)
-	}
-	return out, nil
-}
-
-// resourceList reads an APIResourceList, where subresources are entries of
-// their own named "RESOURCE/SUB".
-func resourceList(doc gjson.Result, group, version string, preferred bool) []APIResource {
-	var out []APIResource
-	index := map[string]int{}
-	for _, r := range doc.Get("resources").Array() {
-		name := r.Get("name").String()
-		if parent, sub, ok := strings.Cut(name, "/"); ok {
-			if i, found := index[parent]; found {
-				out[i].Subresources = append(out[i].Subresources, sub)
-			}
-			continue
-		}
-		index[name] = len(out)
-		out = append(out, APIResource{
-			Resource:   Resource{Group: group, Version: version, Resource: name},
-			Kind:       r.Get("kind").String(),
-			Namespaced: r.Get("namespaced").Bool(),
-			Singular:   r.Get("singularName").String(),
-			ShortNames: stringsOf(r.Get("shortNames")),
-			Verbs:      stringsOf(r.Get("verbs")),
-			Preferred:  preferred,
-		})
-	}
-	return out
-}
-
-func stringsOf(a gjson.Result) []string {
-	var out []string
-	for _, v := range a.Array() {
-		out = append(out, v.String())
-	}
-	return out
-}
-
-// discoveryGet reads one discovery document.
-func (c *Client) discoveryGet(ctx context.Context, path, accept string) ([]byte, error) {
-	resp, err := c.do(ctx, request{method: http.MethodGet, path: path, accept: accept})
-	if err != nil {
-		return nil, fmt.Errorf("discovery: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDiscovery+1))
-	if err != nil {
-		return nil, fmt.Errorf("discovery: GET %s: %w", path, err)
-	}
-	if len(body) > maxDiscovery {
-		return nil, &DecodeError{Verb: http.MethodGet, Path: path, Offset: maxDiscovery, Err: ErrFrameTooLarge}
-	}
-	if err := validJSON(body); err != nil {
-		return nil, &DecodeError{Verb: http.MethodGet, Path: path, Err: fmt.Errorf("invalid JSON: %w", err)}
-	}
-	return body, nil
-}
-
-// maxDiscovery bounds one discovery document: a large cluster's aggregated
-// list is a few hundred kilobytes.
-const maxDiscovery = 32 << 20

@@ -2,11 +2,10 @@ package httpwatch_test
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
-	"strings"
 	"testing"
+	"time"
 
+	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
@@ -15,46 +14,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// discoveryServer answers discovery as the recorded kube-apiserver does:
-// aggregated when asked for it and aggregated is on, plain otherwise (with
-// /apis trimmed to the apps group, the only group version recorded).
-func discoveryServer(t *testing.T, aggregatedOn bool) *apitest.Server {
-	apis := fixtures.Load(t, "discovery-apis.json")
-	var list map[string]any
-	require.NoError(t, json.Unmarshal(apis.Body, &list))
-	var apps []any
-	for _, g := range list["groups"].([]any) {
-		if g.(map[string]any)["name"] == "apps" {
-			apps = append(apps, g)
-		}
-	}
-	list["groups"] = apps
-	apis.Body, _ = json.Marshal(list)
-	return apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
-		aggregated := aggregatedOn && strings.Contains(r.Header.Get("Accept"), "apidiscovery.k8s.io")
-		switch {
-		case r.URL.Path == "/api" && aggregated:
-			fixtures.Load(t, "discovery-api-aggregated.json").ServeHTTP(w, r)
-		case r.URL.Path == "/apis" && aggregated:
-			fixtures.Load(t, "discovery-apis-aggregated.json").ServeHTTP(w, r)
-		case r.URL.Path == "/api":
-			fixtures.Load(t, "discovery-api.json").ServeHTTP(w, r)
-		case r.URL.Path == "/api/v1":
-			fixtures.Load(t, "discovery-api-v1.json").ServeHTTP(w, r)
-		case r.URL.Path == "/apis":
-			apis.ServeHTTP(w, r)
-		case r.URL.Path == "/apis/apps/v1":
-			fixtures.Load(t, "discovery-apis-apps-v1.json").ServeHTTP(w, r)
-		default:
-			fixtures.Load(t, "list-unknown-resource.json").ServeHTTP(w, r)
-		}
-	})
-}
-
+// kubectl's names resolve; an unknown name has discovery read again at
+// most every few seconds (decision 27).
 func TestResourceFor(t *testing.T) {
 	for _, aggregated := range []bool{true, false} {
-		srv := discoveryServer(t, aggregated)
-		c, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL, QPS: -1})
+		mode := legacyDiscovery
+		if aggregated {
+			mode = v2Discovery
+		}
+		srv := newFakeDiscovery(t, mode)
+		srv.metricsUp.Store(true)
+		clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+		c, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL, QPS: -1, Clock: clk})
 		require.NoError(t, err)
 		defer c.CloseIdleConnections()
 		ctx := context.Background()
@@ -91,16 +62,21 @@ func TestResourceFor(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, deploy.Subresources, "scale")
 
-		before := len(srv.Requests())
+		before := srv.discoveryReads()
 		_, err = c.ResourceFor(ctx, "deployments.v2.apps")
 		assert.ErrorIs(t, err, httpwatch.ErrUnknownResource)
-		assert.Greater(t, len(srv.Requests()), before, "an unknown name reads discovery again")
-		before = len(srv.Requests())
+		assert.Equal(t, before, srv.discoveryReads(), "discovery read just now is not read again for an unknown name")
+		clk.Step(5 * time.Second)
+		_, err = c.ResourceFor(ctx, "deploymnts")
+		assert.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+		assert.ErrorContains(t, err, "did you mean deployments in apps/v1?")
+		assert.Greater(t, srv.discoveryReads(), before, "an unknown name reads discovery again once it is a few seconds old")
+		before = srv.discoveryReads()
 		_, err = c.ResourceFor(ctx, "cm")
 		require.NoError(t, err)
-		assert.Equal(t, before, len(srv.Requests()), "a known name is served from the cache")
+		assert.Equal(t, before, srv.discoveryReads(), "a known name is served from the cache")
 		if aggregated {
-			assert.Equal(t, 2+2, len(srv.Requests()), "two reads (the first, and again for the unknown name) of two requests each")
+			assert.Equal(t, 2+2, srv.discoveryReads(), "two reads (the first, and again for the unknown name) of two requests each")
 		}
 	}
 }
@@ -108,7 +84,7 @@ func TestResourceFor(t *testing.T) {
 // A namespaced Get or Delete without a namespace is an error of its own,
 // not a 404 that IsNotFound would take for "gone".
 func TestNamespaceRequired(t *testing.T) {
-	srv := discoveryServer(t, true)
+	srv := newFakeDiscovery(t, v2Discovery)
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL, QPS: -1})
 	require.NoError(t, err)
 	defer c.CloseIdleConnections()

@@ -134,14 +134,15 @@ func statusFromJSON(raw string) *StatusError {
 
 // statusFromResponse turns a non-2xx response into a *StatusError. It reads
 // (a bounded part of) the body; the caller closes it.
-func statusFromResponse(verb, path string, resp *http.Response) *StatusError {
+func statusFromResponse(verb, path string, resp *http.Response, now time.Time) *StatusError {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, redact.BodyLimit))
 	// A server or proxy may echo the request's credentials.
 	body = []byte(redact.Secrets(string(body), nil))
-	return statusFromBody(verb, path, resp.StatusCode, resp.Header, body)
+	return statusFromBody(verb, path, resp.StatusCode, resp.Header, body, now)
 }
 
-func statusFromBody(verb, path string, code int, h http.Header, body []byte) *StatusError {
+// now is the time on the client's Clock, for a Retry-After date.
+func statusFromBody(verb, path string, code int, h http.Header, body []byte, now time.Time) *StatusError {
 	var e *StatusError
 	// validJSON, unlike gjson.Valid, does not recurse: the body may be a
 	// megabyte of '['.
@@ -160,7 +161,7 @@ func statusFromBody(verb, path string, code int, h http.Header, body []byte) *St
 		}
 		e = &StatusError{Code: code, Reason: reasonForCode[code], Message: msg}
 	}
-	if d, ok := parseRetryAfter(h.Get("Retry-After")); ok {
+	if d, ok := parseRetryAfter(h.Get("Retry-After"), now); ok {
 		e.RetryAfter = d
 	}
 	e.Verb, e.Path = verb, path
@@ -176,9 +177,10 @@ func retryAfterSeconds(s int64) time.Duration {
 	return time.Duration(min(s, maxRetryAfterSeconds)) * time.Second
 }
 
-// parseRetryAfter reads a Retry-After header: whole seconds or an HTTP date.
-// Anything else (a sign, a fraction, garbage) is no advice.
-func parseRetryAfter(v string) (time.Duration, bool) {
+// parseRetryAfter reads a Retry-After header: whole seconds or an HTTP date,
+// which is a wait from now. Anything else (a sign, a fraction, garbage) is
+// no advice.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
@@ -190,7 +192,7 @@ func parseRetryAfter(v string) (time.Duration, bool) {
 		return retryAfterSeconds(s), true
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0), true
+		return max(t.Sub(now), 0), true
 	}
 	return 0, false
 }
@@ -227,8 +229,14 @@ func IsExpired(err error) bool {
 	return ok && se.Reason == "Expired"
 }
 
-// IsNotFound reports reason NotFound, or code 404 with no reason.
-func IsNotFound(err error) bool { return reasonOrCode(err, "NotFound", http.StatusNotFound) }
+// IsNotFound reports reason NotFound, or code 404 with no reason: the
+// object is gone. A 404 that means the resource is not served, or is
+// namespaced and was addressed without a namespace, is not accepted: its
+// error wraps ErrUnknownResource or ErrNamespaceRequired instead.
+func IsNotFound(err error) bool {
+	return reasonOrCode(err, "NotFound", http.StatusNotFound) &&
+		!errors.Is(err, ErrUnknownResource) && !errors.Is(err, ErrNamespaceRequired)
+}
 
 // IsConflict reports reason Conflict, or code 409 with no reason.
 func IsConflict(err error) bool { return reasonOrCode(err, "Conflict", http.StatusConflict) }

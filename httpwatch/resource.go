@@ -71,7 +71,9 @@ type ResourceClient struct {
 }
 
 // Resource returns a client for one resource. Its name is checked on the
-// first request.
+// first request: one the server does not serve (a misspelt resource, a
+// group version it lacks) fails every request with an error wrapping
+// ErrUnknownResource, which suggests the likely name.
 func (c *Client) Resource(r Resource) *ResourceClient {
 	return &ResourceClient{c: c, res: r}
 }
@@ -137,7 +139,7 @@ func (rc *ResourceClient) ListPage(ctx context.Context, opts ListOptions) (*Page
 	if rc.MetadataOnly {
 		accept = acceptMetaList
 	}
-	resp, err := rc.c.do(ctx, request{method: http.MethodGet, path: path, query: opts.Values(false), accept: accept})
+	resp, err := rc.send(ctx, request{method: http.MethodGet, path: path, query: opts.Values(false), accept: accept})
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +257,7 @@ func (rc *ResourceClient) Delete(ctx context.Context, name string, opts ...Delet
 	if err != nil {
 		return fmt.Errorf("delete %q: %w", name, err)
 	}
-	return rc.discardRequest(ctx, request{method: http.MethodDelete, path: path, accept: acceptJSON, body: body})
+	return rc.discardRequest(ctx, request{method: http.MethodDelete, path: path, accept: acceptJSON, body: body}, true)
 }
 
 // DeleteCollection deletes every object of the collection (in the client's
@@ -273,21 +275,38 @@ func (rc *ResourceClient) DeleteCollection(ctx context.Context, list ListOptions
 	if err := rc.c.checkScope(ctx, rc.res); err != nil {
 		return fmt.Errorf("delete collection: %w", err)
 	}
-	return rc.discardRequest(ctx, request{method: http.MethodDelete, path: path, query: list.Values(false), accept: acceptJSON, body: body})
+	return rc.discardRequest(ctx, request{method: http.MethodDelete, path: path, query: list.Values(false), accept: acceptJSON, body: body}, false)
 }
 
 // discardRequest sends a request whose answer is not needed (a Status, or
-// the deleted objects).
-func (rc *ResourceClient) discardRequest(ctx context.Context, rq request) error {
-	resp, err := rc.c.do(ctx, rq)
+// the deleted objects). The answer is read, so the connection can be used
+// again, up to MaxFrameSize like any other object: past it, oneObject
+// makes the call fail with ErrFrameTooLarge, as Get would; otherwise (the
+// list a DeleteCollection answers, which may be long) reading just stops,
+// since the server has done the delete once it answers 2xx.
+func (rc *ResourceClient) discardRequest(ctx context.Context, rq request, oneObject bool) error {
+	resp, err := rc.send(ctx, rq)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+	max := rc.c.maxFrameSize()
+	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, int64(max)+1))
+	if err != nil {
 		return fmt.Errorf("%s %s: read response: %w", rq.method, rq.path, err)
 	}
+	if n > int64(max) && oneObject {
+		return &DecodeError{Verb: rq.method, Path: rq.path, Offset: int64(max), Err: ErrFrameTooLarge}
+	}
 	return nil
+}
+
+// maxFrameSize is MaxFrameSize, or its default when unset.
+func (c *Client) maxFrameSize() int {
+	if c.MaxFrameSize <= 0 {
+		return DefaultMaxFrameSize
+	}
+	return c.MaxFrameSize
 }
 
 // objectPath is the escaped URL path of object name in namespace ns, or of
@@ -324,15 +343,12 @@ func (rc *ResourceClient) namespaceFor(o *Object) string {
 
 // objectRequest sends a request whose response is one object.
 func (rc *ResourceClient) objectRequest(ctx context.Context, rq request) (*Object, error) {
-	resp, err := rc.c.do(ctx, rq)
+	resp, err := rc.send(ctx, rq)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	max := rc.c.MaxFrameSize
-	if max <= 0 {
-		max = DefaultMaxFrameSize
-	}
+	max := rc.c.maxFrameSize()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: read response: %w", rq.method, rq.path, err)

@@ -1,10 +1,16 @@
 package httpwatch
 
 import (
+	"context"
+	"net/http"
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/internal/apitest"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // maxDuration is the longest Retry-After a StatusError can carry: advice
@@ -35,7 +41,7 @@ func TestParseRetryAfterNeverOverflows(t *testing.T) {
 		{"Wed, 21 Oct 2015 07:28:00 GMT", 0, true}, // a date in the past: retry now
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			got, ok := parseRetryAfter(tc.in)
+			got, ok := parseRetryAfter(tc.in, time.Now())
 			assert.Equal(t, tc.ok, ok)
 			assert.Equal(t, tc.want, got)
 			assert.GreaterOrEqual(t, got, time.Duration(0))
@@ -63,4 +69,26 @@ func TestRetryAfterSecondsInStatusNeverOverflows(t *testing.T) {
 			assert.Equal(t, tc.want, se.RetryAfter)
 		})
 	}
+}
+
+// An HTTP-date Retry-After is a wait measured on the client's Clock, not
+// the real one (issue 26, item 6): both in the StatusError and in the
+// retry's backoff.
+func TestRetryAfterDateUsesTheClientsClock(t *testing.T) {
+	now := time.Date(2015, 10, 21, 7, 28, 0, 0, time.UTC)
+	date := now.Add(30 * time.Second).Format(http.TimeFormat)
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", date)
+		w.WriteHeader(http.StatusTooManyRequests)
+	})
+	c, err := NewClient(&kubeconfig.Config{Host: srv.URL, QPS: -1, Timeout: 10 * time.Second, Clock: clock.NewFake(now)})
+	require.NoError(t, err)
+	c.RetryMax = 0
+	_, err = c.Resource(pods).Get(context.Background(), "p")
+	var se *StatusError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, 30*time.Second, se.RetryAfter)
+
+	resp := &http.Response{Header: http.Header{"Retry-After": {date}}}
+	assert.Equal(t, 30*time.Second, c.backoff(time.Millisecond, time.Minute, 0, resp))
 }

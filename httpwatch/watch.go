@@ -63,7 +63,7 @@ func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher,
 	if resp.StatusCode != http.StatusOK {
 		defer cancel()
 		defer resp.Body.Close()
-		return nil, statusFromResponse("WATCH", path, resp)
+		return nil, rc.explain(ctx, statusFromResponse("WATCH", path, resp, rc.c.now()))
 	}
 	return newStreamWatcher(resp.Body, cancel, "WATCH", path, rc.scanOptions()), nil
 }

@@ -76,3 +76,44 @@ func TestWatchBodyHasNoTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "a", ev.Object.Name())
 }
+
+// WatchHeaderTimeout 0 means no bound on the headers: no timer runs while
+// a watch waits for them, and only its context ends the wait (issue 26, a
+// pin).
+func TestWatchHeaderTimeoutZeroMeansNone(t *testing.T) {
+	arrived := make(chan struct{})
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-r.Context().Done()
+	})
+	clk := clock.NewFake(time.Unix(1000, 0))
+	c, rc := podsClient(t, &kubeconfig.Config{Host: srv.URL, Clock: clk})
+	c.WatchHeaderTimeout = 0
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := rc.Watch(ctx, ListOptions{})
+		errc <- err
+	}()
+	bound := time.NewTimer(10 * time.Second)
+	defer bound.Stop()
+	select {
+	case <-arrived:
+	case err := <-errc:
+		t.Fatalf("the watch ended before reaching the server: %v", err)
+	case <-bound.C:
+		t.Fatal("the watch never reached the server")
+	}
+	require.Zero(t, clk.Waiters(), "no timer bounds the headers")
+	clk.Step(24 * time.Hour)
+	cancel()
+	select {
+	case err := <-errc:
+		require.ErrorIs(t, err, context.Canceled)
+		require.NotErrorIs(t, err, ErrResponseHeaderTimeout)
+	case <-bound.C:
+		t.Fatal("the watch did not end with its context")
+	}
+}

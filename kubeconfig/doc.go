@@ -14,6 +14,15 @@
 //	if err != nil { ... }
 //	client, err := httpwatch.NewClient(cfg)
 //
+// A command-line program takes kubectl's connection flags (--kubeconfig,
+// --context, --server, --token-file, --ca) with Flags, and falls back to
+// what FromEnvironment finds, in-cluster included:
+//
+//	var kf kubeconfig.Flags
+//	kf.Register(flag.CommandLine)
+//	flag.Parse()
+//	cfg, err := kf.Load()
+//
 // Secrets never leave the process by accident: a Config prints, encodes to
 // JSON and logs through log/slog with every secret redacted, errors never
 // quote one, and credentials are never sent to a host a server redirects to.

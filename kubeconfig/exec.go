@@ -1,6 +1,7 @@
 package kubeconfig
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -305,14 +307,15 @@ func (a *execAuth) exec() (*execCreds, error) {
 		err = fmt.Errorf("exec plugin %s: %w", a.cfg.Command, err)
 	}
 	if msg := strings.TrimSpace(stderr.String()); msg != "" {
-		msg = redact.Secrets(msg, a.secrets(stdout.b))
+		msg = redact.Opaque(msg, a.secrets(stdout.b))
 		return nil, fmt.Errorf("%w; its stderr ends: %s", err, msg)
 	}
 	return nil, err
 }
 
-// secrets are what a failed plugin's stderr must not show: the values of
-// its environment variables and whatever credential it printed.
+// secrets are what an error about the plugin must not show: the values
+// of its environment variables and whatever credential it printed, read
+// from the first JSON value of its output even when more follows.
 func (a *execAuth) secrets(stdout []byte) []string {
 	var s []string
 	for _, v := range a.cfg.Env {
@@ -320,14 +323,25 @@ func (a *execAuth) secrets(stdout []byte) []string {
 	}
 	var cred struct {
 		Status struct {
-			Token     string `json:"token"`
-			ClientKey string `json:"clientKeyData"`
+			Token      string `json:"token"`
+			ClientKey  string `json:"clientKeyData"`
+			ClientCert string `json:"clientCertificateData"`
 		} `json:"status"`
 	}
-	if json.Unmarshal(stdout, &cred) == nil {
-		s = append(s, cred.Status.Token, cred.Status.ClientKey)
+	if json.NewDecoder(bytes.NewReader(stdout)).Decode(&cred) == nil {
+		s = append(s, cred.Status.Token, cred.Status.ClientKey, cred.Status.ClientCert)
 	}
 	return s
+}
+
+// shown is a value the plugin printed, as an error may quote it: cut
+// short, and with its credentials and anything shaped like one redacted.
+func (a *execAuth) shown(v string, stdout []byte) string {
+	const max = 64
+	if len(v) > max {
+		v = v[:max] + "..."
+	}
+	return strconv.Quote(redact.Opaque(v, a.secrets(stdout)))
 }
 
 func (a *execAuth) parse(out []byte) (*execCreds, error) {
@@ -348,9 +362,9 @@ func (a *execAuth) parse(out []byte) (*execCreds, error) {
 	}
 	switch {
 	case cred.Kind != "ExecCredential":
-		return nil, fmt.Errorf("exec plugin %s printed kind %q, want ExecCredential", a.cfg.Command, cred.Kind)
+		return nil, fmt.Errorf("exec plugin %s printed kind %s, want ExecCredential", a.cfg.Command, a.shown(cred.Kind, out))
 	case cred.APIVersion != a.cfg.APIVersion:
-		return nil, fmt.Errorf("exec plugin %s printed apiVersion %q, want %q as configured", a.cfg.Command, cred.APIVersion, a.cfg.APIVersion)
+		return nil, fmt.Errorf("exec plugin %s printed apiVersion %s, want %q as configured", a.cfg.Command, a.shown(cred.APIVersion, out), a.cfg.APIVersion)
 	case cred.Status == nil:
 		return nil, fmt.Errorf("exec plugin %s printed no status", a.cfg.Command)
 	}
@@ -372,7 +386,9 @@ func (a *execAuth) parse(out []byte) (*execCreds, error) {
 	if s.ExpirationTimestamp != "" {
 		t, err := time.Parse(time.RFC3339, s.ExpirationTimestamp)
 		if err != nil {
-			return nil, fmt.Errorf("exec plugin %s: expirationTimestamp: %w", a.cfg.Command, err)
+			// The parser's error quotes the value, which may be anything
+			// the plugin printed, the token included.
+			return nil, fmt.Errorf("exec plugin %s: expirationTimestamp is not an RFC 3339 time such as 2006-01-02T15:04:05Z (%d bytes)", a.cfg.Command, len(s.ExpirationTimestamp))
 		}
 		c.expiry = t
 	}
@@ -383,17 +399,30 @@ func (a *execAuth) parse(out []byte) (*execCreds, error) {
 type tailBuffer struct {
 	max int
 	b   []byte
+	cut bool
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.b = append(t.b, p...)
 	if len(t.b) > t.max {
 		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+		t.cut = true
 	}
 	return len(p), nil
 }
 
-func (t *tailBuffer) String() string { return string(t.b) }
+// String is the whole lines kept. A line the cut began in is dropped: its
+// end may be the end of a secret, which no redaction would recognise.
+func (t *tailBuffer) String() string {
+	if !t.cut {
+		return string(t.b)
+	}
+	i := bytes.IndexByte(t.b, '\n')
+	if i < 0 {
+		return ""
+	}
+	return string(t.b[i+1:])
+}
 
 // cappedBuffer keeps up to max bytes and fails the write that would exceed
 // them, which closes the pipe and so stops the plugin writing.

@@ -316,7 +316,7 @@ func TestExecErrors(t *testing.T) {
 		{
 			name: "bad expiry",
 			exec: fakePluginConfig(t, ExecAPIVersionV1, "FAKE_RAW", `{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"hunter2","expirationTimestamp":"tomorrow"}}`),
-			want: []string{"expirationTimestamp: parsing time"},
+			want: []string{"expirationTimestamp is not an RFC 3339 time"},
 		},
 	}
 	for _, tt := range tests {

@@ -28,6 +28,9 @@ func parseKubeconfig(path string, data []byte) (*kubeconfig, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, &Error{File: abs, Err: fmt.Errorf("not valid YAML: %w", err)}
 	}
+	if err := checkAliasing(&doc); err != nil {
+		return nil, &Error{File: abs, Err: err}
+	}
 	if len(doc.Content) == 0 {
 		return kc, nil // an empty file defines nothing, as for kubectl
 	}

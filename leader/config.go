@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 
@@ -18,9 +19,9 @@ type Record = lease.Record
 
 // Defaults for the zero fields of Config, client-go's values.
 const (
-	DefaultLeaseDuration = 15 * time.Second
-	DefaultRenewDeadline = 10 * time.Second
-	DefaultRetryPeriod   = 2 * time.Second
+	DefaultLeaseDuration = lease.DefaultLeaseDuration
+	DefaultRenewDeadline = lease.DefaultRenewDeadline
+	DefaultRetryPeriod   = lease.DefaultRetryPeriod
 	DefaultJitterFactor  = 1.2
 )
 
@@ -67,6 +68,18 @@ type Config struct {
 	// observes, itself included. It runs on the election loop: keep it short.
 	OnNewLeader func(identity string)
 
+	// OnError, if set, sees every lease request that failed, on the
+	// election loop (keep it short); the candidate retries at its next
+	// attempt. Lost races (409 Conflict) are among them; cancellation by
+	// Run's context is not.
+	OnError func(error)
+	// Logger gets the first occurrence of each distinct failure at Warn,
+	// or at Error with what to do when retrying will not cure it (401,
+	// 403, the Lease API or the namespace missing), repeats as a count,
+	// and the recovery at Info; a healthy candidate logs nothing above
+	// Debug. Nil means slog.Default().
+	Logger *slog.Logger
+
 	// Clock drives every wait and expiry; nil means clock.Real.
 	Clock clock.Clock
 }
@@ -75,15 +88,8 @@ type Config struct {
 var ErrConfig = errors.New("invalid leader election config")
 
 func (c *Config) setDefaults() {
-	if c.LeaseDuration == 0 {
-		c.LeaseDuration = DefaultLeaseDuration
-	}
-	if c.RenewDeadline == 0 {
-		c.RenewDeadline = DefaultRenewDeadline
-	}
-	if c.RetryPeriod == 0 {
-		c.RetryPeriod = DefaultRetryPeriod
-	}
+	t := c.timing().WithDefaults()
+	c.LeaseDuration, c.RenewDeadline, c.RetryPeriod = t.LeaseDuration, t.RenewDeadline, t.RetryPeriod
 	if c.JitterFactor == 0 {
 		c.JitterFactor = DefaultJitterFactor
 	}
@@ -92,6 +98,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
 	}
 }
 
@@ -105,13 +114,15 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: Identity is empty", ErrConfig)
 	case c.OnStartedLeading == nil:
 		return fmt.Errorf("%w: OnStartedLeading is nil", ErrConfig)
-	case c.LeaseDuration < 0 || c.RenewDeadline < 0 || c.RetryPeriod < 0 || c.JitterFactor < 0:
-		return fmt.Errorf("%w: durations and JitterFactor must be positive", ErrConfig)
-	case c.LeaseDuration <= c.RenewDeadline:
-		return fmt.Errorf("%w: LeaseDuration (%v) must exceed RenewDeadline (%v)", ErrConfig, c.LeaseDuration, c.RenewDeadline)
-	case float64(c.RenewDeadline) <= c.JitterFactor*float64(c.RetryPeriod):
-		return fmt.Errorf("%w: RenewDeadline (%v) must exceed JitterFactor*RetryPeriod (%v*%v)",
-			ErrConfig, c.RenewDeadline, c.JitterFactor, c.RetryPeriod)
+	case c.JitterFactor < 0:
+		return fmt.Errorf("%w: JitterFactor must be positive", ErrConfig)
+	}
+	if err := c.timing().Check(c.JitterFactor); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
+}
+
+func (c *Config) timing() lease.Timing {
+	return lease.Timing{LeaseDuration: c.LeaseDuration, RenewDeadline: c.RenewDeadline, RetryPeriod: c.RetryPeriod}
 }

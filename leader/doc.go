@@ -49,4 +49,12 @@
 // RetryPeriod of its last renewal; one whose context is cancelled with
 // ReleaseOnCancel clears the holder, and is replaced at the next attempt of
 // a waiting candidate.
+//
+// # Failures
+//
+// Every failed lease request reaches Config.OnError and, without flooding,
+// Config.Logger: a 403 is logged once at Error with the grant to make, a
+// transient failure once at Warn, repeats as a count, the recovery at
+// Info. The candidate keeps trying, except against a server that does not
+// serve leases: Run then returns ErrNotServed.
 package leader

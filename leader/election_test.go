@@ -1,6 +1,7 @@
 package leader
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +33,14 @@ func TestThreeCandidatesOneLeader(t *testing.T) {
 	assert.Equal(t, 15, rec.LeaseDurationSeconds)
 	assert.Equal(t, h.clk.Now(), rec.RenewTime, "renewed every RetryPeriod")
 	for range 3 {
-		assert.Equal(t, lead[0], <-seen, "every candidate reports the one leader")
+		select {
+		case l := <-seen:
+			assert.Equal(t, lead[0], l, "every candidate reports the one leader")
+		case <-time.After(waitTimeout):
+			t.Fatal("a candidate did not report the leader")
+		}
 	}
+	assert.Empty(t, h.log.Lines(slog.LevelInfo), "healthy candidates log nothing above Debug (decision 29)")
 }
 
 // A leader cut off from the server steps down RenewDeadline after its last
@@ -54,7 +61,7 @@ func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
 	a.part.setDrop(true)
 	h.step(2*testLease, 500*time.Millisecond)
 	require.Equal(t, []string{"b"}, h.leaders())
-	<-a.done
+	waitClosed(t, a.done, "a to stop")
 	require.ErrorIs(t, a.err, ErrLost)
 	require.ErrorIs(t, a.err, errDeadline)
 
@@ -83,7 +90,7 @@ func TestSlowRenewalStepsDown(t *testing.T) {
 	a.part.hold = make(chan struct{}) // never released
 	a.part.mu.Unlock()
 	h.step(testLease+testRetry, 500*time.Millisecond)
-	<-a.done
+	waitClosed(t, a.done, "a to stop")
 	require.ErrorIs(t, a.err, ErrLost)
 	assert.Equal(t, []string{"b"}, h.leaders())
 	terms := h.allTerms()
@@ -120,7 +127,7 @@ func TestReleaseOnCancelHandsOverAtNextRetry(t *testing.T) {
 	h.add("c", release)
 	h.settle()
 	a.stop()
-	<-a.done
+	waitClosed(t, a.done, "a to stop")
 	require.NoError(t, a.err)
 	rec := h.record()
 	assert.Empty(t, rec.HolderIdentity)
@@ -207,10 +214,7 @@ func TestLateTakeDoesNotLead(t *testing.T) {
 	require.Equal(t, "c", h.record().HolderIdentity, "c took the lease a took and never renewed")
 	require.Equal(t, []string{"c"}, h.leaders())
 
-	a.part.mu.Lock()
-	close(a.part.hold)
-	a.part.hold = nil
-	a.part.mu.Unlock()
+	h.releaseHeld(a)
 	h.settle()
 	h.step(testRetry, testRetry)
 	assert.Equal(t, []string{"c"}, h.leaders())
@@ -240,7 +244,7 @@ func TestReleaseAfterRenewalInFlight(t *testing.T) {
 	a.part.hold = nil // the release goes through at once; the renewal's reply never comes
 	a.part.mu.Unlock()
 	a.stop()
-	<-a.done
+	waitClosed(t, a.done, "a to stop")
 	require.NoError(t, a.err)
 	assert.Empty(t, h.record().HolderIdentity, "released")
 }

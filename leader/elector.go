@@ -15,6 +15,10 @@ import (
 // it). Processes usually exit on it and start again as a fresh candidate.
 var ErrLost = errors.New("leadership lost")
 
+// ErrNotServed is what Run returns when the server does not serve
+// coordination.k8s.io/v1 leases: no retry can make the election work.
+var ErrNotServed = lease.ErrNotServed
+
 // errDeadline cancels the leader's context when RenewDeadline passed.
 var errDeadline = errors.New("lease not renewed within RenewDeadline")
 
@@ -22,6 +26,7 @@ var errDeadline = errors.New("lease not renewed within RenewDeadline")
 type Elector struct {
 	cfg   Config
 	lease lease.Lease
+	rep   *lease.Reporter
 
 	mu       sync.Mutex
 	leading  bool      // from acquiring until OnStartedLeading returned
@@ -46,22 +51,33 @@ func New(cfg Config) (*Elector, error) {
 		Identity: cfg.Identity,
 		Duration: cfg.LeaseDuration,
 		Clock:    cfg.Clock,
+	}, rep: &lease.Reporter{
+		Logger: cfg.Logger, OnError: cfg.OnError, Clock: cfg.Clock,
+		Who: "leader election", Attrs: []any{"identity", cfg.Identity},
+		Verbs: "get, create and update",
 	}}, nil
 }
 
 // Run competes for the lease until ctx is cancelled (it returns nil) or
 // until it led and lost the lease (it returns an error wrapping ErrLost).
-// When it leads, it returns only after OnStartedLeading has returned.
+// When it leads, it returns only after OnStartedLeading has returned. It
+// returns at once, with an error wrapping ErrNotServed, when the server
+// does not serve leases; every other failure is reported (Logger,
+// OnError) and retried, since RBAC granted later cures a 403.
 func (e *Elector) Run(ctx context.Context) error {
-	sent, ok := e.acquire(ctx)
-	if !ok {
-		return nil
+	sent, err := e.acquire(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
 	}
-	err := e.lead(ctx, sent)
+	err = e.lead(ctx, sent)
 	if ctx.Err() != nil && e.cfg.ReleaseOnCancel {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.RenewDeadline)
 		defer cancel()
 		if rerr := e.lease.Release(rctx); rerr != nil {
+			e.rep.Failed(rerr)
 			return rerr
 		}
 		return nil
@@ -96,15 +112,20 @@ func (e *Elector) Check(tolerance time.Duration) error {
 }
 
 // acquire tries to take the lease every RetryPeriod plus jitter until it
-// succeeds (ok) or ctx is cancelled. A take confirmed RenewDeadline or more
+// succeeds or ctx is cancelled, or the server turns out not to serve
+// leases (an error wrapping ErrNotServed). A take confirmed RenewDeadline or more
 // after it was sent does not count: others may have seen it, waited
 // LeaseDuration and taken the lease meanwhile; the next try reads again.
-func (e *Elector) acquire(ctx context.Context) (sent time.Time, ok bool) {
+func (e *Elector) acquire(ctx context.Context) (time.Time, error) {
 	for {
 		sent, err := e.lease.Try(ctx)
 		e.report()
+		e.account(err)
+		if lease.NotServed(err) {
+			return time.Time{}, fmt.Errorf("leader election on lease %s: %w: %w", e.cfg.Name, ErrNotServed, err)
+		}
 		if err == nil && e.cfg.Clock.Now().Before(sent.Add(e.cfg.RenewDeadline)) {
-			return sent, true
+			return sent, nil
 		}
 		wait := e.cfg.RetryPeriod + time.Duration(e.cfg.Jitter()*e.cfg.JitterFactor*float64(e.cfg.RetryPeriod))
 		// Try again the moment the holder's lease expires, not up to a
@@ -113,7 +134,7 @@ func (e *Elector) acquire(ctx context.Context) (sent time.Time, ok bool) {
 			wait = until
 		}
 		if !e.sleep(ctx, wait) {
-			return time.Time{}, false
+			return time.Time{}, ctx.Err()
 		}
 	}
 }
@@ -165,6 +186,7 @@ func (e *Elector) renew(leadCtx context.Context, cancel context.CancelCauseFunc,
 	for e.sleep(leadCtx, e.cfg.RetryPeriod) {
 		sent, err := e.lease.Try(leadCtx)
 		e.report()
+		e.account(err)
 		switch {
 		case errors.Is(err, lease.ErrHeld):
 			cancel(err)
@@ -185,6 +207,16 @@ func (e *Elector) renew(leadCtx context.Context, cancel context.CancelCauseFunc,
 			return
 		}
 	}
+}
+
+// account reports the outcome of a try: a lease found held by another is
+// no failed request.
+func (e *Elector) account(err error) {
+	if err == nil || errors.Is(err, lease.ErrHeld) {
+		e.rep.Succeeded()
+		return
+	}
+	e.rep.Failed(err)
 }
 
 // report tells OnNewLeader about a holder not reported before.

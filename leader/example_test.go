@@ -3,6 +3,7 @@ package leader_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
@@ -21,7 +22,10 @@ func Example() {
 	}
 	defer client.CloseIdleConnections()
 
-	ctx, cancel := context.WithCancel(context.Background())
+	// Run returns at this deadline at the latest: a broken example fails,
+	// not hangs.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	el, err := leader.New(leader.Config{
 		Leases: client.Resource(httpwatch.Resource{Group: "coordination.k8s.io",
 			Version: "v1", Resource: "leases", Namespace: "default"}),

@@ -3,7 +3,10 @@ package leader
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease"
+	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/kubeconfig"
 )
 
@@ -31,9 +35,12 @@ var leases = httpwatch.Resource{Group: "coordination.k8s.io", Version: "v1", Res
 type partition struct {
 	next http.RoundTripper
 
-	mu      sync.Mutex
-	drop    bool
-	hold    chan struct{} // non-nil: requests wait for it to close
+	mu   sync.Mutex
+	drop bool
+	hold chan struct{} // non-nil: requests wait for it to close
+	// refuse, if set, answers the requests it returns a Status for
+	// (its code) in the server's stead, as RBAC would.
+	refuse  func(r *http.Request) (code int, status string)
 	holding int
 	// holdWrites: with hold, only writes are held, and only once the
 	// server has applied them (their replies are late).
@@ -55,6 +62,9 @@ func (p *partition) RoundTrip(r *http.Request) (*http.Response, error) {
 	p.mu.Unlock()
 	if drop {
 		return nil, errPartitioned
+	}
+	if resp := p.refused(r); resp != nil {
+		return resp, nil
 	}
 	if late {
 		resp, err := p.next.RoundTrip(r)
@@ -84,6 +94,49 @@ func (p *partition) RoundTrip(r *http.Request) (*http.Response, error) {
 	return p.next.RoundTrip(r)
 }
 
+func (p *partition) refused(r *http.Request) *http.Response {
+	p.mu.Lock()
+	refuse := p.refuse
+	p.mu.Unlock()
+	if refuse == nil {
+		return nil
+	}
+	code, status := refuse(r)
+	if code == 0 {
+		return nil
+	}
+	return &http.Response{
+		StatusCode: code, Status: http.StatusText(code), Request: r,
+		Header: http.Header{"Content-Type": {"application/json"}},
+		Body:   io.NopCloser(strings.NewReader(status)),
+	}
+}
+
+func (p *partition) setRefuse(f func(r *http.Request) (int, string)) {
+	p.mu.Lock()
+	p.refuse = f
+	p.mu.Unlock()
+}
+
+// release lets held requests go and holds no more.
+func (p *partition) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hold != nil {
+		close(p.hold)
+		p.hold = nil
+	}
+}
+
+// releaseHeld lets n's held requests go and waits until they have
+// returned: settle counts a node with a held request as idle, so the
+// clock must not move on before the replies are in.
+func (h *harness) releaseHeld(n *node) {
+	h.t.Helper()
+	n.part.release()
+	require.Eventually(h.t, func() bool { return n.part.held() == 0 }, waitTimeout, time.Millisecond, "held requests did not return")
+}
+
 func (p *partition) setDrop(v bool) { p.mu.Lock(); p.drop = v; p.mu.Unlock() }
 
 func (p *partition) held() int { p.mu.Lock(); defer p.mu.Unlock(); return p.holding }
@@ -102,6 +155,12 @@ type harness struct {
 	t   *testing.T
 	srv *watchtest.Server
 	clk *clock.Fake
+
+	// log gets every candidate's lines unless its Config says otherwise;
+	// refuse is given to the partitions of candidates added from then on.
+	logger *slog.Logger
+	log    *leasetest.Log
+	refuse func(r *http.Request) (int, string)
 
 	mu         sync.Mutex
 	terms      []*term
@@ -125,13 +184,14 @@ func newHarness(t *testing.T) *harness {
 	srv := watchtest.NewServer()
 	srv.AddResource(watchtest.Leases)
 	t.Cleanup(srv.Close)
-	return &harness{t: t, srv: srv, clk: clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
+	logger, log := leasetest.NewLogger()
+	return &harness{t: t, srv: srv, clk: clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), logger: logger, log: log}
 }
 
 // add starts a candidate; edit may change its Config first.
 func (h *harness) add(id string, edit func(*Config)) *node {
 	h.t.Helper()
-	part := &partition{next: h.srv.Client().Transport}
+	part := &partition{next: h.srv.Client().Transport, refuse: h.refuse}
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: h.srv.URL, QPS: -1, Transport: part})
 	require.NoError(h.t, err)
 	c.RetryMax = 0
@@ -140,7 +200,7 @@ func (h *harness) add(id string, edit func(*Config)) *node {
 	cfg := Config{
 		Leases: c.Resource(leases), Name: "lock", Identity: id,
 		LeaseDuration: testLease, RenewDeadline: testRenew, RetryPeriod: testRetry,
-		Jitter: func() float64 { return 0 }, Clock: h.clk,
+		Jitter: func() float64 { return 0 }, Clock: h.clk, Logger: h.logger,
 		OnStartedLeading: func(ctx context.Context) { h.lead(id, ctx) },
 	}
 	if edit != nil {
@@ -158,8 +218,27 @@ func (h *harness) add(id string, edit func(*Config)) *node {
 		defer close(n.done)
 		n.err = n.e.Run(ctx)
 	}()
-	h.t.Cleanup(func() { cancel(); <-n.done })
+	h.t.Cleanup(func() {
+		cancel()
+		n.part.release()
+		waitClosed(h.t, n.done, "candidate "+id+" to stop")
+	})
 	return n
+}
+
+// waitTimeout bounds every wait of a test: a broken behaviour fails it
+// with its message in seconds rather than at go test's timeout.
+const waitTimeout = 10 * time.Second
+
+// waitClosed waits for ch to be closed, and fails the test if it is not
+// within waitTimeout.
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(waitTimeout):
+		t.Fatalf("gave up waiting for %s after %v", what, waitTimeout)
+	}
 }
 
 // lead is every candidate's OnStartedLeading: it records the term and

@@ -40,7 +40,7 @@ func TestCheckFailsWhenLeaderOutlivesDeadline(t *testing.T) {
 	h.clk.Step(2 * time.Second)
 	assert.ErrorContains(t, a.e.Check(time.Second), "renewal overdue by 2s")
 	letGo()
-	<-a.done
+	waitClosed(t, a.done, "a to stop")
 	require.NoError(t, a.e.Check(0), "not leading any more")
 }
 
@@ -61,5 +61,5 @@ func TestRecordFormat(t *testing.T) {
 	assert.EqualValues(t, 15, spec.Get("leaseDurationSeconds").Int())
 	assert.EqualValues(t, 0, spec.Get("leaseTransitions").Int())
 	h.nodes[0].stop()
-	<-stopped
+	waitClosed(t, stopped, "a to stop leading")
 }

@@ -9,7 +9,9 @@ import (
 // for the work and the function to call when the work is done. It returns
 // ErrNotOwned at once, or as soon as the key moves away while it waits,
 // when another member owns the key by this member's view; ErrStopped once
-// Run is returning; ctx's error if ctx ends first.
+// Run is returning; ctx's error if ctx ends first. Before the member's
+// first round (or while it sees no live member at all) nobody owns the
+// key: Acquire waits.
 //
 // The key may be processed once this member's published acknowledgement
 // gives it the key and every other holder of a lease of the group, as
@@ -41,6 +43,10 @@ func (m *Member) tryAcquire(ctx context.Context, key string) (context.Context, f
 	switch {
 	case m.stopped:
 		return nil, nil, nil, ErrStopped
+	case Owner(key, m.view) == "":
+		// No live member yet (before the first round, or while the group
+		// cannot be read): nobody owns the key, so wait.
+		return nil, nil, m.changed, nil
 	case Owner(key, m.view) != m.cfg.Identity:
 		return nil, nil, nil, ErrNotOwned
 	case m.mayProcess(key):

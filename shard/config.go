@@ -3,19 +3,20 @@ package shard
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/leader"
+	"github.com/listwatch/listwatch/internal/lease"
 )
 
 // Defaults for the zero fields of Config: the leader package's.
 const (
-	DefaultLeaseDuration = leader.DefaultLeaseDuration
-	DefaultRenewDeadline = leader.DefaultRenewDeadline
-	DefaultRetryPeriod   = leader.DefaultRetryPeriod
+	DefaultLeaseDuration = lease.DefaultLeaseDuration
+	DefaultRenewDeadline = lease.DefaultRenewDeadline
+	DefaultRetryPeriod   = lease.DefaultRetryPeriod
 )
 
 // The label that marks a membership lease as one of a group's, and the
@@ -65,9 +66,17 @@ type Config struct {
 	OnChange func(members []string)
 
 	// OnError, if set, sees every request of the member that failed (a
-	// renewal, a read of the group, an eviction); the member retries at its
-	// next round. It runs on the member's loop.
+	// renewal, a read of the group, an eviction, lost races included); the
+	// member retries at its next round. Cancellation by Run's context is
+	// not reported. It runs on the member's loop: keep it short.
 	OnError func(error)
+	// Logger gets the first occurrence of each distinct failure at Warn,
+	// or at Error with what to do when retrying will not cure it (401,
+	// 403, the Lease API or the namespace missing, a lease of the member's
+	// name that another user made), repeats as a count, and the recovery
+	// at Info; a healthy member logs nothing above Debug. Nil means
+	// slog.Default().
+	Logger *slog.Logger
 
 	// Clock drives every wait and expiry; nil means clock.Real.
 	Clock clock.Clock
@@ -77,20 +86,16 @@ type Config struct {
 var ErrConfig = errors.New("invalid shard config")
 
 func (c *Config) setDefaults() {
-	if c.LeaseDuration == 0 {
-		c.LeaseDuration = DefaultLeaseDuration
-	}
-	if c.RenewDeadline == 0 {
-		c.RenewDeadline = DefaultRenewDeadline
-	}
-	if c.RetryPeriod == 0 {
-		c.RetryPeriod = DefaultRetryPeriod
-	}
+	t := c.timing().WithDefaults()
+	c.LeaseDuration, c.RenewDeadline, c.RetryPeriod = t.LeaseDuration, t.RenewDeadline, t.RetryPeriod
 	if c.Name == "" {
 		c.Name = c.Group + "-" + c.Identity
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
 	}
 }
 
@@ -102,12 +107,13 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: Group is empty", ErrConfig)
 	case c.Identity == "" || len(c.Identity) > maxIdentityLen || strings.ContainsAny(c.Identity, membersSeparator+" "):
 		return fmt.Errorf("%w: Identity %q must be 1 to %d characters without commas or spaces", ErrConfig, c.Identity, maxIdentityLen)
-	case c.LeaseDuration < 0 || c.RenewDeadline < 0 || c.RetryPeriod < 0:
-		return fmt.Errorf("%w: durations must be positive", ErrConfig)
-	case c.LeaseDuration <= c.RenewDeadline:
-		return fmt.Errorf("%w: LeaseDuration (%v) must exceed RenewDeadline (%v)", ErrConfig, c.LeaseDuration, c.RenewDeadline)
-	case c.RenewDeadline <= c.RetryPeriod:
-		return fmt.Errorf("%w: RenewDeadline (%v) must exceed RetryPeriod (%v)", ErrConfig, c.RenewDeadline, c.RetryPeriod)
+	}
+	if err := c.timing().Check(0); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
+}
+
+func (c *Config) timing() lease.Timing {
+	return lease.Timing{LeaseDuration: c.LeaseDuration, RenewDeadline: c.RenewDeadline, RetryPeriod: c.RetryPeriod}
 }

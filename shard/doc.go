@@ -28,6 +28,12 @@
 //	// shard.ErrNotOwned: another replica owns the key by this view. Drop
 //	// it once the informer no longer holds it; until then queue it again
 //	// later, since the ring may turn back before the relist drops it.
+//	// Before the member's first round Acquire waits: nobody owns it yet.
+//
+// Failed lease requests reach Config.OnError and, once per distinct
+// failure, Config.Logger (a 403 at Error, with the grant to make); Run
+// keeps retrying them, but returns ErrNotServed when the server does not
+// serve leases.
 //
 // # Membership
 //

@@ -3,6 +3,7 @@ package shard_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
@@ -24,7 +25,8 @@ func Example() {
 		return
 	}
 	defer client.CloseIdleConnections()
-	ctx, cancel := context.WithCancel(context.Background())
+	// Every wait ends at this deadline: a broken example fails, not hangs.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
 	joined := make(chan []string, 1)
@@ -41,11 +43,20 @@ func Example() {
 	}
 	done := make(chan error)
 	go func() { done <- m.Run(ctx) }()
-	fmt.Println("members:", <-joined) // alone: every key is ours
+	select {
+	case members := <-joined:
+		fmt.Println("members:", members) // alone: every key is ours
+	case <-ctx.Done():
+		fmt.Println(ctx.Err())
+		return
+	}
 
 	inf := listwatch.NewInformer(m.Source(client.Resource(httpwatch.Resource{Version: "v1", Resource: "configmaps"})), 0)
 	go inf.Run(ctx)
-	<-inf.Synced()
+	if !listwatch.WaitForCacheSync(ctx, inf.HasSynced) {
+		fmt.Println("not synced:", ctx.Err())
+		return
+	}
 	fmt.Println("cached:", inf.Indexer().Len())
 
 	kctx, release, err := m.Acquire(ctx, "ns/a")

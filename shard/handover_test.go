@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
@@ -35,6 +36,7 @@ func TestThreeMembersSplitKeys(t *testing.T) {
 	settled := len(h.grants)
 	h.step(time.Minute, testRetry)
 	assert.Len(t, h.grants, settled, "a stable ring never moves a key")
+	assert.Empty(t, h.log.Lines(slog.LevelInfo), "healthy members log nothing above Debug (decision 29)")
 }
 
 // A member joining takes the keys rendezvous hashing gives it, each only
@@ -75,7 +77,7 @@ func TestLeaveHandsOverWithinARound(t *testing.T) {
 	left := h.clk.Now()
 	c.stop()
 	h.settle()
-	<-c.done
+	waitClosed(t, c.done, "c to stop")
 	require.NoError(t, c.err)
 	h.step(testRetry, testRetry/4)
 	assert.Equal(t, h.want("a", "b"), h.holders())
@@ -233,7 +235,7 @@ func TestLostReplyDoesNotHandKeysTwice(t *testing.T) {
 	h.step(testRetry, testRetry/4) // a sees c, gives its keys up, "fails" to publish
 	c.stop()
 	h.settle()
-	<-c.done
+	waitClosed(t, c.done, "c to stop")
 	require.NoError(t, c.err)
 	// a sees c gone: its view is {a,b} again, which its acked set still is.
 	h.step(testRetry, testRetry/4)

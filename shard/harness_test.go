@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/kubeconfig"
 )
 
@@ -36,7 +40,10 @@ type partition struct {
 	drop      bool
 	loseWrite bool          // updates reach the server, their replies are lost
 	hold      chan struct{} // non-nil: requests wait for it to close
-	holding   int
+	// refuse, if set, answers the requests it returns a Status for
+	// (its code) in the server's stead, as RBAC would.
+	refuse  func(r *http.Request) (code int, status string)
+	holding int
 }
 
 var errPartitioned = errors.New("partitioned")
@@ -50,6 +57,9 @@ func (p *partition) RoundTrip(r *http.Request) (*http.Response, error) {
 	p.mu.Unlock()
 	if drop {
 		return nil, errPartitioned
+	}
+	if resp := p.refused(r); resp != nil {
+		return resp, nil
 	}
 	if hold != nil {
 		defer func() { p.mu.Lock(); p.holding--; p.mu.Unlock() }()
@@ -68,6 +78,40 @@ func (p *partition) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 var errReplyLost = errors.New("reply lost")
+
+func (p *partition) refused(r *http.Request) *http.Response {
+	p.mu.Lock()
+	refuse := p.refuse
+	p.mu.Unlock()
+	if refuse == nil {
+		return nil
+	}
+	code, status := refuse(r)
+	if code == 0 {
+		return nil
+	}
+	return &http.Response{
+		StatusCode: code, Status: http.StatusText(code), Request: r,
+		Header: http.Header{"Content-Type": {"application/json"}},
+		Body:   io.NopCloser(strings.NewReader(status)),
+	}
+}
+
+func (p *partition) setRefuse(f func(r *http.Request) (int, string)) {
+	p.mu.Lock()
+	p.refuse = f
+	p.mu.Unlock()
+}
+
+// release lets held requests go and holds no more.
+func (p *partition) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hold != nil {
+		close(p.hold)
+		p.hold = nil
+	}
+}
 
 func (p *partition) setDrop(v bool) { p.mu.Lock(); p.drop = v; p.mu.Unlock() }
 
@@ -91,6 +135,12 @@ type harness struct {
 	srv  *watchtest.Server
 	clk  *clock.Fake
 	keys []string
+
+	// log gets every member's lines unless its Config says otherwise;
+	// refuse is given to the partitions of members added from then on.
+	logger *slog.Logger
+	log    *leasetest.Log
+	refuse func(r *http.Request) (int, string)
 
 	mu         sync.Mutex
 	holding    map[string]*grantRecord // key → the grant in progress
@@ -130,7 +180,8 @@ func newHarness(t *testing.T) *harness {
 	srv := watchtest.NewServer()
 	srv.AddResource(watchtest.Leases)
 	t.Cleanup(srv.Close)
-	h := &harness{t: t, srv: srv, clk: clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), holding: map[string]*grantRecord{}}
+	logger, log := leasetest.NewLogger()
+	h := &harness{t: t, srv: srv, clk: clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), holding: map[string]*grantRecord{}, logger: logger, log: log}
 	for i := range testKeys {
 		h.keys = append(h.keys, fmt.Sprintf("ns/key-%02d", i))
 	}
@@ -140,7 +191,7 @@ func newHarness(t *testing.T) *harness {
 // add starts a member and its workers; edit may change its Config first.
 func (h *harness) add(id string, edit func(*Config)) *node {
 	h.t.Helper()
-	part := &partition{next: h.srv.Client().Transport}
+	part := &partition{next: h.srv.Client().Transport, refuse: h.refuse}
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: h.srv.URL, QPS: -1, Transport: part})
 	require.NoError(h.t, err)
 	c.RetryMax = 0
@@ -148,7 +199,7 @@ func (h *harness) add(id string, edit func(*Config)) *node {
 	cfg := Config{
 		Leases: c.Resource(leases), Group: "g", Identity: id,
 		LeaseDuration: testLease, RenewDeadline: testRenew, RetryPeriod: testRetry,
-		Clock: h.clk,
+		Clock: h.clk, Logger: h.logger,
 	}
 	if edit != nil {
 		edit(&cfg)
@@ -172,12 +223,33 @@ func (h *harness) add(id string, edit func(*Config)) *node {
 		n.err = m.Run(ctx)
 	}()
 	h.t.Cleanup(func() {
+		// Unpause and unfreeze first: a member waits for its workers to
+		// let go of their keys before Run returns, and a failed check must
+		// print its message rather than hang (issue 26).
 		cancel()
-		<-n.done
 		n.unpause()
-		n.workerWG.Wait()
+		n.part.release()
+		waitClosed(h.t, n.done, "member "+id+" to stop")
+		workers := make(chan struct{})
+		go func() { n.workerWG.Wait(); close(workers) }()
+		waitClosed(h.t, workers, "workers of "+id+" to stop")
 	})
 	return n
+}
+
+// waitTimeout bounds every wait of a test: a broken behaviour fails it
+// with its message in seconds rather than at go test's timeout.
+const waitTimeout = 10 * time.Second
+
+// waitClosed waits for ch to be closed, and fails the test if it is not
+// within waitTimeout.
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(waitTimeout):
+		t.Errorf("gave up waiting for %s after %v", what, waitTimeout)
+	}
 }
 
 // work processes key whenever the member hands it out, until the member
@@ -285,10 +357,7 @@ func (n *node) freeze() {
 // thaw resumes a frozen node: its hung requests go through, its workers
 // look at their contexts and let go.
 func (n *node) thaw() {
-	n.part.mu.Lock()
-	close(n.part.hold)
-	n.part.hold = nil
-	n.part.mu.Unlock()
+	n.part.release()
 	n.mu.Lock()
 	n.frozen = false
 	n.mu.Unlock()

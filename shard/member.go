@@ -18,6 +18,9 @@ import (
 type Member struct {
 	cfg Config
 	own lease.Lease
+	rep *lease.Reporter
+	// failed is set when a request of the current round failed.
+	failed bool
 	// peers are the group's other leases by name, as the loop observed them.
 	peers map[string]*lease.Lease
 
@@ -81,6 +84,10 @@ var (
 	ErrOverdue = errors.New("membership lease not renewed within RenewDeadline")
 )
 
+// ErrNotServed is what Run returns when the server does not serve
+// coordination.k8s.io/v1 leases: no retry can make the membership work.
+var ErrNotServed = lease.ErrNotServed
+
 // New fills in the defaults of cfg, checks it, and returns a Member.
 func New(cfg Config) (*Member, error) {
 	cfg.setDefaults()
@@ -93,6 +100,11 @@ func New(cfg Config) (*Member, error) {
 			Client: cfg.Leases, Name: cfg.Name, Identity: cfg.Identity,
 			Duration: cfg.LeaseDuration, Clock: cfg.Clock,
 			Labels: map[string]string{GroupLabel: cfg.Group},
+		},
+		rep: &lease.Reporter{
+			Logger: cfg.Logger, OnError: cfg.OnError, Clock: cfg.Clock,
+			Who: "shard member", Attrs: []any{"group", cfg.Group, "identity", cfg.Identity},
+			Verbs: "get, list, create and update",
 		},
 		peers:     map[string]*lease.Lease{},
 		claims:    map[string][]string{},
@@ -126,6 +138,9 @@ func (m *Member) Owns(key string) bool {
 // leases. When ctx is done it stops handing out keys, waits for the held
 // ones to be released (until RenewDeadline after its last renewal), and
 // then gives its lease up so its keys move at the others' next round.
+// Failed requests are reported (Logger, OnError) and retried, since RBAC
+// granted later cures a 403; but when the server does not serve leases,
+// Run leaves at once and returns an error wrapping ErrNotServed.
 func (m *Member) Run(ctx context.Context) error {
 	m.mu.Lock()
 	if m.running || m.stopped {
@@ -134,16 +149,29 @@ func (m *Member) Run(ctx context.Context) error {
 	}
 	m.running = true
 	m.mu.Unlock()
+	// stop ends the watchdog also when Run returns on its own.
+	ctx, stop := context.WithCancel(ctx)
 	watchdog := make(chan struct{})
 	go func() { defer close(watchdog); m.watch(ctx) }()
 	defer func() { <-watchdog }()
+	defer stop()
+	var fatal error
 	for {
 		m.seeKicks()
-		published := m.renew(ctx)
-		if ctx.Err() != nil {
+		m.failed = false
+		published, err := m.renew(ctx)
+		if ctx.Err() != nil || err != nil {
+			fatal = err
 			break
 		}
-		wake := m.observe(ctx)
+		wake, err := m.observe(ctx)
+		if err != nil {
+			fatal = err
+			break
+		}
+		if !m.failed {
+			m.rep.Succeeded()
+		}
 		if published && m.toPublish() != nil {
 			continue // a changed view with nothing to drain: publish it now
 		}
@@ -151,13 +179,25 @@ func (m *Member) Run(ctx context.Context) error {
 			break
 		}
 	}
+	if fatal != nil {
+		return errors.Join(fatal, m.leave())
+	}
 	return m.leave()
+}
+
+// notServed turns a failure that shows the Lease API missing into Run's
+// error.
+func (m *Member) notServed(err error) error {
+	if !lease.NotServed(err) {
+		return nil
+	}
+	return fmt.Errorf("shard member %s of group %s: %w: %w", m.cfg.Identity, m.cfg.Group, ErrNotServed, err)
 }
 
 // renew takes or renews the own lease, publishing the view as acknowledged
 // once no held key is owned by another member under it. It reports
-// whether the write succeeded.
-func (m *Member) renew(ctx context.Context) bool {
+// whether the write succeeded, and an error when it never will.
+func (m *Member) renew(ctx context.Context) (bool, error) {
 	next := m.toPublish()
 	ack := m.ackedValue()
 	if next != nil {
@@ -172,7 +212,7 @@ func (m *Member) renew(ctx context.Context) bool {
 			m.mu.Unlock()
 		}
 		m.report(err)
-		return false
+		return false, m.notServed(err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -196,7 +236,7 @@ func (m *Member) renew(ctx context.Context) bool {
 	default:
 	}
 	m.broadcast()
-	return true
+	return true, nil
 }
 
 func (m *Member) ackedValue() string {
@@ -224,8 +264,9 @@ func (m *Member) toPublish() []string {
 // observe reads the group's leases, evicts the holders it saw expire, and
 // updates the view, the claims and whether they were read after the last
 // publication. It returns when the loop should wake: after RetryPeriod, or
-// at the first expiry it foresees if that is sooner.
-func (m *Member) observe(ctx context.Context) time.Time {
+// at the first expiry it foresees if that is sooner; and an error when the
+// group can never be read.
+func (m *Member) observe(ctx context.Context) (time.Time, error) {
 	now := m.cfg.Clock.Now()
 	wake := now.Add(m.cfg.RetryPeriod)
 	m.mu.Lock()
@@ -233,8 +274,10 @@ func (m *Member) observe(ctx context.Context) time.Time {
 	m.mu.Unlock()
 	page, err := m.cfg.Leases.List(ctx, httpwatch.ListOptions{LabelSelector: GroupLabel + "=" + m.cfg.Group})
 	if err != nil {
-		m.report(fmt.Errorf("list leases of group %s: %w", m.cfg.Group, err))
-		return wake
+		err = fmt.Errorf("read group %s: %w", m.cfg.Group,
+			&lease.RequestError{Verb: "list", Namespace: m.cfg.Leases.Resource().Namespace, Err: err})
+		m.report(err)
+		return wake, m.notServed(err)
 	}
 	live := []string{}
 	claims := map[string][]string{}
@@ -289,14 +332,14 @@ func (m *Member) observe(ctx context.Context) time.Time {
 	slices.Sort(live)
 	live = slices.Compact(live)
 	m.update(live, claims, published)
-	return wake
+	return wake, nil
 }
 
-// report hands a failed request to OnError; the loop retries it next round.
+// report hands a failed request to the Reporter; the loop retries it next
+// round.
 func (m *Member) report(err error) {
-	if m.cfg.OnError != nil && !errors.Is(err, context.Canceled) {
-		m.cfg.OnError(err)
-	}
+	m.failed = true
+	m.rep.Failed(err)
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -58,8 +58,8 @@ func TestSourceFiltersAndRelistMovesKeys(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	<-inf.Synced()
+	defer func() { cancel(); waitClosed(t, done, "the informer to stop") }()
+	waitClosed(t, inf.Synced(), "the informer to sync")
 
 	owned := func(members ...string) []string {
 		var out []string

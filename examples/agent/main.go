@@ -7,7 +7,7 @@
 //
 // Where it connects, first match wins:
 //
-//   - --server (with --token, --token-file, --ca), or --kubeconfig or
+//   - --server (with --token-file, --ca), or --kubeconfig or
 //     --context (a context of $KUBECONFIG or ~/.kube/config);
 //   - in-cluster, when KUBERNETES_SERVICE_HOST is set (the pod's service
 //     account; give it NODE_NAME from the downward API, spec.nodeName);
@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/examples/internal/cli"
+	"github.com/listwatch/listwatch/kubeconfig"
 )
 
 const about = `agent is a node agent built on listwatch: it caches only the pods of its own
@@ -42,7 +43,7 @@ func main() { cli.Main("agent", run) }
 
 // options are the command line.
 type options struct {
-	conn            cli.Connection
+	kube            kubeconfig.Flags
 	node            string
 	every, duration time.Duration
 	metadataOnly    bool
@@ -51,7 +52,7 @@ type options struct {
 func parse(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := cli.NewFlagSet("agent", about, stderr)
-	o.conn.RegisterFlags(fs)
+	o.kube.Register(fs)
 	fs.StringVar(&o.node, "node", os.Getenv("NODE_NAME"), "node whose pods to watch (default: $NODE_NAME; node-1 on the demo server)")
 	fs.DurationVar(&o.every, "every", 10*time.Second, "print the summary this often")
 	fs.DurationVar(&o.duration, "duration", 0, "exit after this long (0: run until interrupted)")

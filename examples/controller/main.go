@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/examples/internal/cli"
+	"github.com/listwatch/listwatch/kubeconfig"
 )
 
 const about = `controller is a small controller built on listwatch: an informer of pods feeds
@@ -56,7 +57,7 @@ func main() { cli.Main("controller", run) }
 
 // options are the command line.
 type options struct {
-	conn              cli.Connection
+	kube              kubeconfig.Flags
 	namespace, labels string
 	resource          string
 	workers, retries  int
@@ -77,7 +78,7 @@ type scaleOptions struct {
 func parse(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := cli.NewFlagSet("controller", about, stderr)
-	o.conn.RegisterFlags(fs)
+	o.kube.Register(fs)
 	fs.StringVar(&o.namespace, "namespace", "", "namespace to watch (default: all)")
 	fs.StringVar(&o.namespace, "n", "", "shorthand for --namespace")
 	fs.StringVar(&o.labels, "selector", "", "label selector, e.g. app=web")

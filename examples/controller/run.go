@@ -33,7 +33,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer cancel()
 
 	world := &demo.OnDemand{Pods: demoPods()}
-	cfg, where, closeDemo, err := o.conn.Config(ctx, world.Start)
+	cfg, where, closeDemo, err := cli.Connect(ctx, &o.kube, world.Start)
 	if err != nil {
 		return err
 	}

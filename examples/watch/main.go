@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/examples/internal/cli"
+	"github.com/listwatch/listwatch/kubeconfig"
 )
 
 const about = `watch keeps a live, indexed cache of one resource with listwatch and prints
@@ -34,7 +35,7 @@ func main() { cli.Main("watch", run) }
 
 // options are the command line.
 type options struct {
-	conn                cli.Connection
+	kube                kubeconfig.Flags
 	resource, namespace string
 	labels, fields      string
 	output              string
@@ -47,7 +48,7 @@ type options struct {
 func parse(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := cli.NewFlagSet("watch", about, stderr)
-	o.conn.RegisterFlags(fs)
+	o.kube.Register(fs)
 	fs.StringVar(&o.resource, "resource", "pods", "resource to watch: plural[.version[.group]], e.g. pods, deployments.v1.apps, widgets.v1.example.com")
 	fs.StringVar(&o.namespace, "namespace", "", "namespace to watch (default: all)")
 	fs.StringVar(&o.namespace, "n", "", "shorthand for --namespace")

@@ -26,7 +26,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ctx, cancel := cli.WithDuration(ctx, o.duration)
 	defer cancel()
 
-	cfg, where, closeDemo, err := o.conn.Config(ctx, startDemo)
+	cfg, where, closeDemo, err := cli.Connect(ctx, &o.kube, startDemo)
 	if err != nil {
 		return err
 	}

@@ -123,14 +123,17 @@ func applyTo(live, cfg map[string]any, prev owners, manager string, force bool) 
 			if o.name == manager {
 				continue
 			}
+			conflicted := false
 			for f := range o.fields {
 				// The same value is shared ownership; a subtree others own
-				// would be replaced.
+				// would be replaced, which the real server reports once, at
+				// the path applied.
 				if f == p && !jsonEqual(have[p], v) || strings.HasPrefix(f, p+pathSep) {
 					if force {
 						delete(o.fields, f)
-					} else {
-						conflicts = append(conflicts, applyConflict{o, f})
+					} else if !conflicted {
+						conflicts = append(conflicts, applyConflict{o, p})
+						conflicted = true
 					}
 				}
 			}

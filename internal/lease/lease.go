@@ -119,17 +119,17 @@ func (l *Lease) Try(ctx context.Context) (sent time.Time, err error) {
 		rec := Record{HolderIdentity: l.Identity, LeaseDurationSeconds: l.seconds(), AcquireTime: sent, RenewTime: sent}
 		o, err := l.Client.Create(ctx, l.Encode(nil, rec))
 		if err != nil {
-			return sent, fmt.Errorf("create lease %s: %w", l.Name, err)
+			return sent, requestError("create", l, err)
 		}
 		l.Observe(o)
 		return sent, nil
 	}
 	if err != nil {
-		return sent, fmt.Errorf("read lease %s: %w", l.Name, err)
+		return sent, requestError("get", l, err)
 	}
 	for k, v := range l.Labels {
 		if got, _ := cur.Label(k); got != v {
-			return sent, fmt.Errorf("lease %s: %w: label %s is %q, not %q", l.Name, ErrForeign, k, got, v)
+			return sent, requestError("get", l, fmt.Errorf("%w: label %s is %q, not %q", ErrForeign, k, got, v))
 		}
 	}
 	l.Observe(cur)
@@ -145,7 +145,7 @@ func (l *Lease) Try(ctx context.Context) (sent time.Time, err error) {
 	}
 	o, err := l.Client.Update(ctx, l.Encode(cur, rec))
 	if err != nil {
-		return sent, fmt.Errorf("update lease %s: %w", l.Name, err)
+		return sent, requestError("update", l, err)
 	}
 	l.Observe(o)
 	return sent, nil
@@ -165,7 +165,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	}
 	cur, gerr := l.Client.Get(ctx, l.Name)
 	if gerr != nil {
-		return fmt.Errorf("release lease %s: read after a conflict: %w", l.Name, gerr)
+		return fmt.Errorf("release lease %s: read after a conflict: %w", l.Name, requestError("get", l, gerr))
 	}
 	l.Observe(cur)
 	if RecordOf(cur).HolderIdentity != l.Identity {
@@ -192,7 +192,7 @@ func (l *Lease) clear(ctx context.Context, op string) error {
 	rec.HolderIdentity, rec.LeaseDurationSeconds, rec.RenewTime = "", 1, l.Clock.Now()
 	o, err := l.Client.Update(ctx, l.Encode(l.observed, rec))
 	if err != nil {
-		return fmt.Errorf("%s lease %s: %w", op, l.Name, err)
+		return fmt.Errorf("%s lease %s: %w", op, l.Name, requestError("update", l, err))
 	}
 	l.Observe(o)
 	return nil

@@ -38,3 +38,52 @@ func TestTryRefusesAForeignLease(t *testing.T) {
 	require.NoError(t, err, "its own")
 	assert.Equal(t, "a-b", l.Holder())
 }
+
+// testLease is a Lease on a fresh watchtest server, with a fake clock.
+func testLease(t *testing.T, name string, d time.Duration) (*Lease, *watchtest.Server) {
+	t.Helper()
+	s := watchtest.NewServer()
+	t.Cleanup(s.Close)
+	s.AddResource(watchtest.Leases)
+	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
+	require.NoError(t, err)
+	t.Cleanup(c.CloseIdleConnections)
+	return &Lease{
+		Client: c.Resource(watchtest.Leases.In("ns")), Name: name, Identity: "a",
+		Duration: d, Clock: clock.NewFake(time.Unix(0, 0)), Labels: map[string]string{"group": "g"},
+	}, s
+}
+
+// A lease of the member's name that has no labels at all was not made by
+// it: it is foreign like one whose labels differ, not free for the taking.
+// Decision 22.
+func TestTryRefusesALeaseWithoutLabels(t *testing.T) {
+	l, s := testLease(t, "g-a", time.Second)
+	_, err := s.Create(watchtest.Leases, `{"metadata":{"name":"g-a","namespace":"ns"},"spec":{}}`)
+	require.NoError(t, err)
+	_, err = l.Try(context.Background())
+	require.ErrorIs(t, err, ErrForeign)
+	var re *RequestError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, RequestError{Verb: "get", Lease: "g-a", Namespace: "ns", Err: re.Err}, *re)
+	assert.Empty(t, l.Holder())
+}
+
+// The API has whole seconds only: a duration is written rounded up, so
+// the others never wait less than the holder counts on, and never 0 (a
+// lease that expires as it is written). Decision 19.
+func TestDurationIsWrittenInWholeSecondsRoundedUp(t *testing.T) {
+	for d, want := range map[time.Duration]int64{
+		time.Nanosecond: 1, 300 * time.Millisecond: 1, time.Second: 1,
+		1500 * time.Millisecond: 2, 15 * time.Second: 15, 15*time.Second + time.Nanosecond: 16,
+	} {
+		l, s := testLease(t, "g-a", d)
+		_, err := l.Try(context.Background())
+		require.NoError(t, err)
+		raw, err := s.Get(watchtest.Leases, "ns", "g-a")
+		require.NoError(t, err)
+		o, err := httpwatch.NewObject(raw)
+		require.NoError(t, err)
+		assert.Equal(t, want, o.Get("spec.leaseDurationSeconds").Int(), "%v", d)
+	}
+}

@@ -82,3 +82,41 @@ func AuthorizationSecrets(authorization string) []string {
 	}
 	return secrets
 }
+
+// opaqueRun is a candidate for Opaque: a long run of the characters of
+// hex and base64 (either alphabet), with its padding.
+var opaqueRun = regexp.MustCompile(`[A-Za-z0-9+/_-]{32,}={0,2}`)
+
+// Opaque cuts out, besides what Secrets cuts, long runs that look like an
+// opaque token: 32 or more hex digits, or 32 or more base64 characters
+// mixing upper case, lower case and digits. It is for text where such a
+// run is far more likely a credential than anything a reader needs (a
+// credential plugin's stderr); an error body from a server keeps its UIDs
+// and hashes.
+func Opaque(s string, known []string) string {
+	return opaqueRun.ReplaceAllStringFunc(Secrets(s, known), func(run string) string {
+		if looksOpaque(strings.TrimRight(run, "=")) {
+			return Mark
+		}
+		return run
+	})
+}
+
+func looksOpaque(run string) bool {
+	var upper, lower, digit, other bool
+	for _, c := range run {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c >= '0' && c <= '9':
+			digit = true
+		default:
+			other = true
+		}
+	}
+	hex := !other && !upper && strings.Trim(run, "0123456789abcdef") == ""
+	hex = hex || (!other && !lower && strings.Trim(run, "0123456789ABCDEF") == "")
+	return hex || (upper && lower && digit)
+}

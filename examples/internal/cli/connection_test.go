@@ -53,11 +53,11 @@ func TestConnectionOrder(t *testing.T) {
 		wantDemo      bool
 	}{
 		"server flag": {
-			args:     []string{"--server", "https://flag.example", "--token", "t", "--token-file", "tf", "--ca", "ca.crt", "--insecure-skip-tls-verify"},
+			args:     []string{"--server", "https://flag.example", "--token-file", "tf", "--ca", "ca.crt", "--insecure-skip-tls-verify"},
 			wantHost: "https://flag.example", wantWhere: "https://flag.example",
 		},
-		"server flag wins over kubeconfig and the pod": {
-			args: []string{"--server", "https://flag.example", "--kubeconfig", path}, inCluster: true,
+		"server flag wins over the pod": {
+			args: []string{"--server", "https://flag.example"}, inCluster: true,
 			wantHost: "https://flag.example", wantWhere: "https://flag.example",
 		},
 		"kubeconfig, current context": {
@@ -80,6 +80,10 @@ func TestConnectionOrder(t *testing.T) {
 			kubeconfigEnv: true, inCluster: true,
 			wantHost: "https://one.example:6443", wantWhere: "https://one.example:6443 (from $KUBECONFIG)",
 		},
+		"$KUBECONFIG wins over the demo": {
+			kubeconfigEnv: true,
+			wantHost:      "https://one.example:6443", wantWhere: "https://one.example:6443 (from $KUBECONFIG)",
+		},
 		"no flags, not in a pod": {
 			wantHost: demoURL, wantWhere: demoURL + " (embedded demo server; --server or --kubeconfig for a real one)", wantDemo: true,
 		},
@@ -94,15 +98,14 @@ func TestConnectionOrder(t *testing.T) {
 				t.Setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
 			} else {
 				t.Setenv("KUBERNETES_SERVICE_HOST", "")
-				t.Setenv("KUBECONFIG", "")
 			}
-			var c cli.Connection
+			var kf kubeconfig.Flags
 			fs := flag.NewFlagSet("test", flag.ContinueOnError)
-			c.RegisterFlags(fs)
+			kf.Register(fs)
 			require.NoError(t, cli.Parse(fs, tc.args))
 
 			demoStarted, demoClosed := false, false
-			cfg, where, closeFn, err := c.Config(t.Context(), func(context.Context) (string, func(), error) {
+			cfg, where, closeFn, err := cli.Connect(t.Context(), &kf, func(context.Context) (string, func(), error) {
 				demoStarted = true
 				return demoURL, func() { demoClosed = true }, nil
 			})
@@ -117,13 +120,6 @@ func TestConnectionOrder(t *testing.T) {
 	}
 }
 
-func TestConnectionServerFlags(t *testing.T) {
-	c := cli.Connection{Server: "https://flag.example", Token: "t", TokenFile: "tf", CA: "ca.crt", Insecure: true, Kubeconfig: "ignored"}
-	cfg, _, _, err := c.Config(t.Context(), nil)
-	require.NoError(t, err)
-	assert.Equal(t, kubeconfig.Config{Host: "https://flag.example", BearerToken: "t", BearerTokenFile: "tf", CAFile: "ca.crt", Insecure: true}, *cfg)
-}
-
 func TestConnectionErrors(t *testing.T) {
 	errDemo := errors.New("no demo today")
 	demo := func(context.Context) (string, func(), error) { return "", nil, errDemo }
@@ -131,16 +127,16 @@ func TestConnectionErrors(t *testing.T) {
 	t.Run("demo fails", func(t *testing.T) {
 		t.Setenv("KUBERNETES_SERVICE_HOST", "")
 		t.Setenv("KUBECONFIG", "")
-		_, _, _, err := (&cli.Connection{}).Config(t.Context(), demo)
+		_, _, _, err := cli.Connect(t.Context(), &kubeconfig.Flags{}, demo)
 		assert.ErrorIs(t, err, errDemo)
 	})
 	t.Run("kubeconfig missing", func(t *testing.T) {
-		_, _, _, err := (&cli.Connection{Kubeconfig: filepath.Join(t.TempDir(), "none")}).Config(t.Context(), demo)
+		_, _, _, err := cli.Connect(t.Context(), &kubeconfig.Flags{Kubeconfig: filepath.Join(t.TempDir(), "none")}, demo)
 		assert.ErrorIs(t, err, os.ErrNotExist)
 	})
 	t.Run("context in no kubeconfig", func(t *testing.T) {
 		t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
-		_, _, _, err := (&cli.Connection{Context: "two"}).Config(t.Context(), demo)
+		_, _, _, err := cli.Connect(t.Context(), &kubeconfig.Flags{Context: "two"}, demo)
 		assert.ErrorIs(t, err, kubeconfig.ErrNoContext)
 	})
 	t.Run("in-cluster without a service account", func(t *testing.T) {
@@ -150,7 +146,7 @@ func TestConnectionErrors(t *testing.T) {
 		t.Setenv("KUBECONFIG", "")
 		t.Setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1")
 		t.Setenv("KUBERNETES_SERVICE_PORT", "6443")
-		_, _, _, err := (&cli.Connection{}).Config(t.Context(), demo)
+		_, _, _, err := cli.Connect(t.Context(), &kubeconfig.Flags{}, demo)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "in-cluster config (KUBERNETES_SERVICE_HOST is set)")
 		assert.NotErrorIs(t, err, errDemo, "the demo is not the fallback inside a pod")

@@ -7,12 +7,13 @@ import (
 	"log"
 
 	"github.com/listwatch/listwatch/examples/internal/cli"
+	"github.com/listwatch/listwatch/kubeconfig"
 )
 
-func ExampleConnection() {
-	var conn cli.Connection
+func ExampleConnect() {
+	var kf kubeconfig.Flags
 	fs := flag.NewFlagSet("mycmd", flag.ContinueOnError)
-	conn.RegisterFlags(fs)
+	kf.Register(fs)
 	if err := cli.Parse(fs, []string{"--server", "https://127.0.0.1:6443", "--token-file", "token"}); err != nil {
 		log.Fatal(err)
 	}
@@ -20,7 +21,7 @@ func ExampleConnection() {
 	startDemo := func(context.Context) (host string, closeFn func(), err error) {
 		return "", nil, fmt.Errorf("not called: a flag names the server")
 	}
-	cfg, where, closeFn, err := conn.Config(context.Background(), startDemo)
+	cfg, where, closeFn, err := cli.Connect(context.Background(), &kf, startDemo)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func Explain(err error, host string) error {
 	var summary string
 	switch {
 	case httpwatch.IsUnauthorized(err):
-		summary = fmt.Sprintf("the server at %s did not accept the credentials (401 Unauthorized): check --token, --token-file or the kubeconfig user", host)
+		summary = fmt.Sprintf("the server at %s did not accept the credentials (401 Unauthorized): check --token-file or the kubeconfig user", host)
 	case httpwatch.IsForbidden(err):
 		summary = "not allowed (403 Forbidden): the user or service account needs get, list and watch on the resource"
 	case httpwatch.IsNotFound(err):

@@ -22,7 +22,7 @@ func TestExplain(t *testing.T) {
 		err  error
 		want string
 	}{
-		"401":                {status(401, "Unauthorized"), "the server at https://k:6443 did not accept the credentials (401 Unauthorized): check --token, --token-file or the kubeconfig user"},
+		"401":                {status(401, "Unauthorized"), "the server at https://k:6443 did not accept the credentials (401 Unauthorized): check --token-file or the kubeconfig user"},
 		"403":                {status(403, "Forbidden"), "not allowed (403 Forbidden): the user or service account needs get, list and watch on the resource"},
 		"404":                {status(404, ""), "the server has no such resource (404 NotFound); check its name, version and group"},
 		"connection refused": {fmt.Errorf("dial: %w", syscall.ECONNREFUSED), "cannot reach the server at https://k:6443"},
@@ -41,5 +41,5 @@ func ExampleExplain() {
 	err := &httpwatch.StatusError{Code: 401, Reason: "Unauthorized", Verb: "LIST", Path: "/api/v1/pods"}
 	fmt.Println(cli.Explain(err, "https://127.0.0.1:6443"))
 	// Output:
-	// the server at https://127.0.0.1:6443 did not accept the credentials (401 Unauthorized): check --token, --token-file or the kubeconfig user
+	// the server at https://127.0.0.1:6443 did not accept the credentials (401 Unauthorized): check --token-file or the kubeconfig user
 }

@@ -18,9 +18,11 @@ type Run func(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // Main runs run with the process's arguments and standard streams. SIGINT
 // and SIGTERM cancel run's context, so the command can shut down in order
-// and print what it has to. It exits 0 when run succeeds, 2 for -h (the
-// flag package has printed the usage already), and otherwise 1 after
-// printing "name: error" on one line, and with -v the chain of its causes.
+// and print what it has to. It exits 0 when run succeeds and for -h or
+// --help (the flag package has printed the usage already: asking for help
+// is not a failure), and otherwise 1 after printing "name: error" on one
+// line, and with -v the chain of its causes. A bad flag returns an error
+// from run, so it exits 1.
 func Main(name string, run Run) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -56,10 +58,8 @@ func verbose(args []string) bool {
 
 func exitCode(name string, err error, verbose bool, stderr io.Writer) int {
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 2
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	if !verbose {

@@ -21,7 +21,7 @@ func TestExitCode(t *testing.T) {
 		stderr  string
 	}{
 		"success": {nil, false, 0, ""},
-		"-h":      {fmt.Errorf("parse: %w", flag.ErrHelp), false, 2, ""}, // the flag package printed the usage
+		"-h":      {fmt.Errorf("parse: %w", flag.ErrHelp), false, 0, ""}, // the flag package printed the usage
 		"failure": {errors.New("cannot reach the server"), false, 1, "cmd: cannot reach the server\n"},
 		"one line, causes behind -v": {explained, false, 1,
 			"cmd: cannot reach the server at https://k:6443\n(run with -v for the causes)\n"},

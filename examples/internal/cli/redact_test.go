@@ -12,12 +12,13 @@ import (
 	"github.com/listwatch/listwatch/examples/internal/cli"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/redact"
+	"github.com/listwatch/listwatch/kubeconfig"
 )
 
 // A password in the server URL is never shown (issue 16, item 11).
 func TestServerPasswordHidden(t *testing.T) {
 	const server = "https://admin:hunter2@k.example:6443"
-	_, where, _, err := (&cli.Connection{Server: server}).Config(t.Context(), nil)
+	_, where, _, err := cli.Connect(t.Context(), &kubeconfig.Flags{Server: server}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "https://admin:xxxxx@k.example:6443", where)
 

@@ -67,7 +67,7 @@ func (s *Server) Close() {
 
 // OnDemand is a demo server started only if a command chooses it, and kept
 // for the command to churn once it has shown the demo's starting state. Its
-// Start method fits cli.Connection.Config.
+// Start method is a cli.Demo, for cli.Connect.
 type OnDemand struct {
 	// Pods are what the server starts with.
 	Pods []Pod

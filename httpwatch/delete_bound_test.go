@@ -1,0 +1,39 @@
+package httpwatch
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/listwatch/listwatch/internal/apitest"
+	"github.com/stretchr/testify/require"
+)
+
+// A Delete's answer is read up to MaxFrameSize, as Get's is: an endless
+// 200 body ends the call with ErrFrameTooLarge, not when the context (or
+// here the client's 10 s timeout) does (issue 26, item 3; decision 32).
+// DeleteCollection stops reading there too.
+func TestDeleteAnswerIsBounded(t *testing.T) {
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		chunk := []byte(`{"kind":"Status","message":"` + strings.Repeat("x", 32<<10))
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	c := newTestClient(t, srv.URL)
+	c.MaxFrameSize = 1 << 20
+	cms := c.Resource(Resource{Version: "v1", Resource: "configmaps", Namespace: "ns1"})
+	err := cms.Delete(context.Background(), "cfg")
+	require.ErrorIs(t, err, ErrFrameTooLarge)
+	var de *DecodeError
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, http.MethodDelete, de.Verb)
+
+	// DeleteCollection's answer, the deleted objects, may be long and is
+	// not needed: reading it stops at the bound, and the delete succeeded.
+	require.NoError(t, cms.DeleteCollection(context.Background(), ListOptions{}, DeleteOptions{}))
+}

@@ -1,0 +1,82 @@
+package leader
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A waiting candidate's retries are spread by JitterFactor: each wait is
+// RetryPeriod plus Jitter()·JitterFactor·RetryPeriod, so candidates that
+// started together do not hit the server together. Decision 19.
+func TestRetryWaitsSpreadByJitterFactor(t *testing.T) {
+	h := newHarness(t)
+	h.add("a", nil)
+	h.settle()
+	b := h.add("b", func(c *Config) {
+		c.JitterFactor = 1.5
+		c.Jitter = func() float64 { return 0.25 }
+	})
+	h.settle()
+	want := testRetry + time.Duration(0.25*1.5*float64(testRetry)) // 2.75s
+	for range 3 {
+		b.mu.Lock()
+		wake := b.wake
+		b.mu.Unlock()
+		require.Equal(t, h.clk.Now().Add(want), wake)
+		h.clk.Set(wake)
+		h.settle()
+	}
+}
+
+// A renewal whose reply comes late moves the deadline to RenewDeadline
+// after the renewal was sent, not after the reply came: the others count
+// LeaseDuration from the write, which was no later than the send. Then
+// cut off, the leader steps down exactly then. Decision 19.
+func TestLateRenewalReplyCountsFromTheSend(t *testing.T) {
+	h := newHarness(t)
+	a := h.add("a", nil)
+	h.settle()
+	require.Equal(t, []string{"a"}, h.leaders())
+	a.part.mu.Lock()
+	a.part.hold, a.part.holdWrites = make(chan struct{}), true
+	a.part.mu.Unlock()
+	h.step(testRetry, testRetry) // the renewal is written; its reply is held
+	sent := h.record().RenewTime
+	require.Equal(t, h.clk.Now(), sent)
+	require.Equal(t, 1, a.part.held())
+
+	h.step(5*time.Second, 500*time.Millisecond)
+	a.part.setDrop(true) // from now on nothing gets through
+	h.releaseHeld(a)     // the late reply arrives, 5s after the send
+	h.step(testLease, 500*time.Millisecond)
+	waitClosed(t, a.done, "a to step down")
+	require.ErrorIs(t, a.err, ErrLost)
+	terms := h.allTerms()
+	require.Len(t, terms, 1)
+	assert.Equal(t, sent.Add(testRenew), terms[0].stop, "RenewDeadline after the send")
+}
+
+// A renewal that finds another identity holding the lease, alive by this
+// candidate's observation (it changed just now), ends leadership at once,
+// not at the renew deadline. Decision 19.
+func TestRenewalFindingAnotherHolderStepsDownAtOnce(t *testing.T) {
+	h := newHarness(t)
+	a := h.add("a", nil)
+	h.settle()
+	require.Equal(t, []string{"a"}, h.leaders())
+	h.step(time.Second, time.Second)
+	rec := h.record()
+	rec.HolderIdentity, rec.RenewTime = "other", h.clk.Now()
+	writeLease(t, h, rec) // taken by someone who thought a was dead
+	h.step(time.Second, time.Second)
+	at := h.clk.Now() // a's next renewal
+	waitClosed(t, a.done, "a to step down")
+	require.ErrorIs(t, a.err, ErrLost)
+	terms := h.allTerms()
+	require.Len(t, terms, 1)
+	assert.Equal(t, at, terms[0].stop, "at the renewal that found the other holder")
+	assert.Equal(t, "other", h.record().HolderIdentity, "not overwritten")
+}

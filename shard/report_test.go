@@ -1,0 +1,214 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/lease/leasetest"
+	"github.com/listwatch/listwatch/kubeconfig"
+)
+
+// forbidden answers every lease request as RBAC does for a user without
+// rights on leases.
+func forbidden(r *http.Request) (int, string) {
+	return http.StatusForbidden, fmt.Sprintf(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",`+
+		`"message":"leases.coordination.k8s.io is forbidden: User \"nobody\" cannot %s resource \"leases\" in API group \"coordination.k8s.io\" in the namespace \"ns\"",`+
+		`"reason":"Forbidden","details":{"group":"coordination.k8s.io","kind":"leases"},"code":403}`, r.Method)
+}
+
+// errorLog collects what reaches OnError.
+type errorLog struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (l *errorLog) add(err error) { l.mu.Lock(); l.errs = append(l.errs, err); l.mu.Unlock() }
+
+func (l *errorLog) all() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]error(nil), l.errs...)
+}
+
+// Without RBAC on leases a member says so at once, in one Error line
+// naming the lease, the namespace, the verb and the grant it needs (its
+// renewal and its read of the group fail alike: one cure, one line); every
+// failed request reaches OnError; nothing more is logged while it goes
+// on; no key is handed out; once RBAC is granted it says so at Info and
+// takes its keys. Decision 29.
+func TestForbiddenLeaseIsOneErrorLine(t *testing.T) {
+	h := newHarness(t)
+	h.refuse = forbidden
+	var errs errorLog
+	a := h.add("a", func(c *Config) { c.OnError = errs.add })
+	h.settle()
+	lines := h.log.Lines(slog.LevelWarn)
+	require.Len(t, lines, 1, "one line at once")
+	assert.Equal(t, slog.LevelError, lines[0].Level)
+	for _, want := range []string{
+		"shard member: cannot get lease ns/g-a: 403 Forbidden",
+		"grant get, list, create and update on leases.coordination.k8s.io in namespace ns",
+		"group=g", "identity=a", "verb=get", "lease=g-a", "namespace=ns",
+	} {
+		assert.Contains(t, lines[0].Text, want)
+	}
+	require.Len(t, errs.all(), 2, "the renewal and the read of the group")
+	for _, err := range errs.all() {
+		assert.True(t, httpwatch.IsForbidden(err), err)
+	}
+
+	h.step(time.Minute, testRetry)
+	assert.Len(t, h.log.Lines(slog.LevelWarn), 1, "repeats are not logged one by one")
+	assert.Len(t, errs.all(), 2*(1+int(time.Minute/testRetry)), "every failure reaches OnError")
+	assert.Empty(t, h.holders())
+
+	a.part.setRefuse(nil) // RBAC granted
+	h.step(2*testRetry, testRetry)
+	assert.Equal(t, h.want("a"), h.holders())
+	info := h.log.Lines(slog.LevelInfo)
+	require.Len(t, info, 2)
+	assert.Equal(t, slog.LevelInfo, info[1].Level)
+	assert.Contains(t, info[1].Text, "shard member: lease requests succeed again after 62 failures")
+	h.step(time.Minute, testRetry)
+	assert.Len(t, h.log.Lines(slog.LevelInfo), 2, "a healthy member logs nothing above Debug")
+}
+
+// testMember is a member of group g on srv with a fake clock, and its log.
+func testMember(t *testing.T, srv *watchtest.Server, edit func(*Config)) (*Member, *leasetest.Log) {
+	t.Helper()
+	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL, QPS: -1})
+	require.NoError(t, err)
+	c.RetryMax = 0
+	t.Cleanup(c.CloseIdleConnections)
+	logger, log := leasetest.NewLogger()
+	cfg := Config{Leases: c.Resource(leases), Group: "g", Identity: "a", Logger: logger, Clock: clock.NewFake(time.Unix(0, 0))}
+	if edit != nil {
+		edit(&cfg)
+	}
+	m, err := New(cfg)
+	require.NoError(t, err)
+	return m, log
+}
+
+// runMember runs m until the test ends; wait returns Run's result, or
+// fails the test if Run has not returned within ten seconds.
+func runMember(t *testing.T, m *Member) (wait func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var err error
+	go func() { defer close(done); err = m.Run(ctx) }()
+	wait = func() error {
+		select {
+		case <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Error("Run did not return")
+			return nil
+		}
+	}
+	t.Cleanup(func() { cancel(); wait() })
+	return wait
+}
+
+// A server that does not serve leases (404 on the collection) can never
+// give the member keys: Run returns an error wrapping ErrNotServed at
+// once, after one Error line, and a waiting Acquire gets ErrStopped.
+// Decisions 29 and 30.
+func TestLeasesNotServedEndsRun(t *testing.T) {
+	srv := watchtest.NewServer() // no leases
+	t.Cleanup(srv.Close)
+	var errs errorLog
+	m, log := testMember(t, srv, func(c *Config) { c.OnError = errs.add })
+	acquired := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _, err := m.Acquire(ctx, "ns/k")
+		acquired <- err
+	}()
+	err := runMember(t, m)()
+	require.ErrorIs(t, err, ErrNotServed)
+	assert.True(t, httpwatch.IsNotFound(err))
+	lines := log.Lines(slog.LevelWarn)
+	require.Len(t, lines, 1)
+	assert.Equal(t, slog.LevelError, lines[0].Level)
+	assert.Contains(t, lines[0].Text, "shard member: cannot create lease ns/g-a: 404 Not Found; the server does not serve coordination.k8s.io/v1 leases")
+	require.Len(t, errs.all(), 1)
+	select {
+	case err := <-acquired:
+		assert.ErrorIs(t, err, ErrStopped)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Acquire did not return once Run had")
+	}
+}
+
+// Before its first round a member knows of no owner for any key: Acquire
+// waits rather than calling the key another member's (ErrNotOwned), and
+// gets the key once the member has joined. Decision 30.
+func TestAcquireBeforeFirstRoundWaits(t *testing.T) {
+	srv := watchtest.NewServer()
+	t.Cleanup(srv.Close) // after the member's
+	srv.AddResource(watchtest.Leases)
+	m, _ := testMember(t, srv, nil)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _, err := m.Acquire(cancelled, "ns/k")
+	require.ErrorIs(t, err, context.Canceled, "not ErrNotOwned: nobody owns the key yet")
+
+	type result struct {
+		release func()
+		err     error
+	}
+	acquired := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, release, err := m.Acquire(ctx, "ns/k")
+		acquired <- result{release, err}
+	}()
+	runMember(t, m)
+	select {
+	case r := <-acquired:
+		require.NoError(t, r.err)
+		r.release()
+	case <-time.After(10 * time.Second):
+		t.Fatal("Acquire did not return once the member had joined")
+	}
+}
+
+// A request cut off by the end of Run's context is no failure: OnError
+// never hears of it, and nothing is logged above Debug. Decision 29.
+func TestCancellationIsNotAnError(t *testing.T) {
+	h := newHarness(t)
+	var errs errorLog
+	a := h.add("a", func(c *Config) { c.OnError = errs.add })
+	h.step(2*testRetry, testRetry)
+	a.part.mu.Lock()
+	a.part.hold = make(chan struct{}) // never released
+	a.part.mu.Unlock()
+	h.clk.Step(testRetry)
+	require.Eventually(t, func() bool { return a.part.held() == 1 }, 10*time.Second, time.Millisecond)
+	a.stop()
+	a.part.mu.Lock()
+	a.part.hold = nil // the release on leaving goes through
+	a.part.mu.Unlock()
+	select {
+	case <-a.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a did not stop")
+	}
+	require.NoError(t, a.err)
+	assert.Empty(t, errs.all())
+	assert.Empty(t, h.log.Lines(slog.LevelInfo))
+}
