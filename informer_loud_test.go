@@ -292,7 +292,7 @@ func TestFactoryWaitForSyncReturnsReasons(t *testing.T) {
 	defer stop()
 	err = f.WaitForSync(short)
 	require.Error(t, err)
-	assert.True(t, httpwatch.IsNotFound(err), "%v", err)
+	assert.ErrorIs(t, err, httpwatch.ErrUnknownResource)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "nosuchthings not synced")
 	assert.NotContains(t, err.Error(), "pods not synced", "pods synced")
