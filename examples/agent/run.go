@@ -46,7 +46,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	inf.Reflector.Name = "pods on " + o.node
 	inf.Reflector.FieldSelector = "spec.nodeName=" + o.node
 
-	firstSync := cli.FailFast(inf, stderr)
+	firstSync := cli.FailFast(inf)
 	summary := newNodeSummary(o.node, o.metadataOnly)
 	reg, err := inf.AddEventHandler(summary)
 	if err != nil {

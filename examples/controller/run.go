@@ -71,7 +71,7 @@ func (e *env) control(ctx context.Context, member *shard.Member, started func(*l
 	inf := listwatch.NewInformer(source, 0)
 	inf.Reflector.Name = e.o.resource
 	inf.Reflector.LabelSelector = e.o.labels
-	firstSync := cli.FailFast(inf, e.stderr)
+	firstSync := cli.FailFast(inf)
 
 	c := &controller{
 		queue:    ratelimit.NewQueue(ratelimit.Config[string]{Name: e.o.resource}),

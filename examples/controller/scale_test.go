@@ -101,7 +101,9 @@ func TestLeaderElectExitsWhenControllerFails(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	s := configMapServer(t)
-	s.FailNext(watchtest.Failure{Code: http.StatusForbidden, Verbs: []string{"list", "watch"}})
+	// Twice: the watch-list's refusal is routine (a paged list replaces
+	// it); the list's is the error.
+	s.FailNext(watchtest.Failure{Code: http.StatusForbidden, Verbs: []string{"list", "watch"}, Times: 2})
 	args := append([]string{"--server", s.URL, "--resource", "configmaps", "--leader-elect", "--identity", "l1"}, fastLeases...)
 	r := clitest.Start(ctx, run, args...)
 	err := r.Wait(t)

@@ -46,7 +46,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	inf.Reflector.FieldSelector = o.fields
 	inf.Reflector.WatchList = o.watchList
 
-	firstSync := cli.FailFast(inf, stderr)
+	firstSync := cli.FailFast(inf)
 
 	p := &printer{out: stdout, json: o.output == "json", initial: o.initial, max: o.events, done: cancel}
 	if _, err := inf.AddEventHandler(p); err != nil {

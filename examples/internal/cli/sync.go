@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/reflector"
 )
 
 // FirstSync is an informer whose errors are fatal until its first sync.
@@ -15,22 +17,23 @@ type FirstSync struct {
 	fatal chan error
 }
 
-// FailFast makes the errors inf meets before its first sync fatal: a wrong
-// URL, token or resource name will not fix itself, so retrying would only
-// hide it. Afterwards the informer retries them and they are written to
-// warnings as "warning: ...". It sets inf.OnError, so call it before inf
-// runs.
-func FailFast(inf *listwatch.Informer, warnings io.Writer) *FirstSync {
+// FailFast makes the errors inf meets before its first sync fatal, save the
+// routine ones (a watch-list the server refuses, a version expired): in a
+// command-line tool a wrong URL, token or resource name is better reported
+// at once than retried, even one that may fix itself. Afterwards the
+// informer retries every error and its Logger reports each failure once,
+// then a count. It sets inf.OnError, so call it before inf runs.
+func FailFast(inf *listwatch.Informer) *FirstSync {
 	s := &FirstSync{inf: inf, fatal: make(chan error, 1)}
 	inf.OnError = func(err error) {
-		if !inf.HasSynced() {
-			select {
-			case s.fatal <- err:
-			default:
-			}
+		var se *reflector.SyncError
+		if inf.HasSynced() || errors.As(err, &se) && se.Routine {
 			return
 		}
-		fmt.Fprintln(warnings, "warning:", err)
+		select {
+		case s.fatal <- err:
+		default:
+		}
 	}
 	return s
 }
@@ -61,7 +64,11 @@ func (s *FirstSync) Wait(ctx context.Context, progress io.Writer) error {
 			}
 			return err
 		case <-ctx.Done():
-			return fmt.Errorf("interrupted before the first sync: %w", ctx.Err())
+			// The informer's wait says why: ctx's error and the last sync error.
+			if err := s.inf.WaitForSync(ctx); err != nil {
+				return fmt.Errorf("interrupted before the first sync: %w", err)
+			}
+			return nil
 		case <-tick:
 			st := s.inf.Stats()
 			fmt.Fprintf(progress, "\rsyncing: %d pages, %d objects, %s", st.ListPages, st.ListedItems+st.Events,

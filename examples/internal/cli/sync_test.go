@@ -41,16 +41,25 @@ func TestFirstSyncSucceeds(t *testing.T) {
 	require.NoError(t, err)
 	inf := podInformer(t, s)
 	stderr := clitest.NewOutput()
-	sync := cli.FailFast(inf, stderr)
+	sync := cli.FailFast(inf)
 	ctx := runInformer(t, inf)
 
 	require.NoError(t, sync.Wait(ctx, stderr))
 	assert.Equal(t, []string{"ns/a"}, inf.Indexer().ListKeys())
+}
 
-	// After the first sync errors are retried, and only reported.
-	s.FailNext(watchtest.Failure{Code: 403, Verbs: []string{"watch"}})
-	s.CloseWatches()
-	stderr.WaitFor(ctx, t, "a warning", clitest.Contains(`^warning: .*403 Forbidden`))
+// A watch-list the server refuses, replaced by a paged list, is routine:
+// not a reason to give up.
+func TestFirstSyncIgnoresRoutineErrors(t *testing.T) {
+	s := watchtest.NewServer()
+	defer s.Close()
+	s.RefuseWatchList(true)
+	_, err := s.Create(watchtest.Pods, `{"metadata":{"name":"a","namespace":"ns"}}`)
+	require.NoError(t, err)
+	inf := podInformer(t, s)
+	sync := cli.FailFast(inf)
+	ctx := runInformer(t, inf)
+	require.NoError(t, sync.Wait(ctx, nil))
 }
 
 // Before the first sync the first error ends the wait: a wrong URL, token
@@ -60,20 +69,18 @@ func TestFirstSyncFailsFast(t *testing.T) {
 	defer s.Close()
 	s.FailNext(watchtest.Failure{Code: 403, Times: 100})
 	inf := podInformer(t, s)
-	stderr := clitest.NewOutput()
-	sync := cli.FailFast(inf, stderr)
+	sync := cli.FailFast(inf)
 	ctx := runInformer(t, inf)
 
 	err := sync.Wait(ctx, nil)
 	assert.True(t, httpwatch.IsForbidden(err), "got %v", err)
-	assert.Empty(t, stderr.Lines(), "a fatal error is not also a warning")
 }
 
 func TestFirstSyncInterrupted(t *testing.T) {
 	s := watchtest.NewServer()
 	defer s.Close()
 	inf := podInformer(t, s)
-	sync := cli.FailFast(inf, nil)
+	sync := cli.FailFast(inf)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	err := sync.Wait(ctx, nil)
