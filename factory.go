@@ -119,14 +119,7 @@ func (f *Factory) Start(ctx context.Context) {
 // done, and reports each one's state, as client-go's factory does.
 // WaitForSync says, besides, why an informer has not synced.
 func (f *Factory) WaitForCacheSync(ctx context.Context) map[httpwatch.Resource]bool {
-	f.mu.Lock()
-	started := map[httpwatch.Resource]*Informer{}
-	for r, inf := range f.informers {
-		if f.started[r] {
-			started[r] = inf
-		}
-	}
-	f.mu.Unlock()
+	started := f.startedInformers()
 	res := make(map[httpwatch.Resource]bool, len(started))
 	for r, inf := range started {
 		select {

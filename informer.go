@@ -51,6 +51,11 @@ var ErrStopped = processor.ErrStopped
 //     (Processor.RePanic restores upstream's crash).
 //   - OnDelete gets the last known object and a finalStateUnknown flag
 //     instead of a tombstone to unwrap.
+//   - A failing list or watch is logged once, not once per retry, at Error
+//     with what to do when retrying cannot cure it (decision 24), and
+//     WaitForSync returns the reason (decision 25).
+//   - A Projection path no cached object has is reported after the first
+//     sync (decision 26).
 type Informer struct {
 	// Reflector tunes how the cache is filled: name, selectors, paging,
 	// watch-list, backoff, watch timeouts, a saved version to resume from.

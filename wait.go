@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -115,13 +117,13 @@ func (f *Factory) WaitForSync(ctx context.Context) error { return f.wait(ctx, fa
 func (f *Factory) WaitForSyncFailFast(ctx context.Context) error { return f.wait(ctx, true) }
 
 func (f *Factory) wait(ctx context.Context, failFast bool) error {
-	started := f.startedInformers()
+	infs := slices.Collect(maps.Values(f.startedInformers()))
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	errs := make([]error, len(started))
-	permanent := make([]bool, len(started))
+	errs := make([]error, len(infs))
+	permanent := make([]bool, len(infs))
 	var wg sync.WaitGroup
-	for i, inf := range started {
+	for i, inf := range infs {
 		wg.Go(func() {
 			errs[i], permanent[i] = inf.wait(ctx, failFast)
 			if permanent[i] {
@@ -142,13 +144,14 @@ func (f *Factory) wait(ctx context.Context, failFast bool) error {
 	return errors.Join(errs...)
 }
 
-func (f *Factory) startedInformers() []*Informer {
+// startedInformers returns the informers Start has started.
+func (f *Factory) startedInformers() map[httpwatch.Resource]*Informer {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var started []*Informer
+	started := map[httpwatch.Resource]*Informer{}
 	for r, inf := range f.informers {
 		if f.started[r] {
-			started = append(started, inf)
+			started[r] = inf
 		}
 	}
 	return started
