@@ -88,8 +88,9 @@ func TestForbiddenLeaseIsOneErrorLine(t *testing.T) {
 	assert.Len(t, h.log.Lines(slog.LevelInfo), 3, "a healthy leader logs nothing above Debug")
 }
 
-// A server that does not serve leases (404 on the collection) will never
-// elect anyone: Run returns an error wrapping ErrNotServed at once, after
+// A server that does not serve leases will never elect anyone: its 404
+// names no lease, so discovery explains it as an unknown resource from the
+// first get, and Run returns an error wrapping ErrNotServed at once, after
 // one Error line. Decision 29.
 func TestLeasesNotServedEndsRun(t *testing.T) {
 	srv := watchtest.NewServer() // no leases
@@ -113,12 +114,13 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 		t.Fatal("Run did not return on a server without leases")
 	}
 	require.ErrorIs(t, err, ErrNotServed)
-	assert.True(t, httpwatch.IsNotFound(err))
+	assert.ErrorIs(t, err, httpwatch.ErrUnknownResource, "the 404 is explained by discovery")
+	assert.False(t, httpwatch.IsNotFound(err), "not a lease that is merely absent")
 	assert.Empty(t, e.Leader())
 	lines := log.Lines(slog.LevelWarn)
 	require.Len(t, lines, 1)
 	assert.Equal(t, slog.LevelError, lines[0].Level)
-	assert.Contains(t, lines[0].Text, "leader election: cannot create lease ns/lock: 404 Not Found; the server does not serve coordination.k8s.io/v1 leases")
+	assert.Contains(t, lines[0].Text, "leader election: cannot get lease ns/lock: 404 Not Found; the server does not serve coordination.k8s.io/v1 leases")
 	require.Len(t, errs.all(), 1)
 }
 

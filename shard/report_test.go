@@ -139,11 +139,12 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 	}()
 	err := runMember(t, m)()
 	require.ErrorIs(t, err, ErrNotServed)
-	assert.True(t, httpwatch.IsNotFound(err))
+	assert.ErrorIs(t, err, httpwatch.ErrUnknownResource, "the 404 is explained by discovery")
+	assert.False(t, httpwatch.IsNotFound(err), "not a lease that is merely absent")
 	lines := log.Lines(slog.LevelWarn)
 	require.Len(t, lines, 1)
 	assert.Equal(t, slog.LevelError, lines[0].Level)
-	assert.Contains(t, lines[0].Text, "shard member: cannot create lease ns/g-a: 404 Not Found; the server does not serve coordination.k8s.io/v1 leases")
+	assert.Contains(t, lines[0].Text, "shard member: cannot get lease ns/g-a: 404 Not Found; the server does not serve coordination.k8s.io/v1 leases")
 	require.Len(t, errs.all(), 1)
 	select {
 	case err := <-acquired:
