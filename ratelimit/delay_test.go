@@ -1,6 +1,7 @@
 package ratelimit_test
 
 import (
+	"github.com/listwatch/listwatch/internal/testwait"
 	"sync"
 	"testing"
 	"time"
@@ -111,8 +112,9 @@ func TestAddAfterNeverBlocksAndUsesOneTimer(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Group(t, &wg, "AddAfter to return (it must never block)")
 	require.Equal(t, 1, c.Waiters(), "one timer per queue, not per item")
+
 	step(t, c, 7*time.Second)
 	require.Equal(t, n, q.Len())
 }

@@ -1,6 +1,7 @@
 package ratelimit_test
 
 import (
+	"github.com/listwatch/listwatch/internal/testwait"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -93,7 +94,8 @@ func TestStress(t *testing.T) {
 		t.Fatalf("%d items never succeeded", remaining.Load())
 	}
 	q.ShutDown()
-	wg.Wait()
+	testwait.Group(t, &wg, "workers and producers to stop after ShutDown")
+
 	require.Zero(t, overlaps.Load(), "an item was handed to two workers at once")
 	for x := range items {
 		require.True(t, succeeded[x], "item %d", x)
