@@ -12,6 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -343,7 +344,7 @@ func TestPopBlocksUntilAddOrClose(t *testing.T) {
 		got <- steps(t, ds)
 	}()
 	require.NoError(t, f.Add(o("a", "1")))
-	assert.Equal(t, []step{{delta.Added, "ns/a", "1", false}}, <-got)
+	assert.Equal(t, []step{{delta.Added, "ns/a", "1", false}}, testwait.Recv(t, got, "a blocked Pop to wake on Add"))
 
 	errc := make(chan error)
 	go func() {
@@ -351,7 +352,8 @@ func TestPopBlocksUntilAddOrClose(t *testing.T) {
 		errc <- err
 	}()
 	f.Close()
-	require.ErrorIs(t, <-errc, delta.ErrClosed)
+	require.ErrorIs(t, testwait.Recv(t, errc, "a blocked Pop to wake on Close"), delta.ErrClosed)
+
 	assert.True(t, f.IsClosed())
 }
 

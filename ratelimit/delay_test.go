@@ -1,7 +1,6 @@
 package ratelimit_test
 
 import (
-	"github.com/listwatch/listwatch/internal/testwait"
 	"sync"
 	"testing"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/ratelimit"
 )
 

@@ -1,7 +1,6 @@
 package ratelimit_test
 
 import (
-	"github.com/listwatch/listwatch/internal/testwait"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/ratelimit"
 )
 
