@@ -12,6 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/require"
@@ -116,7 +117,7 @@ func TestReflectorChaos(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() { r.Run(ctx); close(done) }()
-			defer func() { cancel(); <-done }()
+			defer func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") }()
 
 			live := map[string]bool{}
 			names := make([]string, 200)

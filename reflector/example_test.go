@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
@@ -57,13 +58,22 @@ func Example() {
 	sink := &printSink{synced: make(chan struct{}), changes: make(chan struct{}, 1)}
 	r := reflector.New(client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), sink)
 
-	ctx, cancel := context.WithCancel(context.Background())
+	// The deadline bounds every wait: a step that never comes ends Run and
+	// the Output differs.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	done := make(chan struct{})
 	go func() { r.Run(ctx); close(done) }()
-	<-sink.synced
+	await := func(ch <-chan struct{}) {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+	}
+	await(sink.synced)
 	_, _ = server.Create(watchtest.Pods, `{"metadata":{"name":"db-1","namespace":"prod"}}`)
-	<-sink.changes
+	await(sink.changes)
 	cancel()
+
 	<-done
 	fmt.Println("lists:", r.Stats().Lists)
 	// Output:

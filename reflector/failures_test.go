@@ -15,6 +15,7 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // logLines is a slog.Handler keeping each record as "LEVEL message k=v ...".
@@ -204,8 +205,9 @@ func TestReflectorRunDeadURLLogsOnce(t *testing.T) {
 		c.Step(time.Minute)
 	}
 	cancel()
-	<-done
+	testwait.Recv(t, done, "Run to return after cancel")
 	lines := logs.above()
+
 	require.NotEmpty(t, lines)
 	assert.True(t, strings.HasPrefix(lines[0], "WARN reflector: list failed "), lines[0])
 	assert.Contains(t, lines[0], "connection refused")

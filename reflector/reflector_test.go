@@ -13,6 +13,7 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -305,7 +306,7 @@ func TestReflectorResync(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { r.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") }()
 
 	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer wcancel()
@@ -437,5 +438,6 @@ func TestReflectorWarnsWhileWaitingForInitialEvents(t *testing.T) {
 		10*time.Second, time.Millisecond)
 	assert.Empty(t, sink.log(), "nothing is replaced before the bookmark")
 	cancel()
-	<-done
+	testwait.Recv(t, done, "Run to return after cancel")
+
 }
