@@ -12,6 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/assert"
@@ -93,7 +94,7 @@ func TestInformerUnderFaults(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") }()
 
 	rnd := rand.New(rand.NewPCG(3, 4))
 	live := map[string]bool{}

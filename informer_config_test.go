@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/assert"
@@ -58,7 +59,7 @@ func runUntilCleanup(t *testing.T, inf *Informer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") })
 	require.True(t, WaitForCacheSync(ctx, inf.HasSynced))
 }
 

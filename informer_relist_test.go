@@ -11,6 +11,7 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/reflector"
@@ -68,7 +69,7 @@ func TestInformerRelistAfterOutageDeliversEachChange(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") }()
 	for _, reg := range regs {
 		require.Eventually(t, reg.HasSynced, wait, time.Millisecond)
 	}
