@@ -353,7 +353,6 @@ func TestPopBlocksUntilAddOrClose(t *testing.T) {
 	}()
 	f.Close()
 	require.ErrorIs(t, testwait.Recv(t, errc, "a blocked Pop to wake on Close"), delta.ErrClosed)
-
 	assert.True(t, f.IsClosed())
 }
 

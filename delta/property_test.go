@@ -308,7 +308,6 @@ func TestConcurrentCloseReleasesPop(t *testing.T) {
 	// Close while producers may still be running: Pop drains, then stops.
 	f.Close()
 	testwait.Group(t, &wg, "producers and Pop to stop after Close")
-
 	assert.True(t, f.IsClosed())
 	assert.Positive(t, popped+f.Len())
 }

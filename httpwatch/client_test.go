@@ -15,6 +15,7 @@ import (
 
 	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
 )
@@ -400,7 +401,7 @@ func TestWatchFrameTooLarge(t *testing.T) {
 	var de *DecodeError
 	require.ErrorAs(t, err, &de)
 	require.ErrorContains(t, err, "1024 bytes")
-	<-closed // the client hung up
+	testwait.Recv(t, closed, "the client to hang up")
 }
 
 func TestListItemTooLarge(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/stretchr/testify/require"
 )
 
@@ -197,7 +198,7 @@ func TestConformance5Stop(t *testing.T) {
 	w.Stop()
 	_, err = w.Next()
 	require.Equal(t, io.EOF, err, "the buffered second frame is not delivered")
-	<-closed
+	testwait.Recv(t, closed, "Stop to close the connection")
 	w.Stop()
 
 	t.Run("unblocks Next", func(t *testing.T) {
@@ -210,7 +211,7 @@ func TestConformance5Stop(t *testing.T) {
 			done <- err
 		}()
 		w.Stop()
-		require.Equal(t, io.EOF, <-done)
+		require.Equal(t, io.EOF, testwait.Recv(t, done, "Stop to unblock Next"))
 	})
 }
 
@@ -321,7 +322,7 @@ func TestWatchContextCancel(t *testing.T) {
 		done <- err
 	}()
 	cancel()
-	err = <-done
+	err = testwait.Recv(t, done, "cancel to end the blocked Next")
 	require.ErrorIs(t, err, context.Canceled)
 }
 

@@ -352,7 +352,6 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 	})
 	testwait.Group(t, &wg, "the concurrent readers, writers and AddIndexers to finish")
 	assertIndicesFresh(t, c)
-
 }
 
 // assertIndicesFresh checks every index of c against one rebuilt from

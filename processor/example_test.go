@@ -38,7 +38,6 @@ func Example() {
 
 	<-deleted.Done()
 	fmt.Println("synced:", reg.HasSynced())
-
 	cancel()
 	<-stopped
 	// Output:

@@ -28,7 +28,6 @@ func TestHandlersAddedBeforeRunFollowRunsClock(t *testing.T) {
 	defer func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") }()
 	p.Distribute(processor.Added(1, false))
 	testwait.Recv(t, added, "the listener to run (Run has scheduled it)")
-
 	assert.False(t, p.ShouldResync(), "not due at once")
 	fake.Step(time.Minute)
 	assert.True(t, p.ShouldResync(), "due one period after Run, on the clock Run found")

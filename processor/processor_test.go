@@ -594,7 +594,6 @@ func TestAddRemoveWhileDistributing(t *testing.T) {
 	close(flowing)
 	testwait.Recv(t, done, "the distributor to stop")
 	stop()
-
 }
 
 func assertNoError(t *testing.T, err error) bool {

@@ -114,7 +114,6 @@ func TestAddAfterNeverBlocksAndUsesOneTimer(t *testing.T) {
 	}
 	testwait.Group(t, &wg, "AddAfter to return (it must never block)")
 	require.Equal(t, 1, c.Waiters(), "one timer per queue, not per item")
-
 	step(t, c, 7*time.Second)
 	require.Equal(t, n, q.Len())
 }

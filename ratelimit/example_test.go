@@ -61,7 +61,6 @@ func Example() {
 
 	<-ctx.Done()
 	q.ShutDown()
-
 	<-worker
 	// Output:
 	// default/web: conflict, retry 1

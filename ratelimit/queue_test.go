@@ -170,6 +170,5 @@ func TestShutDownDoesNotWaitAndCancelsDrain(t *testing.T) {
 	require.Eventually(t, q.ShuttingDown, 10*time.Second, time.Millisecond)
 	q.ShutDown() // returns at once though a is still processing
 	testwait.Recv(t, drained, "ShutDown to end the drain's wait")
-
 	q.Done(a)
 }

@@ -95,7 +95,6 @@ func TestStress(t *testing.T) {
 	}
 	q.ShutDown()
 	testwait.Group(t, &wg, "workers and producers to stop after ShutDown")
-
 	require.Zero(t, overlaps.Load(), "an item was handed to two workers at once")
 	for x := range items {
 		require.True(t, succeeded[x], "item %d", x)

@@ -73,7 +73,6 @@ func Example() {
 	_, _ = server.Create(watchtest.Pods, `{"metadata":{"name":"db-1","namespace":"prod"}}`)
 	await(sink.changes)
 	cancel()
-
 	<-done
 	fmt.Println("lists:", r.Stats().Lists)
 	// Output:

@@ -207,7 +207,6 @@ func TestReflectorRunDeadURLLogsOnce(t *testing.T) {
 	cancel()
 	testwait.Recv(t, done, "Run to return after cancel")
 	lines := logs.above()
-
 	require.NotEmpty(t, lines)
 	assert.True(t, strings.HasPrefix(lines[0], "WARN reflector: list failed "), lines[0])
 	assert.Contains(t, lines[0], "connection refused")

@@ -226,7 +226,6 @@ func TestReflectorCancelDuringList(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				releaseAll()
 				testwait.Recv(t, done, "Run to return once the list is answered")
-
 				t.Fatal("Run waited for the server to answer the list instead of returning on cancel")
 			}
 			mu.Lock()

@@ -439,5 +439,4 @@ func TestReflectorWarnsWhileWaitingForInitialEvents(t *testing.T) {
 	assert.Empty(t, sink.log(), "nothing is replaced before the bookmark")
 	cancel()
 	testwait.Recv(t, done, "Run to return after cancel")
-
 }

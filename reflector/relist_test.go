@@ -38,7 +38,6 @@ func TestReflectorRelist(t *testing.T) {
 		assert.False(t, stopped(second), "the new watch is not")
 		cancel()
 		testwait.Recv(t, done, "Run to return after cancel")
-
 		assert.Equal(t, []string{"replace 1@10", "replace 1@11"}, slices.DeleteFunc(sink.log(), func(l string) bool { return l == "resync" }))
 		assert.Empty(t, errs, "a relist is not an error")
 		src.mu.Lock()
