@@ -10,6 +10,7 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/ratelimit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -125,7 +126,7 @@ func TestLabellingController(t *testing.T) {
 	run(t, inf)
 	done := make(chan struct{})
 	go func() { l.work(ctx); close(done) }()
-	t.Cleanup(func() { queue.ShutDown(); <-done })
+	t.Cleanup(func() { queue.ShutDown(); testwait.RecvWithin(t, done, wait, "the worker to stop after ShutDown") })
 
 	_, err = cms.Create(ctx, configMap(ns, "late", "1"))
 	require.NoError(t, err)

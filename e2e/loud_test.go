@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/realapi"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/reflector"
 )
 
@@ -58,7 +59,7 @@ func TestInformerFailuresAreLoudOnRealServer(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() { inf.Run(ctx); close(done) }()
-			t.Cleanup(func() { cancel(); <-done })
+			t.Cleanup(func() { cancel(); testwait.RecvWithin(t, done, wait, "Run to return after cancel") })
 
 			waitCtx, stop := context.WithTimeout(ctx, 2*time.Second)
 			defer stop()

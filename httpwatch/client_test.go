@@ -391,7 +391,7 @@ func TestWatchFrameTooLarge(t *testing.T) {
 	})
 	c := newTestClient(t, srv.URL)
 	c.MaxFrameSize = 1024
-	w, err := c.Resource(pods).Watch(context.Background(), ListOptions{})
+	w, err := c.Resource(pods).Watch(testwait.Context(t), ListOptions{})
 	require.NoError(t, err)
 	defer w.Stop()
 	_, err = w.Next()

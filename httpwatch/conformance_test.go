@@ -25,9 +25,11 @@ func watchBody(t *testing.T, body string) *ResourceClient {
 	return newTestClient(t, srv.URL).Resource(pods)
 }
 
+// openWatch opens a watch whose context ends after testwait.Timeout, so a
+// Next that should have returned fails the test instead of hanging it.
 func openWatch(t *testing.T, rc *ResourceClient) Watcher {
 	t.Helper()
-	w, err := rc.Watch(context.Background(), ListOptions{})
+	w, err := rc.Watch(testwait.Context(t), ListOptions{})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
 	return w

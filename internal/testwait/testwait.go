@@ -11,6 +11,7 @@
 package testwait
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -54,4 +55,14 @@ func GroupWithin(t testing.TB, wg *sync.WaitGroup, d time.Duration, what string)
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	RecvWithin(t, done, d, what)
+}
+
+// Context returns a context that ends after Timeout or when the test does,
+// for blocking calls that take one (a watch's Next, a Get, WaitForSync): a
+// call that should have returned then fails the test with the context's
+// error instead of hanging it.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	t.Cleanup(cancel)
+	return ctx
 }
