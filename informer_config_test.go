@@ -93,7 +93,7 @@ func TestInformerTakesItsFieldsAtRun(t *testing.T) {
 			t.Fatal("the 403 did not reach the handler set before Run")
 		}
 	}
-	require.NoError(t, s.WaitForWatches(context.Background(), 1))
+	require.NoError(t, s.WaitForWatches(testwait.Context(t), 1))
 	assert.Zero(t, late.Load(), "a handler set after Run is not called")
 	for _, r := range s.Requests() {
 		assert.Empty(t, r.Query.Get("labelSelector"), "a selector set after Run is not used (%s)", r.Verb)

@@ -368,7 +368,7 @@ func TestRemovedBeforeInitialListNeverSynced(t *testing.T) {
 	p := processor.New[int]()
 	reg, err := p.AddHandler(newRecorder(), 0, []int{1})
 	require.NoError(t, err)
-	require.NoError(t, reg.Shutdown(context.Background()), "never started: nothing to wait for")
+	require.NoError(t, reg.Shutdown(testwait.Context(t)), "never started: nothing to wait for")
 	run(t, p)
 	require.False(t, reg.HasSynced())
 }

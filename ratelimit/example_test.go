@@ -81,7 +81,9 @@ func ExampleQueue_AddAfter() {
 	fmt.Println("ready at once:", q.Len())
 
 	c.Step(2 * time.Second)
-	_ = c.WaitForWaiters(context.Background(), 1) // the queue has re-armed its timer
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = c.WaitForWaiters(ctx, 1) // the queue has re-armed its timer
 	for q.Len() > 0 {
 		item, _ := q.Get()
 		fmt.Println(item)

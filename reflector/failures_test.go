@@ -201,7 +201,7 @@ func TestReflectorRunDeadURLLogsOnce(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("no error %d", i)
 		}
-		require.NoError(t, c.WaitForWaiters(context.Background(), 1))
+		require.NoError(t, c.WaitForWaiters(testwait.Context(t), 1), "the reflector to wait for its retry")
 		c.Step(time.Minute)
 	}
 	cancel()
