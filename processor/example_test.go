@@ -26,7 +26,7 @@ func Example() {
 		panic(err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
