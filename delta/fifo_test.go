@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/internal/parked"
 	"github.com/listwatch/listwatch/internal/testwait"
 )
 
@@ -351,6 +353,9 @@ func TestPopBlocksUntilAddOrClose(t *testing.T) {
 		_, err := f.Pop(nil)
 		errc <- err
 	}()
+	// Close only once Pop waits, so that it is Close that must wake it.
+	require.Eventually(t, func() bool { return parked.In("delta.(*FIFO[...]).Pop(", "sync.Cond.Wait") }, testwait.Timeout, time.Millisecond,
+		"Pop did not wait on an empty queue")
 	f.Close()
 	require.ErrorIs(t, testwait.Recv(t, errc, "a blocked Pop to wake on Close"), delta.ErrClosed)
 	assert.True(t, f.IsClosed())
