@@ -56,3 +56,76 @@ TEXT ·classify(SB), NOSPLIT, $0-40
 	MOVQ R10, open+24(FP)
 	MOVQ R11, close+32(FP)
 	RET
+
+// TOKENS classifies the 16 bytes at off(SI) for classifyJSON: quotes to
+// R8, backslashes to R9, brackets to R10, colons and commas to R13,
+// spaces to R11 and control bytes (below 0x20, by min(x, 0x1f) == x) to
+// R12.
+#define TOKENS(off) \
+	MOVOU off(SI), X0 \
+	MOVO X0, X1 \
+	PCMPEQB X8, X1 \
+	PMOVMSKB X1, AX \
+	SHLQ $off, AX \
+	ORQ AX, R8 \
+	MOVO X0, X2 \
+	PCMPEQB X9, X2 \
+	PMOVMSKB X2, BX \
+	SHLQ $off, BX \
+	ORQ BX, R9 \
+	MOVO X0, X3 \
+	PCMPEQB X10, X3 \
+	PMOVMSKB X3, CX \
+	SHLQ $off, CX \
+	ORQ CX, R11 \
+	MOVO X0, X4 \
+	PMINUB X14, X4 \
+	PCMPEQB X0, X4 \
+	PMOVMSKB X4, DX \
+	SHLQ $off, DX \
+	ORQ DX, R12 \
+	MOVO X0, X5 \
+	PCMPEQB X13, X5 \
+	MOVO X0, X6 \
+	PCMPEQB X7, X6 \
+	POR X6, X5 \
+	PMOVMSKB X5, AX \
+	SHLQ $off, AX \
+	ORQ AX, R13 \
+	POR X10, X0 \
+	MOVO X0, X6 \
+	PCMPEQB X11, X6 \
+	PCMPEQB X12, X0 \
+	POR X6, X0 \
+	PMOVMSKB X0, BX \
+	SHLQ $off, BX \
+	ORQ BX, R10
+
+// func classifyJSON(p *[64]byte) (quote, backslash, bracket, separator, space, control uint64)
+TEXT ·classifyJSON(SB), NOSPLIT, $0-56
+	MOVQ p+0(FP), SI
+	SPLAT(0x2c, X7)  // ','
+	SPLAT(0x22, X8)  // '"'
+	SPLAT(0x5c, X9)  // '\\'
+	SPLAT(0x20, X10) // ' ', and the fold
+	SPLAT(0x7b, X11) // '{'
+	SPLAT(0x7d, X12) // '}'
+	SPLAT(0x3a, X13) // ':'
+	SPLAT(0x1f, X14) // the last control byte
+	XORQ R8, R8
+	XORQ R9, R9
+	XORQ R10, R10
+	XORQ R11, R11
+	XORQ R12, R12
+	XORQ R13, R13
+	TOKENS(0)
+	TOKENS(16)
+	TOKENS(32)
+	TOKENS(48)
+	MOVQ R8, quote+8(FP)
+	MOVQ R9, backslash+16(FP)
+	MOVQ R10, bracket+24(FP)
+	MOVQ R13, separator+32(FP)
+	MOVQ R11, space+40(FP)
+	MOVQ R12, control+48(FP)
+	RET

@@ -8,3 +8,10 @@ package httpwatch
 func classify(p *[64]byte) (quote, backslash, open, close uint64) {
 	return classifyWords(p)
 }
+
+// classifyJSON returns, for the 64 bytes at p, masks of the quotes, the
+// backslashes, the brackets, the separators (':' and ','), the spaces and
+// the control bytes (below 0x20).
+func classifyJSON(p *[64]byte) (quote, backslash, bracket, separator, space, control uint64) {
+	return classifyJSONWords(p)
+}

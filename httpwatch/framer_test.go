@@ -25,7 +25,6 @@ type framer struct {
 // DefaultMaxFrameSize. The buffer grows to the largest frame seen.
 func newFramer(r io.Reader, maxFrameSize int) *framer {
 	rd := newReader(r, maxFrameSize, false)
-	rd.sc.endOnly = true
 	return &framer{rd: rd}
 }
 

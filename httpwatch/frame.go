@@ -1,0 +1,465 @@
+package httpwatch
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+)
+
+// frameScanner is the stream's one pass over each watch event and list
+// item: it finds where the value ends, checks its whole grammar as
+// encoding/json.Valid does, and notes where chosen containers inside it
+// are, so that the decoder reads no byte of it again to trust it or to
+// find the event's object. Like containerScanner it is fed the value in
+// pieces and resumes at any byte; a number or literal that a piece cuts is
+// handed back (feed consumes up to its start) and scanned again, with the
+// bytes already seen skipped, once more follow.
+//
+// It reads 64-byte blocks as bit masks: classifyJSON marks quotes,
+// backslashes, structural bytes, spaces and control bytes; a prefix XOR of
+// the quotes marks the strings; what is left are the tokens, one bit per
+// string, bracket, colon, comma and number or literal, which a small state
+// machine checks in order. The bytes inside strings are checked by masks
+// too: a control byte anywhere in one, or a backslash not followed by one
+// of the escapes JSON has, is an error. Like encoding/json it takes any
+// bytes above 0x7f in a string, valid UTF-8 or not.
+type frameScanner struct {
+	fed     int // bytes of the value consumed before this feed call
+	depth   int
+	state   uint8  // the grammar's: stStart...
+	inStr   bool   // the last feed ended inside a string
+	escIn   uint64 // 1 when byte 0 of the next feed is escaped
+	hexLeft int    // hex digits of a \u escape the last feed cut off
+	held    int    // the number or literal starting the next feed runs at least this far
+	err     error  // what was wrong, at errAt (an offset in the value)
+	errAt   int
+	// child is where the last container directly inside the value starts
+	// and ends (offsets in the value): a watch event's "object".
+	child valueRange
+	// spans, if not nil, notes where the containers of one level are. It
+	// outlives reset.
+	spans *spanNotes
+	// noteBelow is the depth below which a close is noted: the spans' level
+	// or 2, for child.
+	noteBelow int
+	// top is the state after the innermost container closes, stack[d]
+	// that for the container at depth d (stack[0]: the value's own);
+	// opened[d] is where the container at depth d+1 opened (an offset in
+	// the value), for the containers noted, which are not so deep.
+	top    uint8
+	stack  [maxDepth + 2]uint8
+	opened [5]int
+	pad    [64]byte // the last bytes of a piece, fewer than a block
+}
+
+// spanNotes are the extents (offsets in the value) of the containers on one
+// level and the next: the members of a list item (level 2) or of a watch
+// event's object (3), and their members, which buildObject then need not
+// scan again (metadata.managedFields is the largest).
+type spanNotes struct {
+	level int
+	r     [8]valueRange // the first ones on level
+	n     int           // how many there were
+	deep  [8]valueRange // the first ones on level+1
+	nDeep int
+}
+
+// noted returns the spans noted in the last value scanned.
+func (sn *spanNotes) noted() knownSpans {
+	if sn == nil {
+		return knownSpans{}
+	}
+	return knownSpans{spans: sn.r[:min(sn.n, len(sn.r))], deep: sn.deep[:min(sn.nDeep, len(sn.deep))]}
+}
+
+// The grammar's states: what may come next, and whether the innermost
+// container is an object or an array.
+const (
+	stStart         = iota // the value's first byte: '{' or '['
+	stObjKeyOrEnd          // after '{'
+	stObjKey               // after ',' in an object
+	stObjColon             // after a key
+	stObjValue             // after ':'
+	stObjComma             // after a member: ',' or '}'
+	stArrValueOrEnd        // after '['
+	stArrValue             // after ',' in an array
+	stArrComma             // after an element: ',' or ']'
+	stEnd                  // after the value
+	nStates
+)
+
+// An entry of grammar is the next state, with a flag: the token opens a
+// container (the state is the one inside it), or closes one (the state is
+// the one saved when it opened), or needs more than the table (actScalar
+// and the errors).
+const (
+	opens  = 0x10
+	closes = 0x20
+	slow   = 0x40
+
+	actScalar   = slow
+	actMismatch = slow | 1 // a bracket closing the other kind of container
+	actFail     = slow | 2
+)
+
+// Token classes: the first seven are the bytes '"' (a string's closing
+// quote), ':', ',', '{', '[', '}', ']'; then anything else (a number or
+// literal, or garbage); then a string with the colon after it (a key), and
+// with the comma after it.
+const (
+	clString = iota
+	clColon
+	clComma
+	clOpenObj
+	clOpenArr
+	clCloseObj
+	clCloseArr
+	clOther
+	clKey
+	clStringComma
+	nClasses
+)
+
+// tokenClass sorts a token by its byte, times 4, plus 1 if it is a quote;
+// tokenPair turns that plus what follows a quote (followsQuote) into the
+// class.
+var tokenClass, followsQuote, tokenPair = func() (t, f [256]uint8, p [4 * (clOther + 1)]uint8) {
+	for c := range t {
+		t[c] = clOther << 2
+	}
+	for k, c := range []byte{'"', ':', ',', '{', '[', '}', ']'} {
+		t[c] = uint8(k) << 2
+	}
+	f[':'], f[','] = 1, 2
+	for k := range clOther + 1 {
+		p[4*k], p[4*k+1], p[4*k+2], p[4*k+3] = uint8(k), uint8(k), uint8(k), uint8(k)
+	}
+	p[4*clString+1], p[4*clString+2] = clKey, clStringComma
+	return t, f, p
+}()
+
+// grammar[state][class] is what a token does.
+var grammar = func() (g [nStates][nClasses]uint8) {
+	const f, o, a, c, v, m = actFail, opens | stObjKeyOrEnd, opens | stArrValueOrEnd, closes, actScalar, actMismatch
+	// Columns: '"', ':', ',', '{', '[', '}', ']', other, key, string and ','.
+	g[stStart] = [nClasses]uint8{f, f, f, o, a, f, f, f, f, f}
+	g[stObjKeyOrEnd] = [nClasses]uint8{stObjColon, f, f, f, f, c, m, f, stObjValue, f}
+	g[stObjKey] = [nClasses]uint8{stObjColon, f, f, f, f, f, f, f, stObjValue, f}
+	g[stObjColon] = [nClasses]uint8{f, stObjValue, f, f, f, f, f, f, f, f}
+	g[stObjValue] = [nClasses]uint8{stObjComma, f, f, o, a, f, f, v, f, stObjKey}
+	g[stObjComma] = [nClasses]uint8{f, f, stObjKey, f, f, c, m, f, f, f}
+	g[stArrValueOrEnd] = [nClasses]uint8{stArrComma, f, f, o, a, m, c, v, f, stArrValue}
+	g[stArrValue] = [nClasses]uint8{stArrComma, f, f, o, a, f, f, v, f, stArrValue}
+	g[stArrComma] = [nClasses]uint8{f, f, stArrValue, f, f, m, c, f, f, f}
+	g[stEnd] = [nClasses]uint8{f, f, f, f, f, f, f, f, f, f}
+	return g
+}()
+
+// afterValue is the state after a value that starts in a state.
+var afterValue = [nStates]uint8{
+	stStart: stEnd, stObjValue: stObjComma,
+	stArrValueOrEnd: stArrComma, stArrValue: stArrComma,
+}
+
+// How a block's tokens ended.
+const (
+	tokensLeft = iota // all read, the value goes on
+	tokensDone        // the value ended
+	tokensHeld        // a number or literal runs to the end of the piece
+	tokensFailed
+)
+
+func (s *frameScanner) reset() {
+	s.fed, s.depth, s.state, s.top, s.inStr = 0, 0, stStart, stEnd, false
+	s.escIn, s.hexLeft, s.held, s.err, s.errAt = 0, 0, 0, nil, 0
+	s.child = valueRange{}
+	s.noteBelow = 2
+	if s.spans != nil {
+		s.spans.n, s.spans.nDeep = 0, 0
+		s.noteBelow = max(2, s.spans.level+1)
+	}
+}
+
+// feed scans b, which continues the value. It returns how many bytes it
+// consumed and whether the value ended: just past the value's closing
+// bracket and true; or, the value still open, len(b), or less when b ends
+// inside a number or literal, whose bytes must be fed again. After an
+// error (err set) it returns true. The first byte ever fed must be '{' or
+// '['.
+func (s *frameScanner) feed(b []byte) (int, bool) {
+	n, done := s.scan(b)
+	s.fed += n
+	return n, done
+}
+
+// errInvalidJSON is wrapped by the error for a value that is not JSON.
+var errInvalidJSON = errors.New("invalid JSON")
+
+// errorAt is the error that ended the scan, the value starting at stream
+// offset base.
+func (s *frameScanner) errorAt(base int64) error {
+	return fmt.Errorf("%w: %w at byte %d", errInvalidJSON, s.err, base+int64(s.errAt))
+}
+
+// fail records err at b[j].
+func (s *frameScanner) fail(j int, err error) int {
+	s.err, s.errAt = err, s.fed+j
+	return tokensFailed
+}
+
+func (s *frameScanner) scan(b []byte) (int, bool) {
+	if s.hexLeft > 0 {
+		for j := range min(s.hexLeft, len(b)) {
+			if !isHex(b[j]) {
+				s.fail(j, errors.New(`invalid \u escape in a string`))
+				return j, true
+			}
+		}
+		s.hexLeft -= min(s.hexLeft, len(b))
+	}
+	var carry uint64 // all ones when the last block ended inside a string
+	if s.inStr {
+		carry = ^uint64(0)
+	}
+	escIn := s.escIn
+	var scalarIn uint64 // 1 when the last block ended in a number or literal
+	var closeIn uint64  // 1 when the last block ended in a closing quote
+	for i := 0; i < len(b); i += 64 {
+		p, valid := s.block(b, i)
+		quote, bs, bracket, sep, space, ctrl := classifyJSON(p)
+		if quote|bs|ctrl|escIn == 0 && carry != 0 && valid == 64 {
+			continue // inside one string throughout
+		}
+		var esc uint64
+		if bs|escIn != 0 {
+			esc, escIn = escapes(bs, escIn)
+			quote &^= esc
+			bracket &^= esc
+			sep &^= esc
+		}
+		inside := prefixXOR(quote) ^ carry
+		carry = uint64(int64(inside) >> 63)
+		ws := space | ctrl
+		scalar := ^(inside | ws | quote | bracket | sep)
+		// A string is one token, at its closing quote, and takes in a
+		// colon or comma right after it (see tokenPair).
+		closing := quote &^ inside
+		tokens := closing | bracket&^inside | sep&^inside&^(closing<<1|closeIn) |
+			scalar&^(scalar<<1|scalarIn)
+		scalarIn, closeIn = scalar>>63, closing>>63
+		lim := ^uint64(0)
+		if valid < 64 {
+			lim = 1<<valid - 1
+			escIn = esc >> valid & 1
+		}
+		stop, how := s.tokens(b, i, tokens&lim)
+		if how != tokensLeft {
+			lim &= 1<<stop - 1 // the bytes before the stop: held, past the end or after an error
+		}
+		if !s.checkStrings(b, i, inside, ctrl, esc, lim) {
+			return i + stop, true // an error before the stop, if any, wins
+		}
+		switch how {
+		case tokensDone, tokensFailed:
+			return i + stop, true
+		case tokensHeld:
+			s.inStr, s.escIn = false, 0
+			return i + stop, false
+		}
+	}
+	s.inStr, s.escIn = carry != 0, escIn
+	return len(b), false
+}
+
+// block returns the 64 bytes at b[i] and how many of them are b's: the
+// last bytes of b, fewer than 64, are copied into pad behind spaces.
+func (s *frameScanner) block(b []byte, i int) (*[64]byte, int) {
+	if len(b)-i >= 64 {
+		return (*[64]byte)(b[i:]), 64
+	}
+	n := copy(s.pad[:], b[i:])
+	for k := n; k < len(s.pad); k++ {
+		s.pad[k] = ' '
+	}
+	return &s.pad, n
+}
+
+// prefixXOR sets every bit from an opening quote up to (not including) its
+// closing quote.
+func prefixXOR(q uint64) uint64 {
+	q ^= q << 1
+	q ^= q << 2
+	q ^= q << 4
+	q ^= q << 8
+	q ^= q << 16
+	return q ^ q<<32
+}
+
+// tokens checks the tokens m of the block at b[i] in order. It returns
+// how they ended and where (bits of the block before stop were read).
+// Strings, colons and commas only move the state, by table; a container
+// saves the state after it on stack as it opens.
+func (s *frameScanner) tokens(b []byte, i int, m uint64) (stop, how int) {
+	st, d, top := s.state, s.depth, s.top
+	last := len(b) - 1
+	for ; m != 0; m &= m - 1 {
+		p := bits.TrailingZeros64(m)
+		j := i + p
+		cls := tokenPair[tokenClass[b[j]]|followsQuote[b[min(j+1, last)]]]
+		e := grammar[st][cls]
+		if e < opens {
+			st = e
+			continue
+		}
+		switch {
+		case e&opens != 0:
+			if d == maxDepth {
+				return p, s.fail(j, fmt.Errorf("values nested deeper than %d", maxDepth))
+			}
+			s.stack[d], top = top, afterValue[st]
+			s.opened[min(d, len(s.opened)-1)] = s.fed + j // deeper ones share the last
+			d++
+			st = e & 15
+		case e&closes != 0:
+			d--
+			st, top = top, s.stack[d]
+			if d < s.noteBelow && s.closed(d, j) {
+				s.state, s.depth, s.top = st, d, top
+				return p + 1, tokensDone
+			}
+		case e == actScalar:
+			held, err := s.scalar(b, j)
+			if err != nil {
+				return p, s.fail(j, err)
+			}
+			if held {
+				s.state, s.depth, s.top = st, d, top
+				return p, tokensHeld
+			}
+			st = afterValue[st]
+		default:
+			return p, s.fail(j, s.wrongToken(st, cls, b[j]))
+		}
+	}
+	s.state, s.depth, s.top = st, d, top
+	return 64, tokensLeft
+}
+
+// scalar checks the number or literal at b[j] and reports whether it runs
+// to the end of b, to be fed again.
+func (s *frameScanner) scalar(b []byte, j int) (held bool, err error) {
+	end := j
+	if j == 0 {
+		end = s.held
+	}
+	for end < len(b) && !endsScalar(b[end]) {
+		end++
+	}
+	if s.held = 0; end == len(b) {
+		s.held = end - j
+		return true, nil
+	}
+	if !scalarOK(b[j:end]) {
+		return false, fmt.Errorf("invalid literal %.32q", b[j:end])
+	}
+	return false, nil
+}
+
+// wrongToken describes the token c in state st, which wants another.
+func (s *frameScanner) wrongToken(st, cls uint8, c byte) error {
+	switch {
+	case grammar[st][cls] == actMismatch:
+		return errMismatch
+	case cls == clKey:
+		return fmt.Errorf("expected %s, found a string and ':'", stateWants[st])
+	case cls == clStringComma:
+		return fmt.Errorf("expected %s, found a string and ','", stateWants[st])
+	}
+	return fmt.Errorf("expected %s, found %q", stateWants[st], c)
+}
+
+var stateWants = [nStates]string{"'{' or '['", "a key or '}'", "a key", "':' after a key", "a value",
+	"',' or '}'", "a value or ']'", "a value", "',' or ']'", "nothing"}
+
+// closed notes the container closed at b[j], leaving depth d, which is
+// below noteBelow, and reports whether it was the value itself.
+func (s *frameScanner) closed(d, j int) bool {
+	r := valueRange{s.opened[d], s.fed + j + 1}
+	if d == 1 {
+		s.child = r
+	}
+	if sn := s.spans; sn != nil {
+		switch {
+		case d == sn.level-1 && sn.n < len(sn.r):
+			sn.r[sn.n] = r
+			sn.n++
+		case d == sn.level && sn.nDeep < len(sn.deep):
+			sn.deep[sn.nDeep] = r
+			sn.nDeep++
+		}
+	}
+	return d == 0
+}
+
+// checkStrings checks the bytes lim of the block at b[i] that the tokens
+// do not: no control byte inside a string or, but for whitespace, outside
+// one, and only JSON's escapes (esc are the escaped bytes).
+func (s *frameScanner) checkStrings(b []byte, i int, inside, ctrl, esc, lim uint64) bool {
+	if bad := ctrl & inside & lim; bad != 0 {
+		s.fail(i+bits.TrailingZeros64(bad), errors.New("control character in a string"))
+		return false
+	}
+	for m := ctrl &^ inside & lim; m != 0; m &= m - 1 {
+		j := i + bits.TrailingZeros64(m)
+		if c := b[j]; c != '\t' && c != '\n' && c != '\r' {
+			s.fail(j, fmt.Errorf("unexpected %q", c))
+			return false
+		}
+	}
+	for m := esc & lim; m != 0; m &= m - 1 {
+		j := i + bits.TrailingZeros64(m)
+		if c := b[j]; c != 'u' {
+			if !shortEscape[c] {
+				s.fail(j-1, fmt.Errorf(`invalid escape "\\%c" in a string`, c))
+				return false
+			}
+			continue
+		}
+		end := min(j+5, len(b))
+		for k := j + 1; k < end; k++ {
+			if !isHex(b[k]) {
+				s.fail(j-1, errors.New(`invalid \u escape in a string`))
+				return false
+			}
+		}
+		s.hexLeft = j + 5 - end
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f'
+}
+
+// classifyJSONWords is classifyJSON in portable Go, as classifyWords is
+// classify.
+func classifyJSONWords(p *[64]byte) (quote, backslash, bracket, separator, space, control uint64) {
+	const highs, fold, below20 = 0x8080808080808080, 0x2020202020202020, 0x6060606060606060
+	for k := range 8 {
+		w := binary.LittleEndian.Uint64(p[8*k:])
+		lo := w &^ highs
+		ascii := ^w & highs
+		f := lo | fold
+		shift := uint(7-k) & 7
+		quote |= (eqLow(lo, '"') & ascii) >> shift
+		backslash |= (eqLow(lo, '\\') & ascii) >> shift
+		bracket |= ((eqLow(f, '{') | eqLow(f, '}')) & ascii) >> shift
+		separator |= ((eqLow(lo, ':') | eqLow(lo, ',')) & ascii) >> shift
+		space |= (eqLow(lo, ' ') & ascii) >> shift
+		// lo+0x60 stays under 0x80 exactly for the bytes below 0x20.
+		control |= (^(lo + below20) & ascii) >> shift
+	}
+	return transpose8(quote), transpose8(backslash), transpose8(bracket), transpose8(separator),
+		transpose8(space), transpose8(control)
+}
