@@ -58,9 +58,9 @@ TEXT ·classify(SB), NOSPLIT, $0-40
 	RET
 
 // TOKENS classifies the 16 bytes at off(SI) for classifyJSON: quotes to
-// R8, backslashes to R9, brackets to R10, colons and commas to R13,
-// spaces to R11 and control bytes (below 0x20, by min(x, 0x1f) == x) to
-// R12.
+// R8, backslashes to R9, '{' and '[' to R10, '}' and ']' to DI, colons
+// and commas to R13, spaces to R11 and control bytes (below 0x20, by
+// min(x, 0x1f) == x) to R12.
 #define TOKENS(off) \
 	MOVOU off(SI), X0 \
 	MOVO X0, X1 \
@@ -95,14 +95,16 @@ TEXT ·classify(SB), NOSPLIT, $0-40
 	POR X10, X0 \
 	MOVO X0, X6 \
 	PCMPEQB X11, X6 \
+	PMOVMSKB X6, CX \
+	SHLQ $off, CX \
+	ORQ CX, R10 \
 	PCMPEQB X12, X0 \
-	POR X6, X0 \
 	PMOVMSKB X0, BX \
 	SHLQ $off, BX \
-	ORQ BX, R10
+	ORQ BX, DI
 
-// func classifyJSON(p *[64]byte) (quote, backslash, bracket, separator, space, control uint64)
-TEXT ·classifyJSON(SB), NOSPLIT, $0-56
+// func classifyJSON(p *[64]byte) (quote, backslash, open, close, separator, space, control uint64)
+TEXT ·classifyJSON(SB), NOSPLIT, $0-64
 	MOVQ p+0(FP), SI
 	SPLAT(0x2c, X7)  // ','
 	SPLAT(0x22, X8)  // '"'
@@ -118,14 +120,16 @@ TEXT ·classifyJSON(SB), NOSPLIT, $0-56
 	XORQ R11, R11
 	XORQ R12, R12
 	XORQ R13, R13
+	XORQ DI, DI
 	TOKENS(0)
 	TOKENS(16)
 	TOKENS(32)
 	TOKENS(48)
 	MOVQ R8, quote+8(FP)
 	MOVQ R9, backslash+16(FP)
-	MOVQ R10, bracket+24(FP)
-	MOVQ R13, separator+32(FP)
-	MOVQ R11, space+40(FP)
-	MOVQ R12, control+48(FP)
+	MOVQ R10, open+24(FP)
+	MOVQ DI, close+32(FP)
+	MOVQ R13, separator+40(FP)
+	MOVQ R11, space+48(FP)
+	MOVQ R12, control+56(FP)
 	RET

@@ -10,8 +10,8 @@ func classify(p *[64]byte) (quote, backslash, open, close uint64) {
 }
 
 // classifyJSON returns, for the 64 bytes at p, masks of the quotes, the
-// backslashes, the brackets, the separators (':' and ','), the spaces and
-// the control bytes (below 0x20).
-func classifyJSON(p *[64]byte) (quote, backslash, bracket, separator, space, control uint64) {
+// backslashes, the opening and the closing brackets, the separators (':'
+// and ','), the spaces and the control bytes (below 0x20).
+func classifyJSON(p *[64]byte) (quote, backslash, open, close, separator, space, control uint64) {
 	return classifyJSONWords(p)
 }

@@ -1,7 +1,6 @@
 package httpwatch
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -73,95 +72,6 @@ func (sn *spanNotes) noted() knownSpans {
 	return knownSpans{spans: sn.r[:min(sn.n, len(sn.r))], deep: sn.deep[:min(sn.nDeep, len(sn.deep))]}
 }
 
-// The grammar's states: what may come next, and whether the innermost
-// container is an object or an array.
-const (
-	stStart         = iota // the value's first byte: '{' or '['
-	stObjKeyOrEnd          // after '{'
-	stObjKey               // after ',' in an object
-	stObjColon             // after a key
-	stObjValue             // after ':'
-	stObjComma             // after a member: ',' or '}'
-	stArrValueOrEnd        // after '['
-	stArrValue             // after ',' in an array
-	stArrComma             // after an element: ',' or ']'
-	stEnd                  // after the value
-	nStates
-)
-
-// An entry of grammar is the next state, with a flag: the token opens a
-// container (the state is the one inside it), or closes one (the state is
-// the one saved when it opened), or needs more than the table (actScalar
-// and the errors).
-const (
-	opens  = 0x10
-	closes = 0x20
-	slow   = 0x40
-
-	actScalar   = slow
-	actMismatch = slow | 1 // a bracket closing the other kind of container
-	actFail     = slow | 2
-)
-
-// Token classes: the first seven are the bytes '"' (a string's closing
-// quote), ':', ',', '{', '[', '}', ']'; then anything else (a number or
-// literal, or garbage); then a string with the colon after it (a key), and
-// with the comma after it.
-const (
-	clString = iota
-	clColon
-	clComma
-	clOpenObj
-	clOpenArr
-	clCloseObj
-	clCloseArr
-	clOther
-	clKey
-	clStringComma
-	nClasses
-)
-
-// tokenClass sorts a token by its byte, times 4, plus 1 if it is a quote;
-// tokenPair turns that plus what follows a quote (followsQuote) into the
-// class.
-var tokenClass, followsQuote, tokenPair = func() (t, f [256]uint8, p [4 * (clOther + 1)]uint8) {
-	for c := range t {
-		t[c] = clOther << 2
-	}
-	for k, c := range []byte{'"', ':', ',', '{', '[', '}', ']'} {
-		t[c] = uint8(k) << 2
-	}
-	f[':'], f[','] = 1, 2
-	for k := range clOther + 1 {
-		p[4*k], p[4*k+1], p[4*k+2], p[4*k+3] = uint8(k), uint8(k), uint8(k), uint8(k)
-	}
-	p[4*clString+1], p[4*clString+2] = clKey, clStringComma
-	return t, f, p
-}()
-
-// grammar[state][class] is what a token does.
-var grammar = func() (g [nStates][nClasses]uint8) {
-	const f, o, a, c, v, m = actFail, opens | stObjKeyOrEnd, opens | stArrValueOrEnd, closes, actScalar, actMismatch
-	// Columns: '"', ':', ',', '{', '[', '}', ']', other, key, string and ','.
-	g[stStart] = [nClasses]uint8{f, f, f, o, a, f, f, f, f, f}
-	g[stObjKeyOrEnd] = [nClasses]uint8{stObjColon, f, f, f, f, c, m, f, stObjValue, f}
-	g[stObjKey] = [nClasses]uint8{stObjColon, f, f, f, f, f, f, f, stObjValue, f}
-	g[stObjColon] = [nClasses]uint8{f, stObjValue, f, f, f, f, f, f, f, f}
-	g[stObjValue] = [nClasses]uint8{stObjComma, f, f, o, a, f, f, v, f, stObjKey}
-	g[stObjComma] = [nClasses]uint8{f, f, stObjKey, f, f, c, m, f, f, f}
-	g[stArrValueOrEnd] = [nClasses]uint8{stArrComma, f, f, o, a, m, c, v, f, stArrValue}
-	g[stArrValue] = [nClasses]uint8{stArrComma, f, f, o, a, f, f, v, f, stArrValue}
-	g[stArrComma] = [nClasses]uint8{f, f, stArrValue, f, f, m, c, f, f, f}
-	g[stEnd] = [nClasses]uint8{f, f, f, f, f, f, f, f, f, f}
-	return g
-}()
-
-// afterValue is the state after a value that starts in a state.
-var afterValue = [nStates]uint8{
-	stStart: stEnd, stObjValue: stObjComma,
-	stArrValueOrEnd: stArrComma, stArrValue: stArrComma,
-}
-
 // How a block's tokens ended.
 const (
 	tokensLeft = iota // all read, the value goes on
@@ -224,10 +134,11 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 	}
 	escIn := s.escIn
 	var scalarIn uint64 // 1 when the last block ended in a number or literal
-	var closeIn uint64  // 1 when the last block ended in a closing quote
+	var takerIn uint64  // 1 when it ended in a token that takes in a separator
+	var openIn uint64   // 1 when it ended in an opening bracket
 	for i := 0; i < len(b); i += 64 {
 		p, valid := s.block(b, i)
-		quote, bs, bracket, sep, space, ctrl := classifyJSON(p)
+		quote, bs, open, close, sep, space, ctrl := classifyJSON(p)
 		if quote|bs|ctrl|escIn == 0 && carry != 0 && valid == 64 {
 			continue // inside one string throughout
 		}
@@ -235,19 +146,22 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 		if bs|escIn != 0 {
 			esc, escIn = escapes(bs, escIn)
 			quote &^= esc
-			bracket &^= esc
-			sep &^= esc
 		}
 		inside := prefixXOR(quote) ^ carry
 		carry = uint64(int64(inside) >> 63)
 		ws := space | ctrl
-		scalar := ^(inside | ws | quote | bracket | sep)
-		// A string is one token, at its closing quote, and takes in a
-		// colon or comma right after it (see tokenPair).
+		open &^= inside
+		close &^= inside
+		sep &^= inside
+		scalar := ^(inside | ws | quote | open | close | sep)
+		// A string is one token, at its closing quote. Tokens take in the
+		// byte right after them as tokenClass says; those bytes are no
+		// tokens of their own.
 		closing := quote &^ inside
-		tokens := closing | bracket&^inside | sep&^inside&^(closing<<1|closeIn) |
-			scalar&^(scalar<<1|scalarIn)
-		scalarIn, closeIn = scalar>>63, closing>>63
+		close &^= open<<1 | openIn
+		taker := closing | close
+		tokens := taker | open | sep&^(taker<<1|takerIn) | scalar&^(scalar<<1|scalarIn)
+		scalarIn, takerIn, openIn = scalar>>63, taker>>63, open>>63
 		lim := ^uint64(0)
 		if valid < 64 {
 			lim = 1<<valid - 1
@@ -298,15 +212,15 @@ func prefixXOR(q uint64) uint64 {
 
 // tokens checks the tokens m of the block at b[i] in order. It returns
 // how they ended and where (bits of the block before stop were read).
-// Strings, colons and commas only move the state, by table; a container
-// saves the state after it on stack as it opens.
+// Most tokens only move the state, by table; a container saves the state
+// after it on stack as it opens.
 func (s *frameScanner) tokens(b []byte, i int, m uint64) (stop, how int) {
 	st, d, top := s.state, s.depth, s.top
 	last := len(b) - 1
 	for ; m != 0; m &= m - 1 {
 		p := bits.TrailingZeros64(m)
 		j := i + p
-		cls := tokenPair[tokenClass[b[j]]|followsQuote[b[min(j+1, last)]]]
+		cls := tokenClass(b[j], b[min(j+1, last)])
 		e := grammar[st][cls]
 		if e < opens {
 			st = e
@@ -314,19 +228,27 @@ func (s *frameScanner) tokens(b []byte, i int, m uint64) (stop, how int) {
 		}
 		switch {
 		case e&opens != 0:
-			if d == maxDepth {
-				return p, s.fail(j, fmt.Errorf("values nested deeper than %d", maxDepth))
-			}
 			s.stack[d], top = top, afterValue[st]
 			s.opened[min(d, len(s.opened)-1)] = s.fed + j // deeper ones share the last
 			d++
-			st = e & 15
+			st = e & stateBits
+			if d == maxDepth {
+				st += deep
+			}
 		case e&closes != 0:
 			d--
 			st, top = top, s.stack[d]
 			if d < s.noteBelow && s.closed(d, j) {
 				s.state, s.depth, s.top = st, d, top
 				return p + 1, tokensDone
+			}
+			if with := e &^ closes; with != 0 {
+				sepClass := (kColon + with - withColon) * nWith
+				next := grammar[st][sepClass]
+				if next >= opens {
+					return p, s.fail(j+1, wrongToken(st, sepClass, b[j+1]))
+				}
+				st = next
 			}
 		case e == actScalar:
 			held, err := s.scalar(b, j)
@@ -338,8 +260,13 @@ func (s *frameScanner) tokens(b []byte, i int, m uint64) (stop, how int) {
 				return p, tokensHeld
 			}
 			st = afterValue[st]
+		case e == actEmptyTop:
+			return p + 2, tokensDone
 		default:
-			return p, s.fail(j, s.wrongToken(st, cls, b[j]))
+			if cls%nWith >= withCloseObj {
+				return p, s.fail(j+1, wrongToken(st, cls, b[j])) // at the closing bracket
+			}
+			return p, s.fail(j, wrongToken(st, cls, b[j]))
 		}
 	}
 	s.state, s.depth, s.top = st, d, top
@@ -365,22 +292,6 @@ func (s *frameScanner) scalar(b []byte, j int) (held bool, err error) {
 	}
 	return false, nil
 }
-
-// wrongToken describes the token c in state st, which wants another.
-func (s *frameScanner) wrongToken(st, cls uint8, c byte) error {
-	switch {
-	case grammar[st][cls] == actMismatch:
-		return errMismatch
-	case cls == clKey:
-		return fmt.Errorf("expected %s, found a string and ':'", stateWants[st])
-	case cls == clStringComma:
-		return fmt.Errorf("expected %s, found a string and ','", stateWants[st])
-	}
-	return fmt.Errorf("expected %s, found %q", stateWants[st], c)
-}
-
-var stateWants = [nStates]string{"'{' or '['", "a key or '}'", "a key", "':' after a key", "a value",
-	"',' or '}'", "a value or ']'", "a value", "',' or ']'", "nothing"}
 
 // closed notes the container closed at b[j], leaving depth d, which is
 // below noteBelow, and reports whether it was the value itself.
@@ -440,26 +351,4 @@ func (s *frameScanner) checkStrings(b []byte, i int, inside, ctrl, esc, lim uint
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f'
-}
-
-// classifyJSONWords is classifyJSON in portable Go, as classifyWords is
-// classify.
-func classifyJSONWords(p *[64]byte) (quote, backslash, bracket, separator, space, control uint64) {
-	const highs, fold, below20 = 0x8080808080808080, 0x2020202020202020, 0x6060606060606060
-	for k := range 8 {
-		w := binary.LittleEndian.Uint64(p[8*k:])
-		lo := w &^ highs
-		ascii := ^w & highs
-		f := lo | fold
-		shift := uint(7-k) & 7
-		quote |= (eqLow(lo, '"') & ascii) >> shift
-		backslash |= (eqLow(lo, '\\') & ascii) >> shift
-		bracket |= ((eqLow(f, '{') | eqLow(f, '}')) & ascii) >> shift
-		separator |= ((eqLow(lo, ':') | eqLow(lo, ',')) & ascii) >> shift
-		space |= (eqLow(lo, ' ') & ascii) >> shift
-		// lo+0x60 stays under 0x80 exactly for the bytes below 0x20.
-		control |= (^(lo + below20) & ascii) >> shift
-	}
-	return transpose8(quote), transpose8(backslash), transpose8(bracket), transpose8(separator),
-		transpose8(space), transpose8(control)
 }

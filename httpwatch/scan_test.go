@@ -136,27 +136,29 @@ func classifyBoth(t *testing.T, data []byte) {
 		require.Equal(t, want, [4]uint64{q, b, o, c}, "classify %q", p)
 		q, b, o, c = classifyWords(p)
 		require.Equal(t, want, [4]uint64{q, b, o, c}, "classifyWords %q", p)
-		var wantJSON [6]uint64
+		var wantJSON [7]uint64
 		for k, c := range p {
 			switch {
 			case c == '"':
 				wantJSON[0] |= 1 << k
 			case c == '\\':
 				wantJSON[1] |= 1 << k
-			case strings.IndexByte("{}[]", c) >= 0:
+			case c == '{' || c == '[':
 				wantJSON[2] |= 1 << k
-			case c == ':' || c == ',':
+			case c == '}' || c == ']':
 				wantJSON[3] |= 1 << k
-			case c == ' ':
+			case c == ':' || c == ',':
 				wantJSON[4] |= 1 << k
-			case c < 0x20:
+			case c == ' ':
 				wantJSON[5] |= 1 << k
+			case c < 0x20:
+				wantJSON[6] |= 1 << k
 			}
 		}
-		q, b, br, sep, sp, ct := classifyJSON(p)
-		require.Equal(t, wantJSON, [6]uint64{q, b, br, sep, sp, ct}, "classifyJSON %q", p)
-		q, b, br, sep, sp, ct = classifyJSONWords(p)
-		require.Equal(t, wantJSON, [6]uint64{q, b, br, sep, sp, ct}, "classifyJSONWords %q", p)
+		q, b, op, cl, sep, sp, ct := classifyJSON(p)
+		require.Equal(t, wantJSON, [7]uint64{q, b, op, cl, sep, sp, ct}, "classifyJSON %q", p)
+		q, b, op, cl, sep, sp, ct = classifyJSONWords(p)
+		require.Equal(t, wantJSON, [7]uint64{q, b, op, cl, sep, sp, ct}, "classifyJSONWords %q", p)
 	}
 }
 
