@@ -17,3 +17,10 @@ func classify(p *[64]byte) (quote, backslash, open, close uint64)
 //
 //go:noescape
 func classifyJSON(p *[64]byte) (quote, backslash, open, close, separator, space, control uint64)
+
+// plainRun counts the bytes of p before the first quote, backslash or
+// control byte, 16 at a time with SSE2: with none, the bytes of p's whole
+// 16-byte chunks. Elsewhere, plainRunWords.
+//
+//go:noescape
+func plainRun(p []byte) int

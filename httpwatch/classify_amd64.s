@@ -133,3 +133,41 @@ TEXT ·classifyJSON(SB), NOSPLIT, $0-64
 	MOVQ R11, space+48(FP)
 	MOVQ R12, control+56(FP)
 	RET
+
+// func plainRun(p []byte) int
+//
+// plainRun counts the bytes of p, 16 at a time, before the first quote,
+// backslash or control byte; with none, the bytes of p's whole 16-byte
+// chunks.
+TEXT ·plainRun(SB), NOSPLIT, $0-32
+	MOVQ p_base+0(FP), SI
+	MOVQ p_len+8(FP), CX
+	SPLAT(0x22, X8)  // '"'
+	SPLAT(0x5c, X9)  // '\\'
+	SPLAT(0x1f, X14) // the last control byte
+	XORQ AX, AX
+loop:
+	LEAQ 16(AX), DX
+	CMPQ DX, CX
+	JHI done
+	MOVOU (SI)(AX*1), X0
+	MOVO X0, X1
+	PCMPEQB X8, X1
+	MOVO X0, X2
+	PCMPEQB X9, X2
+	POR X2, X1
+	MOVO X0, X3
+	PMINUB X14, X3
+	PCMPEQB X0, X3
+	POR X3, X1
+	PMOVMSKB X1, BX
+	TESTQ BX, BX
+	JNZ found
+	MOVQ DX, AX
+	JMP loop
+found:
+	BSFQ BX, BX
+	ADDQ BX, AX
+done:
+	MOVQ AX, ret+24(FP)
+	RET

@@ -15,3 +15,7 @@ func classify(p *[64]byte) (quote, backslash, open, close uint64) {
 func classifyJSON(p *[64]byte) (quote, backslash, open, close, separator, space, control uint64) {
 	return classifyJSONWords(p)
 }
+
+// plainRun counts the bytes of p before the first quote, backslash or
+// control byte, or, with none, about all of them (see plainRunWords).
+func plainRun(p []byte) int { return plainRunWords(p) }

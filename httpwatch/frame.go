@@ -1,6 +1,7 @@
 package httpwatch
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -140,7 +141,10 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 		p, valid := s.block(b, i)
 		quote, bs, open, close, sep, space, ctrl := classifyJSON(p)
 		if quote|bs|ctrl|escIn == 0 && carry != 0 && valid == 64 {
-			continue // inside one string throughout
+			// Inside one string throughout: a long one, whose plain bytes
+			// the next blocks need not classify.
+			i += plainRun(b[i+64:])
+			continue
 		}
 		var esc uint64
 		if bs|escIn != 0 {
@@ -351,4 +355,20 @@ func (s *frameScanner) checkStrings(b []byte, i int, inside, ctrl, esc, lim uint
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f'
+}
+
+// plainRunWords is plainRun in portable Go, eight bytes at a time: it
+// counts the bytes before the first quote, backslash or control byte, or,
+// with none, those of p's whole 8-byte words.
+func plainRunWords(p []byte) int {
+	const highs, below20 = 0x8080808080808080, 0x6060606060606060
+	i := 0
+	for ; len(p)-i >= 8; i += 8 {
+		w := binary.LittleEndian.Uint64(p[i:])
+		lo := w &^ highs
+		if stop := (eqLow(lo, '"') | eqLow(lo, '\\') | ^(lo + below20)) & ^w & highs; stop != 0 {
+			return i + bits.TrailingZeros64(stop)>>3
+		}
+	}
+	return i
 }

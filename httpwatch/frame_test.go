@@ -184,3 +184,47 @@ func FuzzFrameValid(f *testing.F) {
 		}
 	})
 }
+
+// TestFrameLongStrings: a string long enough that blocks of it are crossed
+// without a look at each (plainRun) still has every byte checked: a control
+// character, a bad escape or a good one at any offset, cut anywhere.
+func TestFrameLongStrings(t *testing.T) {
+	for _, insert := range []string{"\x01", "\x1f", `\x`, `\u12x4`, `\n`, `\u00e9`, `\\`, `\"`, "\xff", `é`} {
+		for k := 0; k < 300; k += 7 {
+			s := strings.Repeat("x", k) + insert + strings.Repeat("y", 300-k)
+			for _, doc := range []string{`{"a":"` + s + `"}`, `["` + s + `",1]`} {
+				want := json.Valid([]byte(doc))
+				for _, size := range []int{len(doc), 1, 63, 64, 65, 100} {
+					require.Equal(t, want, frameVerdict([]byte(doc), []int{size}), "%q at %d in pieces of %d", insert, k, size)
+				}
+			}
+		}
+	}
+}
+
+// TestPlainRun: plainRun (SSE2 on amd64) and plainRunWords stop at the
+// first quote, backslash or control byte, or report whole chunks without.
+func TestPlainRun(t *testing.T) {
+	for n := range 80 {
+		for _, c := range []byte{'"', '\\', 0, '\n', 0x1f} {
+			for at := 0; at <= n; at++ {
+				p := bytes.Repeat([]byte("a\xff "), n)[:n]
+				if at < n {
+					p[at] = c
+				}
+				for name, f := range map[string]func([]byte) int{"plainRun": plainRun, "plainRunWords": plainRunWords} {
+					got := f(p)
+					if at < n {
+						if got > at || (got < at && at-got >= 16) {
+							t.Fatalf("%s(%q) = %d, special byte at %d", name, p, got, at)
+						}
+						continue
+					}
+					if got > n || n-got >= 16 {
+						t.Fatalf("%s(%q) = %d", name, p, got)
+					}
+				}
+			}
+		}
+	}
+}
