@@ -34,7 +34,12 @@ func (s *jsonSink) keep(o *httpwatch.Object) {
 	s.objects[o.Name()] = o
 }
 
-func (s *jsonSink) Add(o *httpwatch.Object) error    { s.mu.Lock(); defer s.mu.Unlock(); s.keep(o); return nil }
+func (s *jsonSink) Add(o *httpwatch.Object) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keep(o)
+	return nil
+}
 func (s *jsonSink) Update(o *httpwatch.Object) error { return s.Add(o) }
 func (s *jsonSink) Resync() error                    { return nil }
 func (s *jsonSink) Delete(o *httpwatch.Object) error {
