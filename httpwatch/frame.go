@@ -50,7 +50,7 @@ type frameScanner struct {
 	top    uint8
 	stack  [maxDepth + 2]uint8
 	opened [5]int
-	pad    [64]byte // the last bytes of a piece, fewer than a block
+	pad    [65]byte // the last bytes of a piece, a block and the byte after it or fewer
 }
 
 // spanNotes are the extents (offsets in the value) of the containers on one
@@ -139,7 +139,7 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 	var openIn uint64   // 1 when it ended in an opening bracket
 	for i := 0; i < len(b); i += 64 {
 		p, valid := s.block(b, i)
-		quote, bs, open, close, sep, space, ctrl := classifyJSON(p)
+		quote, bs, open, close, sep, space, ctrl := classifyJSON((*[64]byte)(p[:64]))
 		if quote|bs|ctrl|escIn == 0 && carry != 0 && valid == 64 {
 			// Inside one string throughout: a long one, whose plain bytes
 			// the next blocks need not classify.
@@ -171,7 +171,7 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 			lim = 1<<valid - 1
 			escIn = esc >> valid & 1
 		}
-		stop, how := s.tokens(b, i, tokens&lim)
+		stop, how := s.tokens(b, p, i, tokens&lim)
 		if how != tokensLeft {
 			lim &= 1<<stop - 1 // the bytes before the stop: held, past the end or after an error
 		}
@@ -190,11 +190,12 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 	return len(b), false
 }
 
-// block returns the 64 bytes at b[i] and how many of them are b's: the
-// last bytes of b, fewer than 64, are copied into pad behind spaces.
-func (s *frameScanner) block(b []byte, i int) (*[64]byte, int) {
-	if len(b)-i >= 64 {
-		return (*[64]byte)(b[i:]), 64
+// block returns the 64 bytes at b[i] and the byte after them, and how many
+// of the 64 are b's: the last bytes of b, 64 or fewer, are copied into pad
+// behind spaces.
+func (s *frameScanner) block(b []byte, i int) (*[65]byte, int) {
+	if len(b)-i > 64 {
+		return (*[65]byte)(b[i:]), 64
 	}
 	n := copy(s.pad[:], b[i:])
 	for k := n; k < len(s.pad); k++ {
@@ -214,23 +215,24 @@ func prefixXOR(q uint64) uint64 {
 	return q ^ q<<32
 }
 
-// tokens checks the tokens m of the block at b[i] in order. It returns
+// tokens checks the tokens m of the block at b[i], w (with the byte after
+// it, or a space past the end of b), in order. It returns
 // how they ended and where (bits of the block before stop were read).
 // Most tokens only move the state, by table; a container saves the state
 // after it on stack as it opens.
-func (s *frameScanner) tokens(b []byte, i int, m uint64) (stop, how int) {
-	st, d, top := s.state, s.depth, s.top
-	last := len(b) - 1
+func (s *frameScanner) tokens(b []byte, w *[65]byte, i int, m uint64) (stop, how int) {
+	row, d, top := uint(s.state)<<6, s.depth, s.top
 	for ; m != 0; m &= m - 1 {
-		p := bits.TrailingZeros64(m)
-		j := i + p
-		cls := tokenClass(b[j], b[min(j+1, last)])
-		e := grammar[st][cls]
-		if e < opens {
-			st = e
+		p := bits.TrailingZeros64(m) & 63
+		cls := tokenClass(w[p], w[p+1])
+		e := steps[(row|uint(cls))&(32<<6-1)]
+		if e < notPlain {
+			row = uint(e)
 			continue
 		}
-		switch {
+		j := i + p
+		st := uint8(row >> 6)
+		switch e := uint8(e); {
 		case e&opens != 0:
 			s.stack[d], top = top, afterValue[st]
 			s.opened[min(d, len(s.opened)-1)] = s.fed + j // deeper ones share the last
@@ -272,8 +274,9 @@ func (s *frameScanner) tokens(b []byte, i int, m uint64) (stop, how int) {
 			}
 			return p, s.fail(j, wrongToken(st, cls, b[j]))
 		}
+		row = uint(st) << 6
 	}
-	s.state, s.depth, s.top = st, d, top
+	s.state, s.depth, s.top = uint8(row>>6), d, top
 	return 64, tokensLeft
 }
 

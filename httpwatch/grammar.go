@@ -136,6 +136,23 @@ var grammar = func() (g [nStates][nClasses]uint8) {
 	return g
 }()
 
+// steps is grammar as tokens reads it: row st<<6, column class; an entry
+// that only moves the state is the next state's row, so that the next
+// index is one OR away, and any other is grammar's entry plus notPlain.
+var steps = func() (t [32 << 6]uint16) {
+	for st := range grammar {
+		for cls, e := range grammar[st] {
+			t[st<<6|cls] = notPlain | uint16(e)
+			if e < opens {
+				t[st<<6|cls] = uint16(e) << 6
+			}
+		}
+	}
+	return t
+}()
+
+const notPlain = 0x8000
+
 // classStep is what the token class cls does in state st.
 func classStep(st, cls uint8) uint8 {
 	kind, with := cls/nWith, cls%nWith
