@@ -123,7 +123,7 @@ members:
 				// Read metadata once, in place of skipping it.
 				var end int
 				var err error
-				if t.cutStart, t.cutEnd, end, err = scanMetadata(src, it.i, opt.dropManagedFields, &t.vals, &metaKeys); err != nil {
+				if t.cutStart, t.cutEnd, end, err = scanMetadata(src, it.i, opt, &t.vals, &metaKeys); err != nil {
 					return topLevel{}, fmt.Errorf("metadata: %w", err)
 				}
 				it.i, haveMeta = end, true
@@ -266,18 +266,22 @@ type valueRange struct{ start, end int }
 
 // scanMetadata reads the metadata object at src[start]: it records where the
 // values of the fields an Object locates are, adds its keys to keys and, if
-// drop is set, returns the byte range that removes managedFields with one
-// adjacent comma. end is just past the metadata.
-func scanMetadata(src []byte, start int, drop bool, vals *[nFields]valueRange, keys *keySet) (cutStart, cutEnd, end int, err error) {
+// opt drops managedFields, returns the byte range that removes them with
+// one adjacent comma. end is just past the metadata.
+func scanMetadata(src []byte, start int, opt buildOptions, vals *[nFields]valueRange, keys *keySet) (cutStart, cutEnd, end int, err error) {
 	it := newObjectIter(src, start)
 	prevEnd := it.i // end of the previous member, or just past '{'
-	pending := false
+	pending, drop := false, opt.dropManagedFields
 	mfPrevEnd, mfIndex := 0, 0
 	for {
-		m, ok := it.next()
+		m, ok := it.nextKey()
 		if !ok {
 			break
 		}
+		if _, m.valueEnd, err = opt.known.skip(src, it.i); err != nil {
+			return 0, 0, 0, fmt.Errorf("value of %q: %w", m.key, err)
+		}
+		it.i = m.valueEnd
 		keys.add(m.key)
 		if pending {
 			// Remove up to the next key: the member, its comma and the

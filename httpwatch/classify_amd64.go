@@ -9,3 +9,18 @@ package httpwatch
 //
 //go:noescape
 func classify(p *[64]byte) (quote, backslash, open, close uint64)
+
+// classifyJSON returns, for the 64 bytes at p, masks of the quotes, the
+// backslashes, the opening and the closing brackets, the separators (':'
+// and ','), the spaces and the control bytes (below 0x20). On amd64 it is SSE2, as
+// classify; elsewhere, or with the purego build tag, classifyJSONWords.
+//
+//go:noescape
+func classifyJSON(p *[64]byte) (quote, backslash, open, close, separator, space, control uint64)
+
+// plainRun counts the bytes of p before the first quote, backslash or
+// control byte, 16 at a time with SSE2: with none, the bytes of p's whole
+// 16-byte chunks. Elsewhere, plainRunWords.
+//
+//go:noescape
+func plainRun(p []byte) int

@@ -8,3 +8,14 @@ package httpwatch
 func classify(p *[64]byte) (quote, backslash, open, close uint64) {
 	return classifyWords(p)
 }
+
+// classifyJSON returns, for the 64 bytes at p, masks of the quotes, the
+// backslashes, the opening and the closing brackets, the separators (':'
+// and ','), the spaces and the control bytes (below 0x20).
+func classifyJSON(p *[64]byte) (quote, backslash, open, close, separator, space, control uint64) {
+	return classifyJSONWords(p)
+}
+
+// plainRun counts the bytes of p before the first quote, backslash or
+// control byte, or, with none, about all of them (see plainRunWords).
+func plainRun(p []byte) int { return plainRunWords(p) }

@@ -53,7 +53,10 @@
 // frames by finding each JSON value's end directly (brackets
 // outside strings, escapes inside them): it does not depend on newlines or
 // on how the body was chunked, and it bounds the frame size
-// (Client.MaxFrameSize).
+// (Client.MaxFrameSize). The same pass checks each event and item as
+// encoding/json.Valid would, so one that is not JSON, at any depth, is a
+// *DecodeError naming the event or item and the byte, and never reaches a
+// cache.
 //
 // Non-streaming requests are retried with backoff and jitter on connection
 // errors, 429 (honouring Retry-After) and 5xx; other errors are a

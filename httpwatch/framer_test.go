@@ -11,10 +11,11 @@ import (
 //
 // It splits a byte stream into consecutive top-level JSON objects or
 // arrays, the framing of a Kubernetes watch body. It finds each value's end
-// itself (brackets outside strings, escapes inside them) and so does not
-// depend on newlines or on how the stream was chunked: a value may be split
-// at any byte and several may arrive in one read. Whitespace between values
-// is skipped; anything else between them is an error.
+// itself (brackets outside strings, escapes inside them), checking its
+// grammar on the way, and so does not depend on newlines or on how the
+// stream was chunked: a value may be split at any byte and several may
+// arrive in one read. Whitespace between values is skipped; anything else
+// between them is an error.
 type framer struct {
 	rd  *reader
 	err error
@@ -25,7 +26,6 @@ type framer struct {
 // DefaultMaxFrameSize. The buffer grows to the largest frame seen.
 func newFramer(r io.Reader, maxFrameSize int) *framer {
 	rd := newReader(r, maxFrameSize, false)
-	rd.sc.endOnly = true
 	return &framer{rd: rd}
 }
 

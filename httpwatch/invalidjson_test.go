@@ -14,8 +14,7 @@ import (
 
 // invalidObjects are objects whose brackets balance in number, so that a
 // scanner that only counts them finds their end, but where one closes a
-// container of the other kind, on the levels checked: the object's own, its
-// members' and metadata's members'.
+// container of the other kind, at any depth.
 var invalidObjects = []string{
 	`{"metadata":{"name":"a"},"spec":[}{]}`,
 	`{"metadata":{"name":"a"},"status":{"a":1]}`,
@@ -29,8 +28,8 @@ var invalidObjects = []string{
 // container with the other kind of bracket ends the stream with a
 // *DecodeError, rather than handing the cache an object that Decode and Get
 // cannot read; the reflector relists. The events before it are delivered;
-// the error sticks. (decision: deeper levels are only balanced, see
-// containerScanner.)
+// the error sticks (conformance 4). TestStreamRejectsInvalidJSON has the
+// other ways to break the grammar.
 func TestWatchRejectsMismatchedBrackets(t *testing.T) {
 	for _, obj := range invalidObjects {
 		require.False(t, json.Valid([]byte(obj)), obj)

@@ -210,7 +210,7 @@ func scanItems(rd *reader, so *scanOptions, page *Page, typeMeta []byte) error {
 		if err != nil {
 			return fmt.Errorf("item %d: %w", n, err)
 		}
-		o, err := so.object(v, typeMeta, knownSpans{spans: rd.sc.spans.noted()})
+		o, err := so.object(v, typeMeta, rd.sc.spans.noted())
 		if err != nil {
 			return fmt.Errorf("item %d: %w", n, err)
 		}

@@ -225,7 +225,8 @@ func TestFramer(t *testing.T) {
 
 	for _, tc := range []struct{ in, err string }{
 		{`{"a":1]]`, `mismatched bracket at byte 6`},
-		{`[[}]]`, `expected a JSON object or array, found ']'`}, // below the top level, balance: the first frame is [[}]
+		{`[[}]]`, `mismatched bracket at byte 2`}, // at any depth
+		{`{"a" 1}`, `expected ':' after a key, found '1' at byte 5`},
 		{`{"a":1}}`, `expected a JSON object or array, found '}'`},
 		{`1`, `expected a JSON object or array`},
 		{`{"a":"x`, `unexpected EOF`},

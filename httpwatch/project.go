@@ -331,23 +331,10 @@ func appendMembers(dst, src []byte, start int, node *keepNode, knownEnd int) ([]
 	return append(dst, '}'), end, nil
 }
 
-// end returns where the container at b[i] ends if its extent is known, else
-// 0.
-func (k *knownSpans) end(i int) int {
-	for len(k.spans) > 0 && k.spans[0].start-k.base < i {
-		k.spans = k.spans[1:]
-	}
-	if len(k.spans) > 0 && k.spans[0].start-k.base == i {
-		return k.spans[0].end - k.base
-	}
-	return 0
-}
-
 // skipRest returns the index just past the object whose members continue
 // at b[i], between two of them or before its closing brace.
 func skipRest(b []byte, i int) (int, error) {
-	s := containerScanner{endOnly: true, depth: 1}
-	s.closers[0] = '}'
+	s := containerScanner{depth: 1, closer: '}'}
 	n, done := s.feed(b[i:])
 	switch {
 	case !done:

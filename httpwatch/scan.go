@@ -17,78 +17,19 @@ var isBracket = [256]bool{'{': true, '[': true, '}': true, ']': true}
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
 
 // containerScanner finds the end of one JSON object or array fed to it in
-// pieces. It keeps just enough state (nesting depth, inside a string, after a
-// backslash) to resume at any byte, so a value split across reads is scanned
-// once, never from its start again. It checks balance, not grammar, except
-// that on the top levels (see topLevels) a bracket must close its own kind:
-// "{]" is an error there, deeper it closes like "{}". Visiting every
-// bracket would slow the scanner by a third, and checking the grammar
-// throughout made decoding a watch event 1.6 times as costly; the readers
-// of a frame check the grammar of the levels they read.
+// pieces, for the readers of values the stream has already checked
+// (frameScanner does that): skipValue and skipRest. It keeps just enough
+// state (nesting depth, inside a string, after a backslash) to resume at any
+// byte. It checks balance, not grammar, except that the value's own closing
+// bracket must be of its kind.
 type containerScanner struct {
 	depth int
 	inStr bool
 	esc   bool
-	// fed counts the bytes of the value scanned before this feed call;
-	// child is where the last container directly inside the value starts
-	// and ends (offsets in the value), so that a caller who wants that
-	// member (a watch event's "object") need not scan it again.
-	fed   int
-	child valueRange
-	// endOnly says the caller wants only the value's end, not child, so
-	// that brackets need a look one by one only near depth 0, not 2. It
-	// outlives reset.
-	endOnly bool
-	// closers[d] is the bracket that closes level d+1, a top level;
-	// mismatch says another bracket closed it, which ends the scan.
-	closers  [4]byte
+	// closer is the bracket that closes the value; mismatch says another
+	// bracket closed it, which ends the scan.
+	closer   byte
 	mismatch bool
-	// spans, if not nil, notes where the containers of one of the top
-	// levels are. It outlives reset.
-	spans *spanNotes
-}
-
-// spanNotes are the extents (offsets in the value) of the containers on one
-// top level: the members of a list item (level 2) or of a watch event's
-// object (3), which buildObject then need not scan again.
-type spanNotes struct {
-	level int
-	r     [8]valueRange // the first ones
-	n     int           // how many there were
-}
-
-// note records the bracket c, at b[j], met at a depth within topLevels,
-// if it opens or closes a container on spans' level.
-func (s *containerScanner) note(c byte, j int) {
-	sn := s.spans
-	switch {
-	case c&2 != 0 && s.depth == sn.level-1 && sn.n < len(sn.r):
-		sn.r[sn.n].start = s.fed + j
-	case c&2 == 0 && s.depth == sn.level:
-		if sn.n < len(sn.r) {
-			sn.r[sn.n].end = s.fed + j + 1
-		}
-		sn.n++
-	}
-}
-
-// noted returns the spans noted in the last value scanned.
-func (sn *spanNotes) noted() []valueRange {
-	if sn == nil {
-		return nil
-	}
-	return sn.r[:min(sn.n, len(sn.r))]
-}
-
-// topLevels is how many levels from the value's own are always visited
-// bracket by bracket, so that their kinds are checked however the value
-// was cut into pieces: the value's own with endOnly, else also its members
-// and theirs (a watch event, its object and the object's members).
-func (s *containerScanner) topLevels() int {
-	if s.endOnly {
-		return 1
-	}
-	return 3
 }
 
 // errMismatch is wrapped by the error for a bracket that closes a container
@@ -101,28 +42,19 @@ func (s *containerScanner) mismatchError(at int64) error {
 	return fmt.Errorf("%w at byte %d", errMismatch, at)
 }
 
-func (s *containerScanner) reset() {
-	*s = containerScanner{endOnly: s.endOnly, spans: s.spans}
-	if s.spans != nil {
-		s.spans.n = 0
-	}
-}
-
 // feed scans b, which continues the value. It returns the index just past the
 // value's closing bracket and true, or len(b) and false if the value is still
 // open. The first byte ever fed must be '{' or '['.
 func (s *containerScanner) feed(b []byte) (int, bool) {
-	n, done := s.scan(b)
-	s.fed += n
-	return n, done
+	return s.scan(b)
 }
 
 // scan reads b in blocks of 64 bytes. For each block, classify gives one bit
 // per byte for the quotes, backslashes and brackets in it; a prefix XOR of
 // the quote bits then marks the bytes inside strings, and what is left of
 // the brackets changes the depth by a population count. Near the top of the
-// value, where a bracket may end the value or one of its members (with
-// endOnly, only near the end), the brackets are visited one by one instead.
+// value's end, where a bracket may end the value, the brackets are visited
+// one by one instead.
 // The last bytes, too few for a block, go through the byte-at-a-time path.
 func (s *containerScanner) scan(b []byte) (int, bool) {
 	i := 0
@@ -138,8 +70,8 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 		carry = ^uint64(0)
 	}
 	depth := s.depth
-	floor := s.topLevels() // a block that cannot take the depth below this holds no boundary
-	var escIn uint64       // 1 when the last block's final backslash escapes byte 0
+	const floor = 1  // a block that cannot take the depth below this cannot end the value
+	var escIn uint64 // 1 when the last block's final backslash escapes byte 0
 	for len(b)-i >= 64 {
 		quote, bs, open, closed := classify((*[64]byte)(b[i:]))
 		if quote|bs|escIn == 0 && carry != 0 {
@@ -170,21 +102,16 @@ func (s *containerScanner) scan(b []byte) (int, bool) {
 		closed &^= inside
 		if open|closed != 0 {
 			if nc := bits.OnesCount64(closed); depth-nc >= floor {
-				// Deep inside: neither the end nor a child boundary.
+				// Deep inside: not the end.
 				depth += bits.OnesCount64(open) - nc
 			} else {
 				s.depth = depth
 				for m := open | closed; m != 0; m &= m - 1 {
 					j := i + bits.TrailingZeros64(m)
-					if s.depth <= floor {
-						if s.spans != nil {
-							s.note(b[j], j)
-						}
-						if !s.topKind(b[j]) {
-							return j + 1, true
-						}
+					if s.depth <= floor && !s.topKind(b[j]) {
+						return j + 1, true
 					}
-					if s.bracket(b[j], j) {
+					if s.bracket(b[j]) {
 						return j + 1, true
 					}
 				}
@@ -304,15 +231,10 @@ func (s *containerScanner) bytewise(b []byte, i int) (int, bool) {
 			s.inStr = !s.inStr
 		case s.inStr:
 		case isBracket[c]:
-			if s.depth <= s.topLevels() {
-				if s.spans != nil {
-					s.note(c, i-1)
-				}
-				if !s.topKind(c) {
-					return i, true
-				}
+			if s.depth <= 1 && !s.topKind(c) {
+				return i, true
 			}
-			if s.bracket(c, i-1) {
+			if s.bracket(c) {
 				return i, true
 			}
 		}
@@ -320,35 +242,28 @@ func (s *containerScanner) bytewise(b []byte, i int) (int, bool) {
 	return i, false
 }
 
-// bracket applies the bracket c found outside a string at b[j] and reports
-// whether it closed the value.
-func (s *containerScanner) bracket(c byte, j int) bool {
+// bracket applies the bracket c found outside a string and reports whether
+// it closed the value.
+func (s *containerScanner) bracket(c byte) bool {
 	if c&2 != 0 { // '{' or '['
 		s.depth++
-		if s.depth == 2 {
-			s.child.start = s.fed + j
-		}
 		return false
-	}
-	if s.depth == 2 {
-		s.child.end = s.fed + j + 1
 	}
 	s.depth--
 	return s.depth == 0
 }
 
-// topKind is called before bracket for a bracket c met at a depth within
-// topLevels, as few brackets are. It notes which bracket closes the level c
-// opens, or checks that c is the one that closes its level, and reports
-// whether all is well.
+// topKind is called before bracket for a bracket c met at depth 0 or 1. It
+// notes which bracket closes the value c opens, or checks that c is the one
+// that closes the value, and reports whether all is well.
 func (s *containerScanner) topKind(c byte) bool {
 	if c&2 != 0 {
-		if s.depth < s.topLevels() {
-			s.closers[s.depth&3] = c + 2 // '}' or ']'
+		if s.depth == 0 {
+			s.closer = c + 2 // '}' or ']'
 		}
 		return true
 	}
-	if s.depth > 0 && s.closers[(s.depth-1)&3] != c {
+	if s.depth == 1 && s.closer != c {
 		s.mismatch = true
 		return false
 	}

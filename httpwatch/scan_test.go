@@ -18,47 +18,37 @@ func (s *containerScanner) feedBytewise(b []byte) (int, bool) {
 	if s.esc && len(b) > 0 {
 		s.esc, i = false, 1
 	}
-	n, done := s.bytewise(b, i)
-	s.fed += n
-	return n, done
+	return s.bytewise(b, i)
 }
 
 // scanBoth feeds data, cut into pieces of the given sizes (cycled), to the
 // block scanner and to the byte-at-a-time one, and fails on the first
-// difference in what either reports or remembers. It does so twice: with
-// the last child tracked, and with endOnly, where child does not count.
+// difference in what either reports or remembers.
 func scanBoth(t *testing.T, data []byte, sizes []int) {
 	t.Helper()
 	if len(data) == 0 || data[0] != '{' && data[0] != '[' {
 		return
 	}
-	for _, endOnly := range []bool{false, true} {
-		fast := containerScanner{endOnly: endOnly}
-		slow := containerScanner{endOnly: endOnly}
-		off := 0
-		for k := 0; off < len(data); k++ {
-			end := min(off+max(sizes[k%len(sizes)], 1), len(data))
-			piece := data[off:end]
-			n1, done1 := fast.feed(piece)
-			n2, done2 := slow.feedBytewise(piece)
-			got, want := fast, slow
-			if done1 {
-				// Where the value ended and its last child are all that
-				// matters then; the rest is reset before the next value.
-				got.inStr, want.inStr = false, false
-			}
-			if endOnly {
-				got.child, want.child = valueRange{}, valueRange{}
-			}
-			if n1 != n2 || done1 != done2 || got != want {
-				t.Fatalf("%q in pieces of %v, endOnly %v: at %d blocks %d,%v %+v; bytewise %d,%v %+v",
-					data, sizes, endOnly, off, n1, done1, fast, n2, done2, slow)
-			}
-			if done1 {
-				break
-			}
-			off = end
+	var fast, slow containerScanner
+	off := 0
+	for k := 0; off < len(data); k++ {
+		end := min(off+max(sizes[k%len(sizes)], 1), len(data))
+		piece := data[off:end]
+		n1, done1 := fast.feed(piece)
+		n2, done2 := slow.feedBytewise(piece)
+		got, want := fast, slow
+		if done1 {
+			// Where the value ended is all that matters then.
+			got.inStr, want.inStr = false, false
 		}
+		if n1 != n2 || done1 != done2 || got != want {
+			t.Fatalf("%q in pieces of %v: at %d blocks %d,%v %+v; bytewise %d,%v %+v",
+				data, sizes, off, n1, done1, fast, n2, done2, slow)
+		}
+		if done1 {
+			break
+		}
+		off = end
 	}
 }
 
@@ -146,6 +136,29 @@ func classifyBoth(t *testing.T, data []byte) {
 		require.Equal(t, want, [4]uint64{q, b, o, c}, "classify %q", p)
 		q, b, o, c = classifyWords(p)
 		require.Equal(t, want, [4]uint64{q, b, o, c}, "classifyWords %q", p)
+		var wantJSON [7]uint64
+		for k, c := range p {
+			switch {
+			case c == '"':
+				wantJSON[0] |= 1 << k
+			case c == '\\':
+				wantJSON[1] |= 1 << k
+			case c == '{' || c == '[':
+				wantJSON[2] |= 1 << k
+			case c == '}' || c == ']':
+				wantJSON[3] |= 1 << k
+			case c == ':' || c == ',':
+				wantJSON[4] |= 1 << k
+			case c == ' ':
+				wantJSON[5] |= 1 << k
+			case c < 0x20:
+				wantJSON[6] |= 1 << k
+			}
+		}
+		q, b, op, cl, sep, sp, ct := classifyJSON(p)
+		require.Equal(t, wantJSON, [7]uint64{q, b, op, cl, sep, sp, ct}, "classifyJSON %q", p)
+		q, b, op, cl, sep, sp, ct = classifyJSONWords(p)
+		require.Equal(t, wantJSON, [7]uint64{q, b, op, cl, sep, sp, ct}, "classifyJSONWords %q", p)
 	}
 }
 

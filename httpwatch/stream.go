@@ -58,7 +58,7 @@ type reader struct {
 	off    int64 // stream offset of buf[0], for error messages
 	max    int
 	err    error // sticky error from src
-	sc     containerScanner
+	sc     frameScanner
 	pooled bool // buf came from getBuf
 	// strExamined counts the bytes str has looked at, so that a test can
 	// check that a string spanning many reads is examined once.
@@ -191,24 +191,27 @@ func (rd *reader) value() ([]byte, error) {
 	return nil, fmt.Errorf("at byte %d: unexpected %q at the start of a value", rd.offset(), c)
 }
 
+// container returns the object or array that starts at rd.r, checked as
+// encoding/json.Valid would.
 func (rd *reader) container() ([]byte, error) {
 	rd.sc.reset()
 	scanned := 0 // bytes of the value scanned so far, from rd.r
 	for {
 		n, done := rd.sc.feed(rd.buf[rd.r+scanned : rd.w])
 		scanned += n
+		if rd.sc.err != nil {
+			return nil, fmt.Errorf("value at byte %d: %w", rd.offset(), rd.sc.errorAt(rd.offset()))
+		}
 		if scanned > rd.max {
 			return nil, fmt.Errorf("value at byte %d: %w (%d bytes)", rd.offset(), ErrFrameTooLarge, rd.max)
-		}
-		if rd.sc.mismatch {
-			return nil, fmt.Errorf("value at byte %d: %w", rd.offset(), rd.sc.mismatchError(rd.offset()+int64(scanned)-1))
 		}
 		if done {
 			v := rd.buf[rd.r : rd.r+scanned]
 			rd.r += scanned
 			return v, nil
 		}
-		if err := rd.fill(scanned); err != nil {
+		// Not scanned: a number or literal cut by the end of what was read.
+		if err := rd.fill(rd.w - rd.r); err != nil {
 			if errors.Is(err, ErrFrameTooLarge) {
 				return nil, fmt.Errorf("value at byte %d: %w", rd.offset(), err)
 			}

@@ -11,23 +11,45 @@ import (
 var errTruncated = errors.New("value truncated")
 
 // knownSpans are containers whose extents the scanner noted while framing,
-// in order, as offsets from base.
+// each list in order, as offsets from base: those on one level (spans) and
+// on the next (deep).
 type knownSpans struct {
-	spans []valueRange
-	base  int
+	spans, deep []valueRange
+	base        int
 }
 
 // skip is skipValue, but jumps over a container whose extent is known.
 func (k *knownSpans) skip(b []byte, i int) (start, end int, err error) {
-	for len(k.spans) > 0 && k.spans[0].start-k.base < i {
-		k.spans = k.spans[1:]
-	}
-	if len(k.spans) > 0 && k.spans[0].start-k.base == i {
-		end := k.spans[0].end - k.base
-		k.spans = k.spans[1:]
+	if end := k.end(i); end != 0 {
 		return i, end, nil
 	}
 	return skipValue(b, i)
+}
+
+// end returns where the container at b[i] ends if its extent is known, else
+// 0.
+func (k *knownSpans) end(i int) int {
+	if end := knownEnd(&k.spans, i+k.base); end != 0 {
+		return end - k.base
+	}
+	if end := knownEnd(&k.deep, i+k.base); end != 0 {
+		return end - k.base
+	}
+	return 0
+}
+
+// knownEnd drops the spans before at and returns the end of the one
+// starting there, or 0.
+func knownEnd(spans *[]valueRange, at int) int {
+	for len(*spans) > 0 && (*spans)[0].start < at {
+		*spans = (*spans)[1:]
+	}
+	if len(*spans) > 0 && (*spans)[0].start == at {
+		end := (*spans)[0].end
+		*spans = (*spans)[1:]
+		return end
+	}
+	return 0
 }
 
 // skipValue returns the index just past the JSON value that starts at b[i]
@@ -42,7 +64,7 @@ func skipValue(b []byte, i int) (start, end int, err error) {
 	start = i
 	switch c := b[i]; {
 	case c == '{' || c == '[':
-		s := containerScanner{endOnly: true}
+		var s containerScanner
 		n, done := s.feed(b[i:])
 		if !done {
 			return start, len(b), errTruncated

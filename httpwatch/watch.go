@@ -82,6 +82,7 @@ type streamWatcher struct {
 	verb, path string
 	rd         *reader
 	so         *scanOptions
+	events     int // events returned, to name the one a DecodeError is about
 	stopped    atomic.Bool
 	closeOnce  sync.Once
 	err        error // sticky: returned by every Next after the first failure
@@ -159,18 +160,20 @@ func (w *streamWatcher) next() (Event, error) {
 	if se, ok := ev.Err.(*StatusError); ok {
 		se.Verb, se.Path = w.verb, w.path
 	}
+	w.events++
 	return ev, nil
 }
 
+// decodeError is the error for the event starting at stream offset at.
 func (w *streamWatcher) decodeError(at int64, err error) error {
-	return &DecodeError{Verb: w.verb, Path: w.path, Offset: at, Err: err}
+	return &DecodeError{Verb: w.verb, Path: w.path, Offset: at, Err: fmt.Errorf("event %d: %w", w.events+1, err)}
 }
 
 // decodeEvent turns one frame, {"type": ..., "object": {...}}, into an
 // Event. sc is the scanner that framed it: its child is where the frame's
 // last container member ends, normally the object, which then needs no
 // second scan, nor do the object's members it noted.
-func decodeEvent(frame []byte, sc *containerScanner, so *scanOptions) (Event, error) {
+func decodeEvent(frame []byte, sc *frameScanner, so *scanOptions) (Event, error) {
 	child := sc.child
 	it := newObjectIter(frame, 0)
 	var typ []byte
@@ -230,7 +233,9 @@ func decodeEvent(frame []byte, sc *containerScanner, so *scanOptions) (Event, er
 			}
 		}
 	default:
-		ev.Object, err = so.object(src, nil, knownSpans{spans: sc.spans.noted(), base: obj.start})
+		known := sc.spans.noted()
+		known.base = obj.start
+		ev.Object, err = so.object(src, nil, known)
 	}
 	if err != nil {
 		return Event{}, fmt.Errorf("%s event: %w", t, err)
