@@ -1,9 +1,8 @@
-package httpwatch
+package raw
 
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -92,7 +91,7 @@ func BenchmarkWatchDecode(b *testing.B) {
 	cpu := startCPU(b)
 	for b.Loop() {
 		r.Reset(body)
-		w := newStreamWatcher(io.NopCloser(r), func() {}, "WATCH", "/bench", &scanOptions{})
+		w := newTestWatcher(r, &Decoder{})
 		for {
 			if _, err := w.Next(); err != nil {
 				break
@@ -111,11 +110,12 @@ func BenchmarkListScan(b *testing.B) {
 	require.NoError(b, err)
 	for _, tc := range []struct {
 		name string
-		so   scanOptions
+		d    Decoder
+		hint int
 	}{
-		{"full", scanOptions{sizeHint: 500}},
-		{"dropManagedFields", scanOptions{sizeHint: 500, drop: true}},
-		{"projected", scanOptions{sizeHint: 500, drop: true, project: projection}},
+		{"full", Decoder{}, 500},
+		{"dropManagedFields", Decoder{DropManagedFields: true}, 500},
+		{"projected", Decoder{DropManagedFields: true, Projection: projection}, 500},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			const n = 500
@@ -128,7 +128,7 @@ func BenchmarkListScan(b *testing.B) {
 			cpu := startCPU(b)
 			for b.Loop() {
 				r.Reset(body)
-				if _, err := scanList(r, &tc.so); err != nil {
+				if _, err := tc.d.DecodeList(r, tc.hint); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,6 +1,6 @@
 //go:build !purego
 
-package httpwatch
+package raw
 
 // classify returns, for the 64 bytes at p, a mask with bit k set when byte k
 // is a quote, one for backslashes, one for '{' or '[' and one for '}' or

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package httpwatch
+package raw
 
 import "time"
 

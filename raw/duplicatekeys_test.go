@@ -1,8 +1,7 @@
-package httpwatch
+package raw
 
 import (
 	"encoding/json"
-	"io"
 	"strings"
 	"testing"
 
@@ -96,7 +95,7 @@ func checkAgree(t *testing.T, o *Object, want dupMeta, msg string) {
 func TestDuplicateKeysLastWins(t *testing.T) {
 	for _, tc := range duplicateKeyObjects {
 		for _, drop := range []bool{false, true} {
-			so := &scanOptions{drop: drop}
+			so := &Decoder{DropManagedFields: drop}
 			o, err := NewObject([]byte(tc.obj))
 			require.NoError(t, err, tc.name)
 			if drop {
@@ -105,12 +104,12 @@ func TestDuplicateKeysLastWins(t *testing.T) {
 			}
 			checkAgree(t, o, tc.want, "NewObject: "+tc.name)
 
-			w := newStreamWatcher(io.NopCloser(strings.NewReader(`{"type":"ADDED","object":`+tc.obj+`}`)), func() {}, "WATCH", "/w", so)
+			w := newTestWatcher(strings.NewReader(`{"type":"ADDED","object":`+tc.obj+`}`), so)
 			ev, err := w.Next()
 			require.NoError(t, err, tc.name)
 			checkAgree(t, ev.Object, tc.want, "watch: "+tc.name)
 
-			p, err := scanList(strings.NewReader(`{"kind":"List","apiVersion":"v1","items":[`+tc.obj+`]}`), so)
+			p, err := so.DecodeList(strings.NewReader(`{"kind":"List","apiVersion":"v1","items":[`+tc.obj+`]}`), 0)
 			require.NoError(t, err, tc.name)
 			checkAgree(t, p.Items[0], tc.want, "list: "+tc.name)
 			if drop {

@@ -1,4 +1,4 @@
-package httpwatch
+package raw
 
 import (
 	"bytes"
@@ -42,10 +42,10 @@ var invalidShapes = []struct{ name, spec string }{
 }
 
 // TestStreamRejectsInvalidJSON: a watch event or list item that is not
-// JSON, however its brackets balance, is a *DecodeError naming the event or
-// item and the byte, and nothing of it reaches the caller: the stream
-// ends there (conformance 4: the one error, then the end; the reflector
-// relists). Invalid UTF-8 in a string is accepted, as encoding/json does.
+// JSON, however its brackets balance, is an *InputError at the event's or
+// item's byte, and nothing of it reaches the caller (conformance 4: the
+// watcher makes it the one error, then the end; the reflector relists).
+// Invalid UTF-8 in a string is accepted, as encoding/json does.
 func TestStreamRejectsInvalidJSON(t *testing.T) {
 	for _, tc := range invalidShapes {
 		obj := `{"metadata":{"name":"bad"},"spec":` + tc.spec + `}`
@@ -53,28 +53,24 @@ func TestStreamRejectsInvalidJSON(t *testing.T) {
 		t.Run("watch/"+tc.name, func(t *testing.T) {
 			frame := `{"type":"MODIFIED","object":` + obj + `}`
 			body := podFrame + "\n" + frame + "\n" + podFrame + "\n"
-			w := newStreamWatcher(io.NopCloser(strings.NewReader(body)), func() {}, "WATCH", "/w", &scanOptions{})
+			w := newTestWatcher(strings.NewReader(body), &Decoder{})
 			ev, err := w.Next()
 			require.NoError(t, err)
 			require.Equal(t, "a", ev.Object.Name())
 			ev, err = w.Next()
 			require.Error(t, err, "%s accepted: %+v", frame, ev)
-			var de *DecodeError
+			var de *InputError
 			require.ErrorAs(t, err, &de)
 			require.ErrorIs(t, err, errInvalidJSON)
 			require.Equal(t, int64(len(podFrame)+1), de.Offset, "the event's offset")
-			require.Contains(t, err.Error(), "WATCH /w: decode response at byte")
-			require.Contains(t, err.Error(), "event 2")
-			require.False(t, IsProbableEOF(err), "a broken stream is relisted, not resumed")
-			_, again := w.Next()
-			require.Equal(t, err, again, "one error, then the end")
+			require.Contains(t, err.Error(), "invalid input at byte")
 		})
 		t.Run("list/"+tc.name, func(t *testing.T) {
 			body := `{"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"b"}},` + obj + `,{"metadata":{"name":"c"}}]}`
 			for _, drop := range []bool{false, true} {
-				p, err := scanList(strings.NewReader(body), &scanOptions{drop: drop})
+				p, err := (&Decoder{DropManagedFields: drop}).DecodeList(strings.NewReader(body), 0)
 				require.Nil(t, p, "no page, so no item of it is cached")
-				var de *DecodeError
+				var de *InputError
 				require.ErrorAs(t, err, &de)
 				require.ErrorIs(t, err, errInvalidJSON)
 				require.Contains(t, err.Error(), "items: item 1: ")
@@ -89,14 +85,14 @@ func TestStreamRejectsInvalidJSON(t *testing.T) {
 // refused at once rather than swallowing the events after it.
 func TestStreamUnterminatedString(t *testing.T) {
 	body := `{"type":"ADDED","object":{"metadata":{"name":"a}}}` + "\n" + podFrame + "\n"
-	w := newStreamWatcher(io.NopCloser(strings.NewReader(body)), func() {}, "WATCH", "/w", &scanOptions{})
+	w := newTestWatcher(strings.NewReader(body), &Decoder{})
 	_, err := w.Next()
-	var de *DecodeError
+	var de *InputError
 	require.ErrorAs(t, err, &de)
-	require.ErrorContains(t, err, "event 1: value at byte 0: invalid JSON: control character in a string at byte 50")
+	require.ErrorContains(t, err, "value at byte 0: invalid JSON: control character in a string at byte 50")
 
 	list := `{"items":[{"metadata":{"name":"a}},{"metadata":{"name":"b"}}]}`
-	_, err = scanList(strings.NewReader(list), &scanOptions{})
+	_, err = (&Decoder{}).DecodeList(strings.NewReader(list), 0)
 	require.ErrorAs(t, err, &de)
 	require.ErrorIs(t, err, errInvalidJSON)
 }
@@ -106,11 +102,11 @@ func TestStreamUnterminatedString(t *testing.T) {
 func TestStreamAcceptsInvalidUTF8(t *testing.T) {
 	obj := "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"x\":\"\xff\xfe\xc3\"}}"
 	require.True(t, json.Valid([]byte(obj)))
-	w := newStreamWatcher(io.NopCloser(strings.NewReader(`{"type":"ADDED","object":`+obj+"}\n")), func() {}, "WATCH", "/w", &scanOptions{})
+	w := newTestWatcher(strings.NewReader(`{"type":"ADDED","object":`+obj+"}\n"), &Decoder{})
 	ev, err := w.Next()
 	require.NoError(t, err)
 	require.Equal(t, obj, ev.Object.String())
-	p, err := scanList(strings.NewReader(`{"items":[`+obj+`]}`), &scanOptions{})
+	p, err := (&Decoder{}).DecodeList(strings.NewReader(`{"items":[`+obj+`]}`), 0)
 	require.NoError(t, err)
 	require.Equal(t, obj, p.Items[0].String())
 }
@@ -121,7 +117,7 @@ func TestProjectedStreamRejectsInvalidJSON(t *testing.T) {
 	p, err := NewProjection("metadata.labels")
 	require.NoError(t, err)
 	frame := `{"type":"ADDED","object":{"metadata":{"name":"a"},"spec":{"a":tru}}}` + "\n"
-	w := newStreamWatcher(io.NopCloser(strings.NewReader(frame)), func() {}, "WATCH", "/w", &scanOptions{project: p})
+	w := newTestWatcher(strings.NewReader(frame), &Decoder{Projection: p})
 	_, err = w.Next()
 	require.ErrorIs(t, err, errInvalidJSON)
 }

@@ -1,4 +1,4 @@
-package httpwatch
+package raw
 
 import (
 	"bytes"
@@ -85,8 +85,7 @@ func FuzzFramer(f *testing.F) {
 }
 
 func events(t *testing.T, chunks [][]byte) ([]string, error) {
-	w := newStreamWatcher(&chunkReader{chunks: chunks}, func() {}, "WATCH", "/fuzz", &scanOptions{maxFrame: fuzzMaxFrame})
-	defer w.Stop()
+	w := newTestWatcher(&chunkReader{chunks: chunks}, &Decoder{MaxFrameSize: fuzzMaxFrame})
 	var out []string
 	for {
 		ev, err := w.Next()
@@ -94,13 +93,7 @@ func events(t *testing.T, chunks [][]byte) ([]string, error) {
 			return out, err
 		}
 		s := string(ev.Type)
-		switch {
-		case ev.Type == Error:
-			if ev.Err == nil {
-				t.Fatal("ERROR event without Err")
-			}
-			s += " " + ev.Err.Error()
-		case ev.Object == nil:
+		if ev.Object == nil {
 			t.Fatalf("%s event without an object", ev.Type)
 		}
 		if o := ev.Object; o != nil {
@@ -124,8 +117,8 @@ func FuzzWatchDecode(f *testing.F) {
 		if !equalLines(whole, split) || (err == io.EOF) != (serr == io.EOF) {
 			t.Fatalf("split at %d changed the result: %q %v vs %q %v", at, whole, err, split, serr)
 		}
-		var de *DecodeError
-		if err != io.EOF && !errors.As(err, &de) && !IsProbableEOF(err) {
+		var de *InputError
+		if err != io.EOF && !errors.As(err, &de) && !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Fatalf("error of an unexpected kind: %v", err)
 		}
 	})
@@ -146,7 +139,7 @@ func accessorsAgree(t *testing.T, o *Object) {
 }
 
 func listItems(chunks [][]byte, drop bool) ([]string, error) {
-	p, err := scanList(&chunkReader{chunks: chunks}, &scanOptions{maxFrame: fuzzMaxFrame, drop: drop})
+	p, err := (&Decoder{MaxFrameSize: fuzzMaxFrame, DropManagedFields: drop}).DecodeList(&chunkReader{chunks: chunks}, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +165,7 @@ func FuzzListScan(f *testing.F) {
 		if err != nil || !json.Valid(data) {
 			return
 		}
-		p, err := scanList(bytes.NewReader(data), &scanOptions{maxFrame: fuzzMaxFrame, drop: true})
+		p, err := (&Decoder{MaxFrameSize: fuzzMaxFrame, DropManagedFields: true}).DecodeList(bytes.NewReader(data), 0)
 		if err != nil {
 			t.Fatalf("dropping managedFields failed where keeping them did not: %v", err)
 		}

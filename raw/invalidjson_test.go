@@ -1,4 +1,4 @@
-package httpwatch
+package raw
 
 import (
 	"bytes"
@@ -26,31 +26,28 @@ var invalidObjects = []string{
 
 // TestWatchRejectsMismatchedBrackets: an event whose object closes a
 // container with the other kind of bracket ends the stream with a
-// *DecodeError, rather than handing the cache an object that Decode and Get
-// cannot read; the reflector relists. The events before it are delivered;
-// the error sticks (conformance 4). TestStreamRejectsInvalidJSON has the
-// other ways to break the grammar.
+// *InputError, rather than handing the cache an object that Decode and Get
+// cannot read; the reflector relists. The events before it are delivered
+// (conformance 4). TestStreamRejectsInvalidJSON has the other ways to
+// break the grammar.
 func TestWatchRejectsMismatchedBrackets(t *testing.T) {
 	for _, obj := range invalidObjects {
 		require.False(t, json.Valid([]byte(obj)), obj)
-		for _, typ := range []EventType{Added, Modified, Deleted, Bookmark, Error} {
+		for _, typ := range []string{"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"} {
 			frame := `{"type":"` + string(typ) + `","object":` + obj + `}`
 			body := podFrame + "\n" + frame + "\n" + podFrame + "\n"
-			w := newStreamWatcher(io.NopCloser(strings.NewReader(body)), func() {}, "WATCH", "/w", &scanOptions{})
+			w := newTestWatcher(strings.NewReader(body), &Decoder{})
 			ev, err := w.Next()
 			require.NoError(t, err)
 			require.Equal(t, "a", ev.Object.Name())
 
 			ev, err = w.Next()
 			require.Error(t, err, "%s accepted: %+v", frame, ev)
-			var de *DecodeError
+			var de *InputError
 			require.ErrorAs(t, err, &de, frame)
 			require.ErrorIs(t, err, errMismatch, frame)
 			require.Equal(t, int64(len(podFrame)+1), de.Offset)
-			require.Contains(t, err.Error(), "WATCH /w: decode response at byte", frame)
-			require.False(t, IsProbableEOF(err), "a broken stream is relisted, not resumed")
-			_, again := w.Next()
-			require.Equal(t, err, again)
+			require.Contains(t, err.Error(), "invalid input at byte", frame)
 		}
 	}
 }
@@ -61,8 +58,8 @@ func TestListRejectsMismatchedBrackets(t *testing.T) {
 	for _, obj := range invalidObjects {
 		for _, drop := range []bool{false, true} {
 			body := `{"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"b"}},` + obj + `]}`
-			_, err := scanList(strings.NewReader(body), &scanOptions{drop: drop})
-			var de *DecodeError
+			_, err := (&Decoder{DropManagedFields: drop}).DecodeList(strings.NewReader(body), 0)
+			var de *InputError
 			require.ErrorAs(t, err, &de, body)
 			require.ErrorIs(t, err, errMismatch, body)
 			require.Contains(t, err.Error(), "items: item 1: ", body)
@@ -78,7 +75,7 @@ func TestDecodedObjectsAreValid(t *testing.T) {
 		if !bytes.HasPrefix(body, []byte(`{"type"`)) {
 			continue
 		}
-		w := newStreamWatcher(io.NopCloser(bytes.NewReader(body)), func() {}, "WATCH", "/w", &scanOptions{})
+		w := newTestWatcher(bytes.NewReader(body), &Decoder{})
 		for {
 			ev, err := w.Next()
 			if errors.Is(err, io.EOF) {

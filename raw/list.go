@@ -1,4 +1,4 @@
-package httpwatch
+package raw
 
 import (
 	"encoding/json"
@@ -10,71 +10,38 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Transform rewrites an object before it is returned (and so before anything
-// caches it). It must not modify its argument, which is immutable; it returns
-// the object to keep, which may be the same one. A nil object with a nil
-// error is an error: a transform cannot drop objects, since dropping a
-// DELETED event would leave a cache holding an object forever.
-type Transform func(*Object) (*Object, error)
-
-// scanOptions say how a list body or watch stream becomes objects.
-type scanOptions struct {
-	maxFrame  int
-	sizeHint  int         // expected items in a page (the limit asked for)
-	drop      bool        // drop managedFields while copying
-	project   *Projection // may be nil
-	scratch   []byte      // the last projected object, reused
-	transform Transform   // may be nil
+// List is a list response: its items and its metadata.
+type List struct {
+	Items              []*Object
+	ResourceVersion    string
+	Continue           string
+	RemainingItemCount *int64
 }
 
-// object builds an Object from (a copy of) src, cut by the projection, and
-// applies the transform; known are members of src already located.
-func (so *scanOptions) object(src []byte, typeMeta []byte, known knownSpans) (*Object, error) {
-	var o *Object
-	var err error
-	if so.project == nil {
-		o, err = buildObject(src, buildOptions{dropManagedFields: so.drop, typeMeta: typeMeta, known: known})
-	} else if so.scratch, err = so.project.appendTo(so.scratch[:0], src, known, so.drop); err == nil {
-		o, err = buildObject(so.scratch, buildOptions{typeMeta: typeMeta})
-	}
-	if err != nil {
-		return nil, err
-	}
-	if so.transform == nil {
-		return o, nil
-	}
-	t, err := so.transform(o)
-	if err != nil {
-		return nil, fmt.Errorf("transform %s/%s: %w", o.Namespace(), o.Name(), err)
-	}
-	if t == nil {
-		return nil, fmt.Errorf("transform %s/%s: returned no object", o.Namespace(), o.Name())
-	}
-	return t, nil
-}
-
-// scanList reads a list response body item by item. Each item is copied out
-// of a pooled read buffer as soon as it is complete, so memory is the items
-// plus one buffer the size of the largest item, never the whole body. The
-// body is read to its end, so the connection can be reused.
-func scanList(body io.Reader, so *scanOptions) (*Page, error) {
-	rd := newReader(body, so.maxFrame, true)
+// DecodeList reads a list response body item by item. Each item is copied
+// out of a pooled read buffer as soon as it is complete, so memory is the
+// items plus one buffer the size of the largest item, never the whole body.
+// The body is read to its end, so the connection can be reused. sizeHint is
+// how many items to make room for at first (the page size asked for).
+// Malformed input is an *InputError.
+func (d *Decoder) DecodeList(body io.Reader, sizeHint int) (*List, error) {
+	rd := newReader(body, d.MaxFrameSize, true)
 	defer rd.release()
 	// Not endOnly: the scanner checks bracket kinds on an item's top levels,
 	// at no measurable cost, and notes where its members are.
 	rd.sc.spans = &spanNotes{level: 2}
-	p, err := scanListFrom(rd, so)
+	p, err := d.scanList(rd, sizeHint)
 	if err != nil {
 		if rd.fromSource(err) {
 			return nil, fmt.Errorf("read list body at byte %d: %w", rd.offset(), err)
 		}
-		return nil, &DecodeError{Offset: rd.offset(), Err: err}
+		return nil, &InputError{Offset: rd.offset(), Err: err}
 	}
 	return p, nil
 }
 
-func scanListFrom(rd *reader, so *scanOptions) (*Page, error) {
-	page := &Page{}
+func (d *Decoder) scanList(rd *reader, sizeHint int) (*List, error) {
+	page := &List{}
 	if err := rd.expect('{'); err != nil {
 		return nil, err
 	}
@@ -112,7 +79,7 @@ func scanListFrom(rd *reader, so *scanOptions) (*Page, error) {
 		}
 		switch key {
 		case "items":
-			if err := scanItems(rd, so, page, typeMetaFor(kind, apiVersion)); err != nil {
+			if err := d.scanItems(rd, page, sizeHint, typeMetaFor(kind, apiVersion)); err != nil {
 				return nil, fmt.Errorf("items: %w", err)
 			}
 			continue
@@ -171,7 +138,7 @@ func typeMetaFor(listKind, apiVersion string) []byte {
 	return []byte(`"kind":` + string(k) + `,"apiVersion":` + string(v))
 }
 
-func scanItems(rd *reader, so *scanOptions, page *Page, typeMeta []byte) error {
+func (d *Decoder) scanItems(rd *reader, page *List, sizeHint int, typeMeta []byte) error {
 	c, err := rd.peek()
 	if err != nil {
 		return unexpectedEnd(err)
@@ -183,8 +150,8 @@ func scanItems(rd *reader, so *scanOptions, page *Page, typeMeta []byte) error {
 	if err := rd.expect('['); err != nil {
 		return err
 	}
-	if page.Items == nil && so.sizeHint > 0 {
-		page.Items = make([]*Object, 0, so.sizeHint)
+	if page.Items == nil && sizeHint > 0 {
+		page.Items = make([]*Object, 0, sizeHint)
 	}
 	for n := 0; ; n++ {
 		c, err := rd.peek()
@@ -210,7 +177,7 @@ func scanItems(rd *reader, so *scanOptions, page *Page, typeMeta []byte) error {
 		if err != nil {
 			return fmt.Errorf("item %d: %w", n, err)
 		}
-		o, err := so.object(v, typeMeta, rd.sc.spans.noted())
+		o, err := d.object(v, typeMeta, rd.sc.spans.noted())
 		if err != nil {
 			return fmt.Errorf("item %d: %w", n, err)
 		}
@@ -219,7 +186,7 @@ func scanItems(rd *reader, so *scanOptions, page *Page, typeMeta []byte) error {
 }
 
 // listMeta copies the list's metadata out of the read buffer.
-func listMeta(v []byte, page *Page) error {
+func listMeta(v []byte, page *List) error {
 	if len(v) == 0 || v[0] != '{' {
 		if string(v) == "null" {
 			return nil

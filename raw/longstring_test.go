@@ -1,4 +1,4 @@
-package httpwatch
+package raw
 
 import (
 	"bytes"
@@ -51,7 +51,7 @@ func TestListLongStringScannedOnce(t *testing.T) {
 	} {
 		body := longStringList(tc.size)
 		rd := newReader(&trickle{data: body, n: tc.chunk}, 0, false)
-		p, err := scanListFrom(rd, &scanOptions{})
+		p, err := (&Decoder{}).scanList(rd, 0)
 		require.NoError(t, err, "size %d chunk %d", tc.size, tc.chunk)
 		require.Len(t, p.Items, 1)
 		require.Equal(t, "5", p.ResourceVersion)
@@ -106,7 +106,7 @@ func BenchmarkListLongString(b *testing.B) {
 			cpu := startCPU(b)
 			for b.Loop() {
 				src.data = body
-				if _, err := scanList(src, &scanOptions{}); err != nil {
+				if _, err := (&Decoder{}).DecodeList(src, 0); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package httpwatch
+package raw
 
 import (
 	"errors"

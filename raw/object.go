@@ -1,4 +1,4 @@
-package httpwatch
+package raw
 
 import (
 	"encoding/binary"
@@ -49,7 +49,7 @@ type Object struct {
 // if present, have the right types, and returns it as an Object holding a
 // copy of raw.
 func NewObject(raw []byte) (*Object, error) {
-	if err := validJSON(raw); err != nil {
+	if err := Validate(raw); err != nil {
 		return nil, fmt.Errorf("new object: invalid JSON: %w", err)
 	}
 	o, err := buildObject(raw, buildOptions{})

@@ -1,4 +1,4 @@
-package httpwatch
+package raw
 
 import (
 	"encoding/json"
@@ -156,9 +156,9 @@ func TestDropManagedFields(t *testing.T) {
 	}
 	// Every recorded object, compared with a decode-and-delete reference.
 	for _, fx := range listFixtures(t) {
-		p, err := scanList(strings.NewReader(string(fx.Body)), &scanOptions{drop: true})
+		p, err := (&Decoder{DropManagedFields: true}).DecodeList(strings.NewReader(string(fx.Body)), 0)
 		require.NoError(t, err)
-		full, err := scanList(strings.NewReader(string(fx.Body)), &scanOptions{})
+		full, err := (&Decoder{}).DecodeList(strings.NewReader(string(fx.Body)), 0)
 		require.NoError(t, err)
 		for i, o := range p.Items {
 			var ref map[string]any
@@ -183,7 +183,7 @@ func TestTypeMetaInsertion(t *testing.T) {
 		{"escaped list kind", `{"kind":"Pod\u0058List","apiVersion":"v1","items":[{}]}`, `{"kind":"PodX","apiVersion":"v1"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := scanList(strings.NewReader(tc.list), &scanOptions{})
+			p, err := (&Decoder{}).DecodeList(strings.NewReader(tc.list), 0)
 			require.NoError(t, err)
 			require.Len(t, p.Items, 1)
 			require.Equal(t, tc.want, p.Items[0].String())
@@ -196,11 +196,11 @@ func TestListScanAcceptsAnyLayout(t *testing.T) {
 		`{"items":null}`, `{}`, ` { "metadata" : null , "items" : [ ] } `,
 		`{"extra":{"deep":[1,{"x":"]"}]},"n":-1.5e3,"b":true,"items":[]}`,
 	} {
-		p, err := scanList(strings.NewReader(body), &scanOptions{})
+		p, err := (&Decoder{}).DecodeList(strings.NewReader(body), 0)
 		require.NoError(t, err, body)
 		require.Empty(t, p.Items)
 	}
-	p, err := scanList(strings.NewReader(`{"metadata":{"resourceVersion":"9","continue":"c","remainingItemCount":4},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]}`), &scanOptions{})
+	p, err := (&Decoder{}).DecodeList(strings.NewReader(`{"metadata":{"resourceVersion":"9","continue":"c","remainingItemCount":4},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]}`), 0)
 	require.NoError(t, err)
 	require.Equal(t, "9", p.ResourceVersion)
 	require.Equal(t, "c", p.Continue)

@@ -1,4 +1,4 @@
-package httpwatch
+package raw
 
 import (
 	"errors"
@@ -12,9 +12,9 @@ var ErrProjectionPath = errors.New("unsupported projection path")
 
 // Projection names the fields of an object worth caching: the rest are left
 // out while the object is copied out of the read buffer, so they are never
-// copied nor kept. Set one as ResourceClient.Projection (or
-// listwatch.Factory.Projection); it applies before ResourceClient.Transform
-// and composes with selectors and MetadataOnly. An Object cut by a
+// copied nor kept. Set one as Decoder.Projection (httpwatch's
+// ResourceClient.Projection, listwatch.Factory.Projection); it applies
+// before the Transform and composes with selectors and MetadataOnly. An Object cut by a
 // projection reads as if the server had sent only the kept fields: Get
 // finds nothing elsewhere, Decode leaves the other fields zero, Labels is
 // nil unless metadata.labels is kept. Make one with NewProjection; it is
@@ -34,11 +34,11 @@ var ErrProjectionPath = errors.New("unsupported projection path")
 // Always kept: kind, apiVersion and the identity in metadata (namespace,
 // name, uid, resourceVersion), so that keys, the accessors and the
 // informer's relist comparison (same resourceVersion, same object) work on
-// projected objects. metadata.managedFields stays dropped unless
-// ResourceClient.KeepManagedFields is set, even under a kept "metadata".
-// A key repeated at the top or in metadata counts once, the last time, as
-// in any Object; deeper, a cut object keeps the first (the one Get reads),
-// which a real server never repeats.
+// projected objects. metadata.managedFields stays dropped when the
+// Decoder drops it, even under a kept "metadata". A key repeated at the
+// top or in metadata counts once, the last time, as in any Object; deeper,
+// a cut object keeps the first (the one Get reads), which a real server
+// never repeats.
 //
 // Cost: an Object holds the kept JSON and 16 to 40 bytes more (see Object),
 // so the heap a cache needs per object is the kept JSON plus the cache's

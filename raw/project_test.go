@@ -1,18 +1,14 @@
-package httpwatch
+package raw
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/listwatch/listwatch/internal/fixtures"
-	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
 )
 
@@ -53,7 +49,7 @@ func project(t *testing.T, src string, drop bool, paths ...string) *Object {
 	t.Helper()
 	p, err := NewProjection(paths...)
 	require.NoError(t, err)
-	so := &scanOptions{drop: drop, project: p}
+	so := &Decoder{DropManagedFields: drop, Projection: p}
 	o, err := so.object([]byte(src), nil, knownSpans{})
 	require.NoError(t, err)
 	return o
@@ -132,7 +128,7 @@ func TestProjectionInsertsTypeMeta(t *testing.T) {
 	body := `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9"},"items":[` +
 		`{"metadata":{"name":"a","namespace":"ns","resourceVersion":"7","managedFields":[]},"spec":{"nodeName":"n","x":1}},` +
 		`{"metadata":{"name":"b"}}]}`
-	page, err := scanList(strings.NewReader(body), &scanOptions{drop: true, project: p})
+	page, err := (&Decoder{DropManagedFields: true, Projection: p}).DecodeList(strings.NewReader(body), 0)
 	require.NoError(t, err)
 	require.Len(t, page.Items, 2)
 	require.Equal(t, `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"ns","resourceVersion":"7"},"spec":{"nodeName":"n"}}`, page.Items[0].String())
@@ -145,13 +141,13 @@ func TestProjectionWatch(t *testing.T) {
 	p, err := NewProjection("status.phase")
 	require.NoError(t, err)
 	var seen []string
-	so := &scanOptions{drop: true, project: p, transform: func(o *Object) (*Object, error) {
+	so := &Decoder{DropManagedFields: true, Projection: p, Transform: func(o *Object) (*Object, error) {
 		seen = append(seen, o.String())
 		return o, nil
 	}}
 	stream := `{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"5","labels":{"x":"y"}},"spec":{"n":1},"status":{"phase":"Running","podIP":"1"}}}` + "\n" +
 		`{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"6","annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n"
-	w := newStreamWatcher(io.NopCloser(strings.NewReader(stream)), func() {}, "WATCH", "/w", so)
+	w := newTestWatcher(strings.NewReader(stream), so)
 	ev, err := w.Next()
 	require.NoError(t, err)
 	want := `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"5"},"status":{"phase":"Running"}}`
@@ -159,7 +155,7 @@ func TestProjectionWatch(t *testing.T) {
 	require.Equal(t, []string{want}, seen)
 	ev, err = w.Next()
 	require.NoError(t, err)
-	require.Equal(t, Bookmark, ev.Type)
+	require.Equal(t, "BOOKMARK", ev.Type)
 	require.Equal(t, "true", ev.Object.Get(`metadata.annotations.k8s\.io/initial-events-end`).String())
 }
 
@@ -271,12 +267,12 @@ func FuzzProjection(f *testing.F) {
 			require.ErrorIs(t, err, ErrProjectionPath)
 			return
 		}
-		so := &scanOptions{drop: drop, project: p, maxFrame: fuzzMaxFrame}
+		so := &Decoder{DropManagedFields: drop, Projection: p, MaxFrameSize: fuzzMaxFrame}
 		got, gerr := so.object(data, nil, knownSpans{})
-		if validJSON(data) != nil || len(data) == 0 || data[0] != '{' {
+		if Validate(data) != nil || len(data) == 0 || data[0] != '{' {
 			return // no panic is all that is asked
 		}
-		whole, werr := (&scanOptions{drop: drop}).object(data, nil, knownSpans{})
+		whole, werr := (&Decoder{DropManagedFields: drop}).object(data, nil, knownSpans{})
 		require.Equal(t, werr == nil, gerr == nil, "projected: %v, whole: %v", gerr, werr)
 		if werr != nil {
 			return
@@ -308,11 +304,11 @@ func FuzzProjection(f *testing.F) {
 
 // sameWhicheverWay checks that data as a list item and in a watch event is
 // cut as it was alone.
-func sameWhicheverWay(t *testing.T, so *scanOptions, data []byte, alone *Object) {
-	page, err := scanList(strings.NewReader(`{"kind":"List","items":[`+string(data)+`]}`), so)
+func sameWhicheverWay(t *testing.T, so *Decoder, data []byte, alone *Object) {
+	page, err := so.DecodeList(strings.NewReader(`{"kind":"List","items":[`+string(data)+`]}`), 0)
 	require.NoError(t, err)
 	require.Equal(t, alone.String(), page.Items[0].String())
-	w := newStreamWatcher(io.NopCloser(strings.NewReader(`{"type":"ADDED","object":`+string(data)+`}`)), func() {}, "WATCH", "/w", so)
+	w := newTestWatcher(strings.NewReader(`{"type":"ADDED","object":`+string(data)+`}`), so)
 	ev, err := w.Next()
 	require.NoError(t, err)
 	require.Equal(t, alone.String(), ev.Object.String())
@@ -413,31 +409,4 @@ func repeatsKeys(t *testing.T, b []byte) bool {
 			top.key = true
 		}
 	}
-}
-
-// TestProjectionMetadataOnly: a projection composes with metadata-only
-// mode: the PartialObjectMetadata the server sends is cut as well.
-func TestProjectionMetadataOnly(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadataList") {
-			http.Error(w, "metadata only, please", http.StatusNotAcceptable)
-			return
-		}
-		_, _ = io.WriteString(w, `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"9"},"items":[`+
-			`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"a","namespace":"ns","resourceVersion":"7",`+
-			`"labels":{"x":"y"},"annotations":{"big":"..."},"managedFields":[{}]}}]}`)
-	}))
-	defer srv.Close()
-	c, err := NewClient(&kubeconfig.Config{Host: srv.URL})
-	require.NoError(t, err)
-	defer c.CloseIdleConnections()
-	rc := c.Resource(Resource{Version: "v1", Resource: "pods"})
-	rc.MetadataOnly = true
-	rc.Projection, err = NewProjection("metadata.labels")
-	require.NoError(t, err)
-	page, err := rc.ListPage(context.Background(), ListOptions{})
-	require.NoError(t, err)
-	require.Len(t, page.Items, 1)
-	require.Equal(t, `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"a","namespace":"ns","resourceVersion":"7","labels":{"x":"y"}}}`,
-		page.Items[0].String())
 }

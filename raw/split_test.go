@@ -1,8 +1,7 @@
-package httpwatch
+package raw
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
@@ -18,8 +17,7 @@ import (
 // event's description and raw object.
 func decodeAll(t testing.TB, chunks [][]byte) []string {
 	t.Helper()
-	w := newStreamWatcher(&chunkReader{chunks: chunks}, func() {}, "WATCH", "/test", &scanOptions{})
-	defer w.Stop()
+	w := newTestWatcher(&chunkReader{chunks: chunks}, &Decoder{})
 	var out []string
 	for {
 		ev, err := w.Next()
@@ -28,9 +26,6 @@ func decodeAll(t testing.TB, chunks [][]byte) []string {
 		}
 		require.NoError(t, err)
 		line := string(ev.Type)
-		if ev.Err != nil {
-			line += " " + ev.Err.Error()
-		}
 		if o := ev.Object; o != nil {
 			line += " " + o.Namespace() + "/" + o.Name() + " " + o.ResourceVersion() + " " + o.UID() + " " + o.String()
 		}
@@ -40,7 +35,7 @@ func decodeAll(t testing.TB, chunks [][]byte) []string {
 
 func scanAll(t testing.TB, chunks [][]byte) string {
 	t.Helper()
-	p, err := scanList(&chunkReader{chunks: chunks}, &scanOptions{})
+	p, err := (&Decoder{}).DecodeList(&chunkReader{chunks: chunks}, 0)
 	require.NoError(t, err)
 	var b strings.Builder
 	b.WriteString(p.ResourceVersion + " " + p.Continue + "\n")
@@ -134,7 +129,7 @@ func TestWatchFramesWithoutNewlines(t *testing.T) {
 func TestWatchObjectsMatchReferenceDecoder(t *testing.T) {
 	for _, fx := range watchFixtures(t) {
 		dec := json.NewDecoder(bytes.NewReader(fx.Body))
-		w := newStreamWatcher(io.NopCloser(bytes.NewReader(fx.Body)), func() {}, "WATCH", "/test", &scanOptions{})
+		w := newTestWatcher(bytes.NewReader(fx.Body), &Decoder{})
 		for {
 			var ref struct {
 				Type   string
@@ -153,7 +148,6 @@ func TestWatchObjectsMatchReferenceDecoder(t *testing.T) {
 				require.Equal(t, string(ref.Object), ev.Object.String(), fx.Name)
 			}
 		}
-		w.Stop()
 	}
 }
 
@@ -184,7 +178,7 @@ func TestListItemsMatchReferenceDecoder(t *testing.T) {
 			Items            []json.RawMessage
 		}
 		require.NoError(t, json.Unmarshal(fx.Body, &ref))
-		p, err := scanList(bytes.NewReader(fx.Body), &scanOptions{})
+		p, err := (&Decoder{}).DecodeList(bytes.NewReader(fx.Body), 0)
 		require.NoError(t, err)
 		require.Len(t, p.Items, len(ref.Items), fx.Name)
 		for i, item := range ref.Items {
@@ -196,13 +190,4 @@ func TestListItemsMatchReferenceDecoder(t *testing.T) {
 			require.True(t, json.Valid(p.Items[i].Raw()))
 		}
 	}
-}
-
-// The whole path through HTTP, for a list served in chunks.
-func TestListOverHTTPChunked(t *testing.T) {
-	srv := serveFixture(t, "pod-list.json")
-	p, err := newTestClient(t, srv.URL).Resource(pods).ListPage(context.Background(), ListOptions{})
-	require.NoError(t, err)
-	require.Len(t, p.Items, 3)
-	require.Equal(t, "75", p.ResourceVersion)
 }

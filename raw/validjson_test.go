@@ -1,4 +1,4 @@
-package httpwatch
+package raw
 
 import (
 	"encoding/json"
@@ -27,26 +27,26 @@ var validCases = []string{
 	strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1),
 }
 
-// TestValidJSONMatchesEncodingJSON: validJSON accepts exactly what
+// TestValidJSONMatchesEncodingJSON: Validate accepts exactly what
 // json.Valid does, up to encoding/json's depth limit.
 func TestValidJSONMatchesEncodingJSON(t *testing.T) {
 	for _, in := range validCases {
-		require.Equal(t, json.Valid([]byte(in)), validJSON([]byte(in)) == nil, "%.80q", in)
+		require.Equal(t, json.Valid([]byte(in)), Validate([]byte(in)) == nil, "%.80q", in)
 	}
 	for _, fx := range fixtures.Names() {
 		body := fixtures.Load(t, fx).Body
-		require.Equal(t, json.Valid(body), validJSON(body) == nil, fx)
+		require.Equal(t, json.Valid(body), Validate(body) == nil, fx)
 	}
 }
 
-// FuzzValidJSON: validJSON and json.Valid agree on any input.
+// FuzzValidJSON: Validate and json.Valid agree on any input.
 func FuzzValidJSON(f *testing.F) {
 	for _, in := range validCases {
 		f.Add([]byte(in))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if got, want := validJSON(data) == nil, json.Valid(data); got != want {
-			t.Fatalf("validJSON %v, json.Valid %v on %q", got, want, data)
+		if got, want := Validate(data) == nil, json.Valid(data); got != want {
+			t.Fatalf("Validate %v, json.Valid %v on %q", got, want, data)
 		}
 	})
 }

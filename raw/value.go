@@ -1,4 +1,4 @@
-package httpwatch
+package raw
 
 import (
 	"encoding/binary"
@@ -200,9 +200,9 @@ func memberKey(b []byte, i int) (int, error) {
 	return skipSpace(b, i+1), nil
 }
 
-// validJSON checks that b is exactly one JSON value, with optional
+// Validate checks that b is exactly one JSON value, with optional
 // whitespace around it.
-func validJSON(b []byte) error {
+func Validate(b []byte) error {
 	_, end, err := validValue(b, 0)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package httpwatch_test
+package reflector_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/require"
 )
@@ -24,35 +25,35 @@ import (
 type jsonSink struct {
 	t       *testing.T
 	mu      sync.Mutex
-	objects map[string]*httpwatch.Object
+	objects map[string]*raw.Object
 }
 
-func (s *jsonSink) keep(o *httpwatch.Object) {
+func (s *jsonSink) keep(o *raw.Object) {
 	if !json.Valid(o.Raw()) {
 		s.t.Errorf("invalid JSON reached the cache: %s", o.Raw())
 	}
 	s.objects[o.Name()] = o
 }
 
-func (s *jsonSink) Add(o *httpwatch.Object) error {
+func (s *jsonSink) Add(o *raw.Object) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.keep(o)
 	return nil
 }
-func (s *jsonSink) Update(o *httpwatch.Object) error { return s.Add(o) }
-func (s *jsonSink) Resync() error                    { return nil }
-func (s *jsonSink) Delete(o *httpwatch.Object) error {
+func (s *jsonSink) Update(o *raw.Object) error { return s.Add(o) }
+func (s *jsonSink) Resync() error              { return nil }
+func (s *jsonSink) Delete(o *raw.Object) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.objects, o.Name())
 	return nil
 }
 
-func (s *jsonSink) Replace(items []*httpwatch.Object, _ string) error {
+func (s *jsonSink) Replace(items []*raw.Object, _ string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.objects = map[string]*httpwatch.Object{}
+	s.objects = map[string]*raw.Object{}
 	for _, o := range items {
 		s.keep(o)
 	}
@@ -96,7 +97,7 @@ func TestInvalidEventRelistConverges(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(c.CloseIdleConnections)
 
-	sink := &jsonSink{t: t, objects: map[string]*httpwatch.Object{}}
+	sink := &jsonSink{t: t, objects: map[string]*raw.Object{}}
 	r := reflector.New(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), sink)
 	r.WatchList = false
 	fc := clock.NewFake(time.Unix(1000, 0))
