@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/kubeconfig"
 )
 
 func TestConfigDefaultsAndValidation(t *testing.T) {
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: "http://127.0.0.1:1"})
 	require.NoError(t, err)
-	ok := Config{Leases: c.Resource(leases), Group: "g", Identity: "a"}
+	ok := Config{Leases: c.Resource(leasetest.Resource), Group: "g", Identity: "a"}
 	m, err := New(ok)
 	require.NoError(t, err)
 	assert.Equal(t, "g-a", m.cfg.Name)

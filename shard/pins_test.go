@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease"
+	"github.com/listwatch/listwatch/internal/lease/leasetest"
 )
 
 // The exact key → owner mapping is part of the protocol: during a rolling
@@ -51,12 +51,7 @@ func TestOwnerGolden(t *testing.T) {
 
 // holderAndRenewal reads id's lease as the server holds it.
 func (h *harness) holderAndRenewal(id string) (string, time.Time) {
-	h.t.Helper()
-	raw, err := h.srv.Get(watchtest.Leases, "ns", "g-"+id)
-	require.NoError(h.t, err)
-	o, err := httpwatch.NewObject(raw)
-	require.NoError(h.t, err)
-	rec := lease.RecordOf(o)
+	rec := lease.RecordOf(h.Lease("g-" + id))
 	return rec.HolderIdentity, rec.RenewTime
 }
 
@@ -68,15 +63,15 @@ func TestStopWaitsForHeldKeys(t *testing.T) {
 	t.Run("released in time", func(t *testing.T) {
 		h := newHarness(t)
 		a := h.add("a", nil)
-		h.step(4*testRetry, testRetry)
+		h.Step(4*testRetry, testRetry)
 		require.Equal(t, h.want("a"), h.holders())
 		_, lastRenew := h.holderAndRenewal("a")
 		a.pauseWork()
-		a.stop()
-		h.clk.Set(lastRenew.Add(testRenew - time.Second))
+		a.Stop()
+		h.Clock.Set(lastRenew.Add(testRenew - time.Second))
 		a.unpause() // the workers let go just before the deadline
-		waitClosed(t, a.done, "a to stop")
-		require.NoError(t, a.err)
+		leasetest.WaitClosed(t, a.Done, "a to stop")
+		require.NoError(t, a.Err)
 		holder, released := h.holderAndRenewal("a")
 		assert.Empty(t, holder, "released")
 		assert.Equal(t, lastRenew.Add(testRenew-time.Second), released, "kept until the keys were released")
@@ -84,13 +79,13 @@ func TestStopWaitsForHeldKeys(t *testing.T) {
 	t.Run("held past the deadline", func(t *testing.T) {
 		h := newHarness(t)
 		a := h.add("a", nil)
-		h.step(4*testRetry, testRetry)
+		h.Step(4*testRetry, testRetry)
 		_, lastRenew := h.holderAndRenewal("a")
 		a.pauseWork()
-		a.stop()
-		h.clk.Set(lastRenew.Add(testRenew))
-		waitClosed(t, a.done, "a to give up at its renew deadline")
-		require.ErrorContains(t, a.err, fmt.Sprintf("%d keys still held at the renew deadline; lease g-a left to expire", testKeys))
+		a.Stop()
+		h.Clock.Set(lastRenew.Add(testRenew))
+		leasetest.WaitClosed(t, a.Done, "a to give up at its renew deadline")
+		require.ErrorContains(t, a.Err, fmt.Sprintf("%d keys still held at the renew deadline; lease g-a left to expire", testKeys))
 		holder, renewed := h.holderAndRenewal("a")
 		assert.Equal(t, "a", holder, "left to expire, not released")
 		assert.Equal(t, lastRenew, renewed)

@@ -2,10 +2,7 @@ package shard
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,28 +16,6 @@ import (
 	"github.com/listwatch/listwatch/kubeconfig"
 )
 
-// forbidden answers every lease request as RBAC does for a user without
-// rights on leases.
-func forbidden(r *http.Request) (int, string) {
-	return http.StatusForbidden, fmt.Sprintf(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",`+
-		`"message":"leases.coordination.k8s.io is forbidden: User \"nobody\" cannot %s resource \"leases\" in API group \"coordination.k8s.io\" in the namespace \"ns\"",`+
-		`"reason":"Forbidden","details":{"group":"coordination.k8s.io","kind":"leases"},"code":403}`, r.Method)
-}
-
-// errorLog collects what reaches OnError.
-type errorLog struct {
-	mu   sync.Mutex
-	errs []error
-}
-
-func (l *errorLog) add(err error) { l.mu.Lock(); l.errs = append(l.errs, err); l.mu.Unlock() }
-
-func (l *errorLog) all() []error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]error(nil), l.errs...)
-}
-
 // Without RBAC on leases a member says so at once, in one Error line
 // naming the lease, the namespace, the verb and the grant it needs (its
 // renewal and its read of the group fail alike: one cure, one line); every
@@ -49,11 +24,11 @@ func (l *errorLog) all() []error {
 // takes its keys. Decision 29.
 func TestForbiddenLeaseIsOneErrorLine(t *testing.T) {
 	h := newHarness(t)
-	h.refuse = forbidden
-	var errs errorLog
-	a := h.add("a", func(c *Config) { c.OnError = errs.add })
-	h.settle()
-	lines := h.log.Lines(slog.LevelWarn)
+	h.Refuse = leasetest.Forbidden
+	var errs leasetest.Errors
+	a := h.add("a", func(c *Config) { c.OnError = errs.Add })
+	h.Settle()
+	lines := h.Log.Lines(slog.LevelWarn)
 	require.Len(t, lines, 1, "one line at once")
 	assert.Equal(t, slog.LevelError, lines[0].Level)
 	for _, want := range []string{
@@ -63,25 +38,25 @@ func TestForbiddenLeaseIsOneErrorLine(t *testing.T) {
 	} {
 		assert.Contains(t, lines[0].Text, want)
 	}
-	require.Len(t, errs.all(), 2, "the renewal and the read of the group")
-	for _, err := range errs.all() {
+	require.Len(t, errs.All(), 2, "the renewal and the read of the group")
+	for _, err := range errs.All() {
 		assert.True(t, httpwatch.IsForbidden(err), err)
 	}
 
-	h.step(time.Minute, testRetry)
-	assert.Len(t, h.log.Lines(slog.LevelWarn), 1, "repeats are not logged one by one")
-	assert.Len(t, errs.all(), 2*(1+int(time.Minute/testRetry)), "every failure reaches OnError")
+	h.Step(time.Minute, testRetry)
+	assert.Len(t, h.Log.Lines(slog.LevelWarn), 1, "repeats are not logged one by one")
+	assert.Len(t, errs.All(), 2*(1+int(time.Minute/testRetry)), "every failure reaches OnError")
 	assert.Empty(t, h.holders())
 
-	a.part.setRefuse(nil) // RBAC granted
-	h.step(2*testRetry, testRetry)
+	a.part.SetRefuse(nil) // RBAC granted
+	h.Step(2*testRetry, testRetry)
 	assert.Equal(t, h.want("a"), h.holders())
-	info := h.log.Lines(slog.LevelInfo)
+	info := h.Log.Lines(slog.LevelInfo)
 	require.Len(t, info, 2)
 	assert.Equal(t, slog.LevelInfo, info[1].Level)
 	assert.Contains(t, info[1].Text, "shard member: lease requests succeed again after 62 failures")
-	h.step(time.Minute, testRetry)
-	assert.Len(t, h.log.Lines(slog.LevelInfo), 2, "a healthy member logs nothing above Debug")
+	h.Step(time.Minute, testRetry)
+	assert.Len(t, h.Log.Lines(slog.LevelInfo), 2, "a healthy member logs nothing above Debug")
 }
 
 // testMember is a member of group g on srv with a fake clock, and its log.
@@ -92,7 +67,7 @@ func testMember(t *testing.T, srv *watchtest.Server, edit func(*Config)) (*Membe
 	c.RetryMax = 0
 	t.Cleanup(c.CloseIdleConnections)
 	logger, log := leasetest.NewLogger()
-	cfg := Config{Leases: c.Resource(leases), Group: "g", Identity: "a", Logger: logger, Clock: clock.NewFake(time.Unix(0, 0))}
+	cfg := Config{Leases: c.Resource(leasetest.Resource), Group: "g", Identity: "a", Logger: logger, Clock: clock.NewFake(time.Unix(0, 0))}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -112,7 +87,7 @@ func runMember(t *testing.T, m *Member) (wait func() error) {
 		select {
 		case <-done:
 			return err
-		case <-time.After(10 * time.Second):
+		case <-time.After(leasetest.WaitTimeout):
 			t.Error("Run did not return")
 			return nil
 		}
@@ -128,11 +103,11 @@ func runMember(t *testing.T, m *Member) (wait func() error) {
 func TestLeasesNotServedEndsRun(t *testing.T) {
 	srv := watchtest.NewServer() // no leases
 	t.Cleanup(srv.Close)
-	var errs errorLog
-	m, log := testMember(t, srv, func(c *Config) { c.OnError = errs.add })
+	var errs leasetest.Errors
+	m, log := testMember(t, srv, func(c *Config) { c.OnError = errs.Add })
 	acquired := make(chan error, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), leasetest.WaitTimeout)
 		defer cancel()
 		_, _, err := m.Acquire(ctx, "ns/k")
 		acquired <- err
@@ -145,11 +120,11 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 	require.Len(t, lines, 1)
 	assert.Equal(t, slog.LevelError, lines[0].Level)
 	assert.Contains(t, lines[0].Text, "shard member: cannot get lease ns/g-a: 404 Not Found; the server does not serve coordination.k8s.io/v1 leases")
-	require.Len(t, errs.all(), 1)
+	require.Len(t, errs.All(), 1)
 	select {
 	case err := <-acquired:
 		assert.ErrorIs(t, err, ErrStopped)
-	case <-time.After(10 * time.Second):
+	case <-time.After(leasetest.WaitTimeout):
 		t.Fatal("Acquire did not return once Run had")
 	}
 }
@@ -173,7 +148,7 @@ func TestAcquireBeforeFirstRoundWaits(t *testing.T) {
 	}
 	acquired := make(chan result, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), leasetest.WaitTimeout)
 		defer cancel()
 		_, release, err := m.Acquire(ctx, "ns/k")
 		acquired <- result{release, err}
@@ -183,7 +158,7 @@ func TestAcquireBeforeFirstRoundWaits(t *testing.T) {
 	case r := <-acquired:
 		require.NoError(t, r.err)
 		r.release()
-	case <-time.After(10 * time.Second):
+	case <-time.After(leasetest.WaitTimeout):
 		t.Fatal("Acquire did not return once the member had joined")
 	}
 }
@@ -192,24 +167,16 @@ func TestAcquireBeforeFirstRoundWaits(t *testing.T) {
 // never hears of it, and nothing is logged above Debug. Decision 29.
 func TestCancellationIsNotAnError(t *testing.T) {
 	h := newHarness(t)
-	var errs errorLog
-	a := h.add("a", func(c *Config) { c.OnError = errs.add })
-	h.step(2*testRetry, testRetry)
-	a.part.mu.Lock()
-	a.part.hold = make(chan struct{}) // never released
-	a.part.mu.Unlock()
-	h.clk.Step(testRetry)
-	require.Eventually(t, func() bool { return a.part.held() == 1 }, 10*time.Second, time.Millisecond)
-	a.stop()
-	a.part.mu.Lock()
-	a.part.hold = nil // the release on leaving goes through
-	a.part.mu.Unlock()
-	select {
-	case <-a.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("a did not stop")
-	}
-	require.NoError(t, a.err)
-	assert.Empty(t, errs.all())
-	assert.Empty(t, h.log.Lines(slog.LevelInfo))
+	var errs leasetest.Errors
+	a := h.add("a", func(c *Config) { c.OnError = errs.Add })
+	h.Step(2*testRetry, testRetry)
+	a.part.Hold() // never released
+	h.Clock.Step(testRetry)
+	require.Eventually(t, func() bool { return a.part.Held() == 1 }, leasetest.WaitTimeout, time.Millisecond)
+	a.Stop()
+	a.part.StopHolding() // the release on leaving goes through
+	leasetest.WaitClosed(t, a.Done, "a to stop")
+	require.NoError(t, a.Err)
+	assert.Empty(t, errs.All())
+	assert.Empty(t, h.Log.Lines(slog.LevelInfo))
 }

@@ -1,0 +1,147 @@
+package leasetest
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/kubeconfig"
+)
+
+// Namespace holds the leases of a Cluster; Resource addresses them.
+const Namespace = "ns"
+
+var Resource = httpwatch.Resource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases", Namespace: Namespace}
+
+// WaitTimeout bounds every wait of a test: a broken behaviour fails it
+// with its message in seconds rather than at go test's timeout.
+const WaitTimeout = 10 * time.Second
+
+// WaitClosed waits for ch to be closed, and fails the test if it is not
+// within WaitTimeout.
+func WaitClosed(t testing.TB, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(WaitTimeout):
+		t.Fatalf("gave up waiting for %s after %v", what, WaitTimeout)
+	}
+}
+
+// Cluster runs processes that share leases (candidates, members) against
+// one watchtest server on one fake clock, each behind its own Partition.
+// The clock moves only in Step, and only once every process has done what
+// the current time allows (Idle); after each move Check looks for two
+// processes acting at once.
+type Cluster struct {
+	T      *testing.T
+	Server *watchtest.Server
+	Clock  *clock.Fake
+	// Logger writes every process's lines to Log, unless its config says
+	// otherwise.
+	Logger *slog.Logger
+	Log    *Log
+	// Refuse is given to the partitions of processes connected from then on.
+	Refuse func(r *http.Request) (code int, status string)
+
+	// Idle reports whether every process waits for the clock (past now) or
+	// for the test; the package's harness sets it.
+	Idle func(now time.Time) bool
+	// Check, if set, fails the test when the processes broke the safety
+	// rule the package promises; it runs after every Settle.
+	Check func()
+}
+
+// NewCluster starts a server serving leases; the clock reads 2026-01-01.
+func NewCluster(t *testing.T) *Cluster {
+	srv := watchtest.NewServer()
+	srv.AddResource(watchtest.Leases)
+	t.Cleanup(srv.Close)
+	logger, log := NewLogger()
+	return &Cluster{T: t, Server: srv, Clock: clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), Logger: logger, Log: log}
+}
+
+// Connect returns a client of the leases in Namespace whose requests go
+// through a new Partition (without retries: the process under test retries).
+func (c *Cluster) Connect() (*httpwatch.ResourceClient, *Partition) {
+	c.T.Helper()
+	part := &Partition{Next: c.Server.Client().Transport, refuse: c.Refuse}
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: c.Server.URL, QPS: -1, Transport: part})
+	require.NoError(c.T, err)
+	client.RetryMax = 0
+	c.T.Cleanup(client.CloseIdleConnections)
+	return client.Resource(Resource), part
+}
+
+// Proc is one process's Run in its own goroutine.
+type Proc struct {
+	Done chan struct{} // closed when Run returned
+	Err  error         // what Run returned, once Done is closed
+	Stop context.CancelFunc
+}
+
+// Go calls run in a new goroutine until the test ends. At the end it stops
+// run, calls unblock (to let go of whatever the test held) and waits for
+// run to return; name says whose Run it is in the failure.
+func (c *Cluster) Go(name string, run func(context.Context) error, unblock func()) *Proc {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Proc{Done: make(chan struct{}), Stop: cancel}
+	go func() {
+		defer close(p.Done)
+		p.Err = run(ctx)
+	}()
+	c.T.Cleanup(func() {
+		cancel()
+		unblock()
+		WaitClosed(c.T, p.Done, name+" to stop")
+	})
+	return p
+}
+
+// Settle waits until every process has done what the current time allows
+// and waits again, then runs Check.
+func (c *Cluster) Settle() {
+	c.T.Helper()
+	now := c.Clock.Now()
+	require.Eventually(c.T, func() bool { return c.Idle(now) }, WaitTimeout, time.Millisecond,
+		"the processes did not settle at %v", now)
+	if c.Check != nil {
+		c.Check()
+	}
+}
+
+// Step moves the clock in steps of at most d until it has moved total,
+// settling after each.
+func (c *Cluster) Step(total, d time.Duration) {
+	c.T.Helper()
+	for moved := time.Duration(0); moved < total; moved += d {
+		c.Clock.Step(min(d, total-moved))
+		c.Settle()
+	}
+}
+
+// ReleaseHeld lets p's held requests go and waits until they have
+// returned: Idle counts a process with a held request as idle, so the
+// clock must not move on before the replies are in.
+func (c *Cluster) ReleaseHeld(p *Partition) {
+	c.T.Helper()
+	p.Release()
+	require.Eventually(c.T, func() bool { return p.Held() == 0 }, WaitTimeout, time.Millisecond, "held requests did not return")
+}
+
+// Lease reads the lease name as the server holds it.
+func (c *Cluster) Lease(name string) *httpwatch.Object {
+	c.T.Helper()
+	raw, err := c.Server.Get(watchtest.Leases, Namespace, name)
+	require.NoError(c.T, err)
+	o, err := httpwatch.NewObject(raw)
+	require.NoError(c.T, err)
+	return o
+}
