@@ -1,12 +1,14 @@
 package shard
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/kubeconfig"
@@ -22,6 +24,8 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 	assert.Equal(t, DefaultLeaseDuration, m.cfg.LeaseDuration)
 	assert.Equal(t, DefaultRenewDeadline, m.cfg.RenewDeadline)
 	assert.Equal(t, DefaultRetryPeriod, m.cfg.RetryPeriod)
+	assert.Equal(t, clock.Real, m.cfg.Clock, "a nil Clock means the wall clock")
+	assert.Same(t, slog.Default(), m.cfg.Logger, "a nil Logger means slog.Default()")
 
 	for name, edit := range map[string]func(*Config){
 		"no leases":            func(c *Config) { c.Leases = nil },
