@@ -12,7 +12,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease"
-	"github.com/listwatch/listwatch/internal/lease/leasetest"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // Three candidates start at once: they race to create the lease (two get
@@ -34,12 +34,7 @@ func TestThreeCandidatesOneLeader(t *testing.T) {
 	assert.Equal(t, 15, rec.LeaseDurationSeconds)
 	assert.Equal(t, h.Clock.Now(), rec.RenewTime, "renewed every RetryPeriod")
 	for range 3 {
-		select {
-		case l := <-seen:
-			assert.Equal(t, lead[0], l, "every candidate reports the one leader")
-		case <-time.After(leasetest.WaitTimeout):
-			t.Fatal("a candidate did not report the leader")
-		}
+		assert.Equal(t, lead[0], testwait.Recv(t, seen, "a candidate to report the leader"), "every candidate reports the one leader")
 	}
 	assert.Empty(t, h.Log.Lines(slog.LevelInfo), "healthy candidates log nothing above Debug (decision 29)")
 }
@@ -62,7 +57,7 @@ func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
 	a.part.SetDrop(true)
 	h.Step(2*testLease, 500*time.Millisecond)
 	require.Equal(t, []string{"b"}, h.leaders())
-	leasetest.WaitClosed(t, a.Done, "a to stop")
+	testwait.Recv(t, a.Done, "a to stop")
 	require.ErrorIs(t, a.Err, ErrLost)
 	require.ErrorIs(t, a.Err, errDeadline)
 
@@ -89,7 +84,7 @@ func TestSlowRenewalStepsDown(t *testing.T) {
 	lastRenew := h.record().RenewTime
 	a.part.Hold() // never released
 	h.Step(testLease+testRetry, 500*time.Millisecond)
-	leasetest.WaitClosed(t, a.Done, "a to stop")
+	testwait.Recv(t, a.Done, "a to stop")
 	require.ErrorIs(t, a.Err, ErrLost)
 	assert.Equal(t, []string{"b"}, h.leaders())
 	terms := h.allTerms()
@@ -126,7 +121,7 @@ func TestReleaseOnCancelHandsOverAtNextRetry(t *testing.T) {
 	h.add("c", release)
 	h.Settle()
 	a.Stop()
-	leasetest.WaitClosed(t, a.Done, "a to stop")
+	testwait.Recv(t, a.Done, "a to stop")
 	require.NoError(t, a.Err)
 	rec := h.record()
 	assert.Empty(t, rec.HolderIdentity)
@@ -237,7 +232,7 @@ func TestReleaseAfterRenewalInFlight(t *testing.T) {
 
 	a.part.StopHolding() // the release goes through at once; the renewal's reply never comes
 	a.Stop()
-	leasetest.WaitClosed(t, a.Done, "a to stop")
+	testwait.Recv(t, a.Done, "a to stop")
 	require.NoError(t, a.Err)
 	assert.Empty(t, h.record().HolderIdentity, "released")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch/internal/lease"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // Short durations keep the step counts small; their ratios are the defaults'.
@@ -149,7 +150,7 @@ func (h *harness) leaders() []string {
 		var started bool
 		ids, started = h.live()
 		return started
-	}, leasetest.WaitTimeout, time.Millisecond)
+	}, testwait.Timeout, time.Millisecond)
 	return ids
 }
 

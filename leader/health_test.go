@@ -11,7 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
-	"github.com/listwatch/listwatch/internal/lease/leasetest"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // Check fails only while a leader's OnStartedLeading goes on after its
@@ -36,12 +36,12 @@ func TestCheckFailsWhenLeaderOutlivesDeadline(t *testing.T) {
 	h.Step(testRenew-testRetry, testRetry)
 	h.Clock.Step(testRetry) // the deadline: the watchdog cancels a's context
 	require.Eventually(t, func() bool { return len(h.allTerms()) == 1 && h.allTerms()[0].ctx.Err() != nil },
-		leasetest.WaitTimeout, time.Millisecond)
+		testwait.Timeout, time.Millisecond)
 	require.NoError(t, a.e.Check(time.Second), "at the deadline, within tolerance")
 	h.Clock.Step(2 * time.Second)
 	assert.ErrorContains(t, a.e.Check(time.Second), "renewal overdue by 2s")
 	letGo()
-	leasetest.WaitClosed(t, a.Done, "a to stop")
+	testwait.Recv(t, a.Done, "a to stop")
 	require.NoError(t, a.e.Check(0), "not leading any more")
 }
 
@@ -62,5 +62,5 @@ func TestRecordFormat(t *testing.T) {
 	assert.EqualValues(t, 15, spec.Get("leaseDurationSeconds").Int())
 	assert.EqualValues(t, 0, spec.Get("leaseTransitions").Int())
 	h.nodes[0].Stop()
-	leasetest.WaitClosed(t, stopped, "a to stop leading")
+	testwait.Recv(t, stopped, "a to stop leading")
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/lease/leasetest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -51,7 +51,7 @@ func TestLateRenewalReplyCountsFromTheSend(t *testing.T) {
 	a.part.SetDrop(true)  // from now on nothing gets through
 	h.ReleaseHeld(a.part) // the late reply arrives, 5s after the send
 	h.Step(testLease, 500*time.Millisecond)
-	leasetest.WaitClosed(t, a.Done, "a to step down")
+	testwait.Recv(t, a.Done, "a to step down")
 	require.ErrorIs(t, a.Err, ErrLost)
 	terms := h.allTerms()
 	require.Len(t, terms, 1)
@@ -72,7 +72,7 @@ func TestRenewalFindingAnotherHolderStepsDownAtOnce(t *testing.T) {
 	writeLease(t, h, rec) // taken by someone who thought a was dead
 	h.Step(time.Second, time.Second)
 	at := h.Clock.Now() // a's next renewal
-	leasetest.WaitClosed(t, a.Done, "a to step down")
+	testwait.Recv(t, a.Done, "a to step down")
 	require.ErrorIs(t, a.Err, ErrLost)
 	terms := h.allTerms()
 	require.Len(t, terms, 1)

@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 )
 
@@ -83,11 +84,7 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- e.Run(context.Background()) }()
-	select {
-	case err = <-done:
-	case <-time.After(leasetest.WaitTimeout):
-		t.Fatal("Run did not return on a server without leases")
-	}
+	err = testwait.Recv(t, done, "Run to return on a server without leases")
 	require.ErrorIs(t, err, ErrNotServed)
 	assert.ErrorIs(t, err, httpwatch.ErrUnknownResource, "the 404 is explained by discovery")
 	assert.False(t, httpwatch.IsNotFound(err), "not a lease that is merely absent")
@@ -112,11 +109,11 @@ func TestCancellationIsNotAnError(t *testing.T) {
 		n.part.Hold() // never released
 	}
 	h.Clock.Step(testRetry)
-	require.Eventually(t, func() bool { return a.part.Held() == 1 && b.part.Held() == 1 }, leasetest.WaitTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { return a.part.Held() == 1 && b.part.Held() == 1 }, testwait.Timeout, time.Millisecond)
 	a.Stop()
 	b.Stop()
 	for _, n := range []*node{a, b} {
-		leasetest.WaitClosed(t, n.Done, n.id+" to stop")
+		testwait.Recv(t, n.Done, n.id+" to stop")
 		require.NoError(t, n.Err)
 	}
 	assert.Empty(t, errs.All())

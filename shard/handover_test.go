@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
-	"github.com/listwatch/listwatch/internal/lease/leasetest"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // Three members starting at once settle on one ring: every key is processed
@@ -78,7 +78,7 @@ func TestLeaveHandsOverWithinARound(t *testing.T) {
 	left := h.Clock.Now()
 	c.Stop()
 	h.Settle()
-	leasetest.WaitClosed(t, c.Done, "c to stop")
+	testwait.Recv(t, c.Done, "c to stop")
 	require.NoError(t, c.Err)
 	h.Step(testRetry, testRetry/4)
 	assert.Equal(t, h.want("a", "b"), h.holders())
@@ -236,7 +236,7 @@ func TestLostReplyDoesNotHandKeysTwice(t *testing.T) {
 	h.Step(testRetry, testRetry/4) // a sees c, gives its keys up, "fails" to publish
 	c.Stop()
 	h.Settle()
-	leasetest.WaitClosed(t, c.Done, "c to stop")
+	testwait.Recv(t, c.Done, "c to stop")
 	require.NoError(t, c.Err)
 	// a sees c gone: its view is {a,b} again, which its acked set still is.
 	h.Step(testRetry, testRetry/4)

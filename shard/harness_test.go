@@ -12,6 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/internal/lease"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // Short durations keep the step counts small; their ratios are the defaults'.
@@ -103,11 +104,7 @@ func (h *harness) add(id string, edit func(*Config)) *node {
 		n.workers[key] = w
 		n.workerWG.Go(func() { n.work(key, w) })
 	}
-	h.T.Cleanup(func() { // after Run has returned
-		workers := make(chan struct{})
-		go func() { n.workerWG.Wait(); close(workers) }()
-		leasetest.WaitClosed(h.T, workers, "workers of "+id+" to stop")
-	})
+	h.T.Cleanup(func() { testwait.Group(h.T, &n.workerWG, "workers of "+id+" to stop") }) // after Run has returned
 	// Unpause and unfreeze before waiting for Run: a member waits for its
 	// workers to let go of their keys before Run returns, and a failed
 	// check must print its message rather than hang (issue 26).

@@ -13,7 +13,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/lease"
-	"github.com/listwatch/listwatch/internal/lease/leasetest"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // The exact key → owner mapping is part of the protocol: during a rolling
@@ -70,7 +70,7 @@ func TestStopWaitsForHeldKeys(t *testing.T) {
 		a.Stop()
 		h.Clock.Set(lastRenew.Add(testRenew - time.Second))
 		a.unpause() // the workers let go just before the deadline
-		leasetest.WaitClosed(t, a.Done, "a to stop")
+		testwait.Recv(t, a.Done, "a to stop")
 		require.NoError(t, a.Err)
 		holder, released := h.holderAndRenewal("a")
 		assert.Empty(t, holder, "released")
@@ -84,7 +84,7 @@ func TestStopWaitsForHeldKeys(t *testing.T) {
 		a.pauseWork()
 		a.Stop()
 		h.Clock.Set(lastRenew.Add(testRenew))
-		leasetest.WaitClosed(t, a.Done, "a to give up at its renew deadline")
+		testwait.Recv(t, a.Done, "a to give up at its renew deadline")
 		require.ErrorContains(t, a.Err, fmt.Sprintf("%d keys still held at the renew deadline; lease g-a left to expire", testKeys))
 		holder, renewed := h.holderAndRenewal("a")
 		assert.Equal(t, "a", holder, "left to expire, not released")

@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 )
 
@@ -77,20 +78,15 @@ func testMember(t *testing.T, srv *watchtest.Server, edit func(*Config)) (*Membe
 }
 
 // runMember runs m until the test ends; wait returns Run's result, or
-// fails the test if Run has not returned within ten seconds.
+// fails the test if Run has not returned within testwait.Timeout.
 func runMember(t *testing.T, m *Member) (wait func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var err error
 	go func() { defer close(done); err = m.Run(ctx) }()
 	wait = func() error {
-		select {
-		case <-done:
-			return err
-		case <-time.After(leasetest.WaitTimeout):
-			t.Error("Run did not return")
-			return nil
-		}
+		testwait.Recv(t, done, "Run to return")
+		return err
 	}
 	t.Cleanup(func() { cancel(); wait() })
 	return wait
@@ -107,7 +103,7 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 	m, log := testMember(t, srv, func(c *Config) { c.OnError = errs.Add })
 	acquired := make(chan error, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), leasetest.WaitTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 		defer cancel()
 		_, _, err := m.Acquire(ctx, "ns/k")
 		acquired <- err
@@ -121,12 +117,7 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 	assert.Equal(t, slog.LevelError, lines[0].Level)
 	assert.Contains(t, lines[0].Text, "shard member: cannot get lease ns/g-a: 404 Not Found; the server does not serve coordination.k8s.io/v1 leases")
 	require.Len(t, errs.All(), 1)
-	select {
-	case err := <-acquired:
-		assert.ErrorIs(t, err, ErrStopped)
-	case <-time.After(leasetest.WaitTimeout):
-		t.Fatal("Acquire did not return once Run had")
-	}
+	assert.ErrorIs(t, testwait.Recv(t, acquired, "Acquire to return once Run had"), ErrStopped)
 }
 
 // Before its first round a member knows of no owner for any key: Acquire
@@ -148,19 +139,15 @@ func TestAcquireBeforeFirstRoundWaits(t *testing.T) {
 	}
 	acquired := make(chan result, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), leasetest.WaitTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 		defer cancel()
 		_, release, err := m.Acquire(ctx, "ns/k")
 		acquired <- result{release, err}
 	}()
 	runMember(t, m)
-	select {
-	case r := <-acquired:
-		require.NoError(t, r.err)
-		r.release()
-	case <-time.After(leasetest.WaitTimeout):
-		t.Fatal("Acquire did not return once the member had joined")
-	}
+	r := testwait.Recv(t, acquired, "Acquire to return once the member had joined")
+	require.NoError(t, r.err)
+	r.release()
 }
 
 // A request cut off by the end of Run's context is no failure: OnError
@@ -172,10 +159,10 @@ func TestCancellationIsNotAnError(t *testing.T) {
 	h.Step(2*testRetry, testRetry)
 	a.part.Hold() // never released
 	h.Clock.Step(testRetry)
-	require.Eventually(t, func() bool { return a.part.Held() == 1 }, leasetest.WaitTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { return a.part.Held() == 1 }, testwait.Timeout, time.Millisecond)
 	a.Stop()
 	a.part.StopHolding() // the release on leaving goes through
-	leasetest.WaitClosed(t, a.Done, "a to stop")
+	testwait.Recv(t, a.Done, "a to stop")
 	require.NoError(t, a.Err)
 	assert.Empty(t, errs.All())
 	assert.Empty(t, h.Log.Lines(slog.LevelInfo))

@@ -16,6 +16,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 )
 
@@ -59,8 +60,8 @@ func TestSourceFiltersAndRelistMovesKeys(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
-	defer func() { cancel(); leasetest.WaitClosed(t, done, "the informer to stop") }()
-	leasetest.WaitClosed(t, inf.Synced(), "the informer to sync")
+	defer func() { cancel(); testwait.Recv(t, done, "the informer to stop") }()
+	testwait.Recv(t, inf.Synced(), "the informer to sync")
 
 	owned := func(members ...string) []string {
 		var out []string

@@ -12,6 +12,7 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 )
 
@@ -19,21 +20,6 @@ import (
 const Namespace = "ns"
 
 var Resource = httpwatch.Resource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases", Namespace: Namespace}
-
-// WaitTimeout bounds every wait of a test: a broken behaviour fails it
-// with its message in seconds rather than at go test's timeout.
-const WaitTimeout = 10 * time.Second
-
-// WaitClosed waits for ch to be closed, and fails the test if it is not
-// within WaitTimeout.
-func WaitClosed(t testing.TB, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(WaitTimeout):
-		t.Fatalf("gave up waiting for %s after %v", what, WaitTimeout)
-	}
-}
 
 // Cluster runs processes that share leases (candidates, members) against
 // one watchtest server on one fake clock, each behind its own Partition.
@@ -100,7 +86,7 @@ func (c *Cluster) Go(name string, run func(context.Context) error, unblock func(
 	c.T.Cleanup(func() {
 		cancel()
 		unblock()
-		WaitClosed(c.T, p.Done, name+" to stop")
+		testwait.Recv(c.T, p.Done, name+" to stop")
 	})
 	return p
 }
@@ -110,7 +96,7 @@ func (c *Cluster) Go(name string, run func(context.Context) error, unblock func(
 func (c *Cluster) Settle() {
 	c.T.Helper()
 	now := c.Clock.Now()
-	require.Eventually(c.T, func() bool { return c.Idle(now) }, WaitTimeout, time.Millisecond,
+	require.Eventually(c.T, func() bool { return c.Idle(now) }, testwait.Timeout, time.Millisecond,
 		"the processes did not settle at %v", now)
 	if c.Check != nil {
 		c.Check()
@@ -133,7 +119,7 @@ func (c *Cluster) Step(total, d time.Duration) {
 func (c *Cluster) ReleaseHeld(p *Partition) {
 	c.T.Helper()
 	p.Release()
-	require.Eventually(c.T, func() bool { return p.Held() == 0 }, WaitTimeout, time.Millisecond, "held requests did not return")
+	require.Eventually(c.T, func() bool { return p.Held() == 0 }, testwait.Timeout, time.Millisecond, "held requests did not return")
 }
 
 // Lease reads the lease name as the server holds it.
