@@ -51,7 +51,7 @@ type node struct {
 
 func newHarness(t *testing.T) *harness {
 	h := &harness{Cluster: leasetest.NewCluster(t)}
-	h.Idle = h.idle
+	h.Ready = func() bool { _, started := h.live(); return started }
 	h.Check = h.checkSafe
 	return h
 }
@@ -77,7 +77,7 @@ func (h *harness) add(id string, edit func(*Config)) *node {
 	h.mu.Lock()
 	h.nodes = append(h.nodes, n)
 	h.mu.Unlock()
-	n.Proc = h.Go("candidate "+id, n.e.Run, part.Release)
+	n.Proc = h.Go(leasetest.Process{Name: "candidate " + id, Run: n.e.Run, Idle: n.idle, Unblock: part.Release})
 	return n
 }
 
@@ -117,21 +117,6 @@ func (n *node) idle(now time.Time) bool {
 	overdue := n.e.leading && !n.e.renewed.Add(n.e.cfg.RenewDeadline).After(now)
 	n.e.mu.Unlock()
 	return wake.After(now) && !overdue
-}
-
-// idle is the cluster's Idle: every candidate has parked again, and every
-// OnStartedLeading due has begun.
-func (h *harness) idle(now time.Time) bool {
-	h.mu.Lock()
-	nodes := append([]*node(nil), h.nodes...)
-	h.mu.Unlock()
-	for _, n := range nodes {
-		if !n.idle(now) {
-			return false
-		}
-	}
-	_, started := h.live()
-	return started
 }
 
 func (h *harness) checkSafe() {

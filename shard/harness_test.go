@@ -42,7 +42,6 @@ type harness struct {
 	holding    map[string]*grantRecord // key → the grant in progress
 	grants     []*grantRecord
 	violations []string
-	nodes      []*node
 }
 
 type node struct {
@@ -72,7 +71,6 @@ type worker struct {
 
 func newHarness(t *testing.T) *harness {
 	h := &harness{Cluster: leasetest.NewCluster(t), holding: map[string]*grantRecord{}}
-	h.Idle = h.idle
 	h.Check = h.checkSafe
 	for i := range testKeys {
 		h.keys = append(h.keys, fmt.Sprintf("ns/key-%02d", i))
@@ -96,9 +94,6 @@ func (h *harness) add(id string, edit func(*Config)) *node {
 	require.NoError(h.T, err)
 	n := &node{h: h, id: id, m: m, part: part, workers: map[string]*worker{}}
 	m.parked = func(wake time.Time, kicks int) { n.mu.Lock(); n.wake, n.kicks = wake, kicks; n.mu.Unlock() }
-	h.mu.Lock()
-	h.nodes = append(h.nodes, n)
-	h.mu.Unlock()
 	for _, key := range h.keys {
 		w := &worker{busy: true}
 		n.workers[key] = w
@@ -108,7 +103,8 @@ func (h *harness) add(id string, edit func(*Config)) *node {
 	// Unpause and unfreeze before waiting for Run: a member waits for its
 	// workers to let go of their keys before Run returns, and a failed
 	// check must print its message rather than hang (issue 26).
-	n.Proc = h.Go("member "+id, m.Run, func() { n.unpause(); part.Release() })
+	n.Proc = h.Go(leasetest.Process{Name: "member " + id, Run: m.Run, Idle: n.idle,
+		Unblock: func() { n.unpause(); part.Release() }})
 	return n
 }
 
@@ -284,20 +280,6 @@ func (n *node) workersIdle() bool {
 				return false
 			default:
 			}
-		}
-	}
-	return true
-}
-
-// idle is the cluster's Idle: every member, its watchdog and its workers
-// wait.
-func (h *harness) idle(now time.Time) bool {
-	h.mu.Lock()
-	nodes := append([]*node(nil), h.nodes...)
-	h.mu.Unlock()
-	for _, n := range nodes {
-		if !n.idle(now) {
-			return false
 		}
 	}
 	return true

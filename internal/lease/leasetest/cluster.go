@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,8 +26,8 @@ var Resource = httpwatch.Resource{Group: "coordination.k8s.io", Version: "v1", R
 // Cluster runs processes that share leases (candidates, members) against
 // one watchtest server on one fake clock, each behind its own Partition.
 // The clock moves only in Step, and only once every process has done what
-// the current time allows (Idle); after each move Check looks for two
-// processes acting at once.
+// the current time allows (its Idle, and Ready); after each move Check
+// looks for two processes acting at once.
 type Cluster struct {
 	T      *testing.T
 	Server *watchtest.Server
@@ -37,12 +39,15 @@ type Cluster struct {
 	// Refuse is given to the partitions of processes connected from then on.
 	Refuse func(r *http.Request) (code int, status string)
 
-	// Idle reports whether every process waits for the clock (past now) or
-	// for the test; the package's harness sets it.
-	Idle func(now time.Time) bool
+	// Ready, if set, reports whether what the processes set going is under
+	// way (a leader's callback has begun); Settle waits for it too.
+	Ready func() bool
 	// Check, if set, fails the test when the processes broke the safety
 	// rule the package promises; it runs after every Settle.
 	Check func()
+
+	mu   sync.Mutex
+	idle []func(now time.Time) bool
 }
 
 // NewCluster starts a server serving leases; the clock reads 2026-01-01.
@@ -66,6 +71,18 @@ func (c *Cluster) Connect() (*httpwatch.ResourceClient, *Partition) {
 	return client.Resource(Resource), part
 }
 
+// Process is what Go needs of a candidate or a member.
+type Process struct {
+	Name string // in failures: "candidate a"
+	Run  func(context.Context) error
+	// Idle reports whether the process waits for the clock (past now) or
+	// for the test, or is done.
+	Idle func(now time.Time) bool
+	// Unblock lets go of whatever the test holds the process on, so that
+	// it can stop at the end of the test.
+	Unblock func()
+}
+
 // Proc is one process's Run in its own goroutine.
 type Proc struct {
 	Done chan struct{} // closed when Run returned
@@ -73,22 +90,24 @@ type Proc struct {
 	Stop context.CancelFunc
 }
 
-// Go calls run in a new goroutine until the test ends. At the end it stops
-// run, calls unblock (to let go of whatever the test held) and waits for
-// run to return; name says whose Run it is in the failure.
-func (c *Cluster) Go(name string, run func(context.Context) error, unblock func()) *Proc {
+// Go runs p in a new goroutine until the test ends, when it stops p,
+// unblocks it and waits for Run to return.
+func (c *Cluster) Go(p Process) *Proc {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Proc{Done: make(chan struct{}), Stop: cancel}
+	proc := &Proc{Done: make(chan struct{}), Stop: cancel}
+	c.mu.Lock()
+	c.idle = append(c.idle, p.Idle)
+	c.mu.Unlock()
 	go func() {
-		defer close(p.Done)
-		p.Err = run(ctx)
+		defer close(proc.Done)
+		proc.Err = p.Run(ctx)
 	}()
 	c.T.Cleanup(func() {
 		cancel()
-		unblock()
-		testwait.Recv(c.T, p.Done, name+" to stop")
+		p.Unblock()
+		testwait.Recv(c.T, proc.Done, p.Name+" to stop")
 	})
-	return p
+	return proc
 }
 
 // Settle waits until every process has done what the current time allows
@@ -96,11 +115,23 @@ func (c *Cluster) Go(name string, run func(context.Context) error, unblock func(
 func (c *Cluster) Settle() {
 	c.T.Helper()
 	now := c.Clock.Now()
-	require.Eventually(c.T, func() bool { return c.Idle(now) }, testwait.Timeout, time.Millisecond,
+	require.Eventually(c.T, func() bool { return c.settled(now) }, testwait.Timeout, time.Millisecond,
 		"the processes did not settle at %v", now)
 	if c.Check != nil {
 		c.Check()
 	}
+}
+
+func (c *Cluster) settled(now time.Time) bool {
+	c.mu.Lock()
+	idle := slices.Clone(c.idle)
+	c.mu.Unlock()
+	for _, f := range idle {
+		if !f(now) {
+			return false
+		}
+	}
+	return c.Ready == nil || c.Ready()
 }
 
 // Step moves the clock in steps of at most d until it has moved total,
