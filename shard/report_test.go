@@ -160,8 +160,10 @@ func TestCancellationIsNotAnError(t *testing.T) {
 	a.part.Hold() // never released
 	h.Clock.Step(testRetry)
 	require.Eventually(t, func() bool { return a.part.Held() == 1 }, testwait.Timeout, time.Millisecond)
+	// The held request stays held until Stop cancels it; the release on
+	// leaving goes through (held before Stop, it could be issued first).
+	a.part.StopHolding()
 	a.Stop()
-	a.part.StopHolding() // the release on leaving goes through
 	testwait.Recv(t, a.Done, "a to stop")
 	require.NoError(t, a.Err)
 	assert.Empty(t, errs.All())
