@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/lease"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // The exact key → owner mapping is part of the protocol: during a rolling
@@ -121,8 +122,8 @@ func (s eventSource) Watch(context.Context, httpwatch.ListOptions) (httpwatch.Wa
 // cache never held), and pass bookmarks. Decision 22.
 func TestSourceSkipsOtherMembersEvents(t *testing.T) {
 	m := &Member{cfg: Config{Identity: "a"}, view: []string{"a", "b"}}
-	obj := func(name string) *httpwatch.Object {
-		o, err := httpwatch.NewObject([]byte(fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns","resourceVersion":"7"}}`, name)))
+	obj := func(name string) *raw.Object {
+		o, err := raw.NewObject([]byte(fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns","resourceVersion":"7"}}`, name)))
 		require.NoError(t, err)
 		return o
 	}

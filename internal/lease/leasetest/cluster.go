@@ -16,6 +16,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // Namespace holds the leases of a Cluster; Resource addresses them.
@@ -154,11 +155,11 @@ func (c *Cluster) ReleaseHeld(p *Partition) {
 }
 
 // Lease reads the lease name as the server holds it.
-func (c *Cluster) Lease(name string) *httpwatch.Object {
+func (c *Cluster) Lease(name string) *raw.Object {
 	c.T.Helper()
-	raw, err := c.Server.Get(watchtest.Leases, Namespace, name)
+	data, err := c.Server.Get(watchtest.Leases, Namespace, name)
 	require.NoError(c.T, err)
-	o, err := httpwatch.NewObject(raw)
+	o, err := raw.NewObject(data)
 	require.NoError(c.T, err)
 	return o
 }
