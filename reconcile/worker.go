@@ -1,0 +1,217 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/listwatch/listwatch/ratelimit"
+	"github.com/listwatch/listwatch/shard"
+)
+
+// term reconciles with a fresh queue until work is done: the whole run
+// without an election, one leadership otherwise. The queue starts with
+// every cached key. With drain, the workers finish the queued keys (within
+// ShutdownTimeout) before term returns; without, they stop after the key
+// in hand, whose context work's end has cancelled.
+func (r *Runner) term(work context.Context, drain bool) error {
+	q := ratelimit.NewQueue(ratelimit.Config[string]{
+		Name: r.Name, Clock: r.Clock, Limiter: r.Limiter, Metrics: r.QueueMetrics,
+	})
+	r.mu.Lock()
+	r.queue = q
+	r.mu.Unlock()
+	// After the queue is in place: a change the listing misses is one the
+	// handlers see afterwards.
+	for _, key := range r.For.Indexer().ListKeys() {
+		r.add(key, false)
+	}
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(work))
+	defer cancelWork()
+	stop := context.AfterFunc(work, func() {
+		if !drain {
+			cancelWork()
+		}
+	})
+	defer stop()
+	var workers sync.WaitGroup
+	for range r.Workers {
+		workers.Go(func() { r.work(workCtx, q) })
+	}
+
+	<-work.Done()
+	r.mu.Lock()
+	r.queue = nil // stop intake
+	r.mu.Unlock()
+	if !drain {
+		q.ShutDown()
+		workers.Wait()
+		return nil
+	}
+	finished := make(chan struct{})
+	go func() { workers.Wait(); close(finished) }()
+	var drainer sync.WaitGroup
+	drainer.Go(q.ShutDownWithDrain)
+	defer drainer.Wait() // the ShutDown below ends its wait either way
+	deadline := r.Clock.NewTimer(r.ShutdownTimeout)
+	defer deadline.Stop()
+	select {
+	case <-finished:
+		q.ShutDown() // ends the drain's wait, and the queue's goroutine
+		return nil
+	case <-deadline.C():
+	}
+	stuck := r.busyKeys()
+	cancelWork()
+	q.ShutDown()
+	r.Logger.Error("reconcile: shutdown timeout passed with workers busy; their contexts are cancelled",
+		"runner", r.Name, "timeout", r.ShutdownTimeout, "keys", stuck)
+	return fmt.Errorf("%w (%v): busy with %s", ErrDrainTimeout, r.ShutdownTimeout, strings.Join(stuck, ", "))
+}
+
+func (r *Runner) busyKeys() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Sorted(maps.Keys(r.inFlight))
+}
+
+// add queues key if the runner takes keys; force reconciles it even if its
+// object has not changed since it was last reconciled.
+func (r *Runner) add(key string, force bool) {
+	r.mu.Lock()
+	q := r.queue
+	if q != nil && force {
+		r.forced[key] = true
+	}
+	r.mu.Unlock()
+	if q != nil {
+		q.Add(key)
+	}
+}
+
+// work reconciles keys until the queue shuts down.
+func (r *Runner) work(ctx context.Context, q *ratelimit.Queue[string]) {
+	for {
+		key, shutdown := q.Get()
+		if shutdown {
+			return
+		}
+		r.process(ctx, q, key)
+		q.Done(key)
+	}
+}
+
+// version returns the resourceVersion the cache holds for key, "" if none.
+func (r *Runner) version(key string) (rv string, cached bool) {
+	obj, ok, err := r.For.Indexer().GetByKey(key)
+	if err != nil || !ok {
+		return "", false
+	}
+	return obj.ResourceVersion(), true
+}
+
+// begin takes the key's forced flag and says whether it needs a reconcile.
+func (r *Runner) begin(key, rv string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	forced := r.forced[key]
+	delete(r.forced, key)
+	if done, ok := r.done[key]; !forced && (ok && done == rv || !ok && rv == "") {
+		return false
+	}
+	r.inFlight[key] = r.Clock.Now()
+	return true
+}
+
+// end records how the reconcile of key at rv went.
+func (r *Runner) end(key, rv string, cached, succeeded, force bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.inFlight, key)
+	switch {
+	case succeeded && cached:
+		r.done[key] = rv
+	case succeeded:
+		delete(r.done, key) // gone: nothing to remember
+	}
+	if force {
+		r.forced[key] = true
+	}
+}
+
+func (r *Runner) process(ctx context.Context, q *ratelimit.Queue[string], key string) {
+	rv, cached := r.version(key)
+	if !r.begin(key, rv) {
+		q.Forget(key)
+		return
+	}
+	if r.Member != nil {
+		kctx, release, err := r.Member.Acquire(ctx, key)
+		if err != nil {
+			r.notAcquired(q, key, cached, err)
+			return
+		}
+		defer release()
+		ctx = kctx
+	}
+	start := r.Clock.Now()
+	res, err := r.call(ctx, key)
+	took := r.Clock.Since(start)
+	outcome := Success
+	switch {
+	case err != nil:
+		outcome = Error
+		r.end(key, rv, cached, false, true)
+		q.AddRateLimited(key)
+		r.Logger.Debug("reconcile failed; retrying after a backoff", "runner", r.Name, "key", key, "err", err)
+	case res.RequeueAfter > 0:
+		outcome = Requeue
+		r.end(key, rv, cached, true, true)
+		q.Forget(key)
+		q.AddAfter(key, res.RequeueAfter)
+	case res.Requeue:
+		outcome = Requeue
+		r.end(key, rv, cached, true, true)
+		q.AddRateLimited(key)
+	default:
+		r.end(key, rv, cached, true, false)
+		q.Forget(key)
+	}
+	if r.Observe != nil {
+		r.Observe(key, took, outcome)
+	}
+}
+
+// notAcquired handles a key the shard member did not hand out. One another
+// member owns is tried again later while the cache holds it (the ring may
+// turn back before the relist drops it), and forgotten once it does not.
+func (r *Runner) notAcquired(q *ratelimit.Queue[string], key string, cached bool, err error) {
+	r.mu.Lock()
+	delete(r.inFlight, key)
+	if cached || !errors.Is(err, shard.ErrNotOwned) {
+		r.forced[key] = true
+	} else {
+		delete(r.done, key)
+	}
+	r.mu.Unlock()
+	if errors.Is(err, shard.ErrNotOwned) && cached {
+		q.AddRateLimited(key)
+		return
+	}
+	q.Forget(key)
+}
+
+// call runs Reconcile, turning a panic into an error.
+func (r *Runner) call(ctx context.Context, key string) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.Logger.Error("reconcile: panic recovered", "runner", r.Name, "key", key, "panic", p)
+			err = fmt.Errorf("reconcile %q: panic: %v", key, p)
+		}
+	}()
+	return r.Reconcile(ctx, key)
+}
