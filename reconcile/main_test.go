@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -175,3 +176,42 @@ func (rec *recorder) none(t *testing.T) {
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// observer records the outcomes Observe reports.
+type observer struct {
+	mu       sync.Mutex
+	outcomes []reconcile.Outcome
+}
+
+func observe(r *reconcile.Runner) *observer {
+	o := &observer{}
+	r.Observe = func(_ string, _ time.Duration, out reconcile.Outcome) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.outcomes = append(o.outcomes, out)
+	}
+	return o
+}
+
+func (o *observer) get() []reconcile.Outcome {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]reconcile.Outcome(nil), o.outcomes...)
+}
+
+// waitFor returns once n reconciles have ended (and their keys were
+// requeued or forgotten), so the test may step the clock.
+func (o *observer) waitFor(t *testing.T, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(o.get()) >= n }, wait, time.Millisecond, "%d reconciles ended", n)
+}
+
+// step moves the fake clock by d and returns once the queue's goroutine
+// waits on its timer again, so whatever became due has been queued.
+func (f *fixture) step(d time.Duration) {
+	f.t.Helper()
+	f.clk.Step(d)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(f.t, f.clk.WaitForWaiters(ctx, 1))
+}

@@ -100,6 +100,7 @@ type Runner struct {
 	forced   map[string]bool          // keys to reconcile even if unchanged
 	done     map[string]string        // key → resourceVersion last reconciled
 	inFlight map[string]time.Time     // key → when its reconcile started
+	due      map[string]time.Time     // key → when RequeueAfter asked for it
 
 	synced   atomic.Bool
 	leading  atomic.Bool
@@ -184,6 +185,7 @@ func (r *Runner) start() error {
 	r.forced = map[string]bool{}
 	r.done = map[string]string{}
 	r.inFlight = map[string]time.Time{}
+	r.due = map[string]time.Time{}
 	return r.addHandlers()
 }
 

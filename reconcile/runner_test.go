@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,7 +42,8 @@ func TestReconcilesEachChangeOnce(t *testing.T) {
 }
 
 // RequeueAfter reconciles the key again once that much time has passed on
-// the runner's clock, though its object did not change.
+// the runner's clock, though its object did not change; a notification in
+// between of the version reconciled does not bring it forward.
 func TestRequeueAfter(t *testing.T) {
 	f := newFixture(t)
 	f.create(watchtest.ConfigMaps, "ns", "a", "")
@@ -55,28 +55,19 @@ func TestRequeueAfter(t *testing.T) {
 		}
 		return reconcile.Result{}, nil
 	}
-	var outcomes []reconcile.Outcome
-	var mu sync.Mutex
 	r := f.runner(f.informer(watchtest.ConfigMaps), rec)
-	r.Observe = func(_ string, _ time.Duration, o reconcile.Outcome) {
-		mu.Lock()
-		defer mu.Unlock()
-		outcomes = append(outcomes, o)
-	}
+	obs := observe(r)
 	start(t, r)
 	assert.Equal(t, "ns/a", rec.next(t).key)
-	require.Eventually(t, func() bool { return n.Load() == 1 && len(rec.calls) == 0 }, wait, time.Millisecond)
-	f.clk.Step(59 * time.Second)
+	obs.waitFor(t, 1)
+	f.step(59 * time.Second)
 	rec.none(t)
-	stepUntil(t, f.clk, time.Second, func() bool { return len(rec.calls) > 0 }, "requeued after a minute")
-	assert.Equal(t, "ns/a", rec.next(t).key)
-	assert.GreaterOrEqual(t, f.clk.Since(time.Unix(0, 0)), time.Minute)
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(outcomes) == 2
-	}, wait, time.Millisecond)
-	assert.Equal(t, []reconcile.Outcome{reconcile.Requeue, reconcile.Success}, outcomes)
+	f.step(time.Second)
+	assert.Equal(t, "ns/a", rec.next(t).key, "requeued after a minute")
+	obs.waitFor(t, 2)
+	assert.Equal(t, []reconcile.Outcome{reconcile.Requeue, reconcile.Success}, obs.get())
+	f.step(time.Hour)
+	rec.none(t)
 }
 
 // A failing key backs off on its own, doubling from the limiter's base,
@@ -94,24 +85,33 @@ func TestBackoffPerKey(t *testing.T) {
 		return reconcile.Result{}, nil
 	}
 	r := f.runner(f.informer(watchtest.ConfigMaps), rec)
+	obs := observe(r)
 	start(t, r)
 	assert.Equal(t, "ns/bad", rec.next(t).key)
-	last := f.clk.Now()
+	obs.waitFor(t, 1)
+	ended := 1
 	for _, delay := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
-		stepUntil(t, f.clk, 500*time.Millisecond, func() bool { return len(rec.calls) > 0 }, "retry")
-		assert.Equal(t, "ns/bad", rec.next(t).key)
-		assert.Equal(t, delay, f.clk.Since(last).Round(time.Second), "backoff doubles")
-		last = f.clk.Now()
+		f.step(delay - time.Millisecond)
+		rec.none(t)
 		if delay == 2*time.Second {
 			f.create(watchtest.ConfigMaps, "ns", "good", "")
 			assert.Equal(t, "ns/good", rec.next(t).key, "another key does not wait for the failing one")
+			ended++
+			obs.waitFor(t, ended)
 		}
+		f.step(time.Millisecond)
+		assert.Equal(t, "ns/bad", rec.next(t).key, "retried after %v", delay)
+		ended++
+		obs.waitFor(t, ended)
 	}
 	failing.Store(false)
-	stepUntil(t, f.clk, 500*time.Millisecond, func() bool { return len(rec.calls) > 0 }, "retry")
+	f.step(8 * time.Second)
 	assert.Equal(t, "ns/bad", rec.next(t).key)
-	f.clk.Step(time.Hour)
+	ended++
+	obs.waitFor(t, ended)
+	f.step(time.Hour)
 	rec.none(t)
+	assert.Equal(t, reconcile.Success, obs.get()[ended-1])
 }
 
 // On shutdown the runner takes no new keys, lets the workers finish the
@@ -119,9 +119,7 @@ func TestBackoffPerKey(t *testing.T) {
 // context and returns ErrDrainTimeout naming the key; the informers stop.
 func TestDrainOnShutdownWithStuckWorker(t *testing.T) {
 	f := newFixture(t)
-	for _, n := range []string{"stuck", "q1", "q2", "q3"} {
-		f.create(watchtest.ConfigMaps, "ns", n, "")
-	}
+	f.create(watchtest.ConfigMaps, "ns", "stuck", "")
 	rec := newRecorder()
 	release := make(chan struct{})
 	stuckIn := make(chan struct{})
@@ -142,8 +140,16 @@ func TestDrainOnShutdownWithStuckWorker(t *testing.T) {
 	r.Workers = 2
 	r.ShutdownTimeout = time.Minute
 	x := start(t, r)
-	<-stuckIn
-	require.Eventually(t, func() bool { return len(rec.calls) == 2 }, wait, time.Millisecond, "the other worker holds a key")
+	select {
+	case <-stuckIn:
+	case <-time.After(wait):
+		t.Fatal("ns/stuck not reconciled")
+	}
+	for _, n := range []string{"q1", "q2", "q3"} {
+		f.create(watchtest.ConfigMaps, "ns", n, "")
+	}
+	require.Eventually(t, func() bool { return len(rec.calls) == 2 && r.Len() == 2 }, wait, time.Millisecond,
+		"one worker stuck, the other holding a key, two keys queued")
 	x.cancel()
 	close(hold) // the other worker drains the queue
 	keys := map[string]bool{}

@@ -8,7 +8,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	"golang.org/x/time/rate"
+
+	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/ratelimit"
 	"github.com/listwatch/listwatch/shard"
 )
@@ -19,9 +23,11 @@ import (
 // ShutdownTimeout) before term returns; without, they stop after the key
 // in hand, whose context work's end has cancelled.
 func (r *Runner) term(work context.Context, drain bool) error {
-	q := ratelimit.NewQueue(ratelimit.Config[string]{
-		Name: r.Name, Clock: r.Clock, Limiter: r.Limiter, Metrics: r.QueueMetrics,
-	})
+	lim := r.Limiter
+	if lim == nil {
+		lim = defaultLimiter(r.Clock)
+	}
+	q := ratelimit.NewQueue(ratelimit.Config[string]{Name: r.Name, Clock: r.Clock, Metrics: r.QueueMetrics})
 	r.mu.Lock()
 	r.queue = q
 	r.mu.Unlock()
@@ -40,7 +46,7 @@ func (r *Runner) term(work context.Context, drain bool) error {
 	defer stop()
 	var workers sync.WaitGroup
 	for range r.Workers {
-		workers.Go(func() { r.work(workCtx, q) })
+		workers.Go(func() { r.work(workCtx, q, lim) })
 	}
 
 	<-work.Done()
@@ -94,13 +100,13 @@ func (r *Runner) add(key string, force bool) {
 }
 
 // work reconciles keys until the queue shuts down.
-func (r *Runner) work(ctx context.Context, q *ratelimit.Queue[string]) {
+func (r *Runner) work(ctx context.Context, q *ratelimit.Queue[string], lim ratelimit.Limiter[string]) {
 	for {
 		key, shutdown := q.Get()
 		if shutdown {
 			return
 		}
-		r.process(ctx, q, key)
+		r.process(ctx, q, lim, key)
 		q.Done(key)
 	}
 }
@@ -120,6 +126,10 @@ func (r *Runner) begin(key, rv string) bool {
 	defer r.mu.Unlock()
 	forced := r.forced[key]
 	delete(r.forced, key)
+	if due, ok := r.due[key]; ok && !r.Clock.Now().Before(due) {
+		forced = true // RequeueAfter's time has come
+		delete(r.due, key)
+	}
 	if done, ok := r.done[key]; !forced && (ok && done == rv || !ok && rv == "") {
 		return false
 	}
@@ -127,32 +137,33 @@ func (r *Runner) begin(key, rv string) bool {
 	return true
 }
 
-// end records how the reconcile of key at rv went.
-func (r *Runner) end(key, rv string, cached, succeeded, force bool) {
+// end records the version of key a reconcile saw, and when to reconcile
+// it again (after, if positive) though it does not change. A reconcile's
+// Result replaces those of earlier ones.
+func (r *Runner) end(key, rv string, cached bool, after time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.inFlight, key)
-	switch {
-	case succeeded && cached:
-		r.done[key] = rv
-	case succeeded:
-		delete(r.done, key) // gone: nothing to remember
+	delete(r.due, key)
+	if after > 0 {
+		r.due[key] = r.Clock.Now().Add(after)
 	}
-	if force {
-		r.forced[key] = true
+	if cached {
+		r.done[key] = rv
+	} else {
+		delete(r.done, key) // gone: nothing to remember
 	}
 }
 
-func (r *Runner) process(ctx context.Context, q *ratelimit.Queue[string], key string) {
+func (r *Runner) process(ctx context.Context, q *ratelimit.Queue[string], lim ratelimit.Limiter[string], key string) {
 	rv, cached := r.version(key)
 	if !r.begin(key, rv) {
-		q.Forget(key)
 		return
 	}
 	if r.Member != nil {
 		kctx, release, err := r.Member.Acquire(ctx, key)
 		if err != nil {
-			r.notAcquired(q, key, cached, err)
+			r.notAcquired(q, lim, key, cached, err)
 			return
 		}
 		defer release()
@@ -161,25 +172,22 @@ func (r *Runner) process(ctx context.Context, q *ratelimit.Queue[string], key st
 	start := r.Clock.Now()
 	res, err := r.call(ctx, key)
 	took := r.Clock.Since(start)
-	outcome := Success
+	outcome, after := Success, time.Duration(0)
 	switch {
 	case err != nil:
-		outcome = Error
-		r.end(key, rv, cached, false, true)
-		q.AddRateLimited(key)
-		r.Logger.Debug("reconcile failed; retrying after a backoff", "runner", r.Name, "key", key, "err", err)
+		outcome, after = Error, lim.When(key)
+		r.Logger.Debug("reconcile failed; retrying after a backoff", "runner", r.Name, "key", key, "after", after, "err", err)
 	case res.RequeueAfter > 0:
-		outcome = Requeue
-		r.end(key, rv, cached, true, true)
-		q.Forget(key)
-		q.AddAfter(key, res.RequeueAfter)
+		lim.Forget(key)
+		outcome, after = Requeue, res.RequeueAfter
 	case res.Requeue:
-		outcome = Requeue
-		r.end(key, rv, cached, true, true)
-		q.AddRateLimited(key)
+		outcome, after = Requeue, lim.When(key)
 	default:
-		r.end(key, rv, cached, true, false)
-		q.Forget(key)
+		lim.Forget(key)
+	}
+	r.end(key, rv, cached, after)
+	if after > 0 {
+		q.AddAfter(key, after)
 	}
 	if r.Observe != nil {
 		r.Observe(key, took, outcome)
@@ -189,7 +197,7 @@ func (r *Runner) process(ctx context.Context, q *ratelimit.Queue[string], key st
 // notAcquired handles a key the shard member did not hand out. One another
 // member owns is tried again later while the cache holds it (the ring may
 // turn back before the relist drops it), and forgotten once it does not.
-func (r *Runner) notAcquired(q *ratelimit.Queue[string], key string, cached bool, err error) {
+func (r *Runner) notAcquired(q *ratelimit.Queue[string], lim ratelimit.Limiter[string], key string, cached bool, err error) {
 	r.mu.Lock()
 	delete(r.inFlight, key)
 	if cached || !errors.Is(err, shard.ErrNotOwned) {
@@ -199,10 +207,10 @@ func (r *Runner) notAcquired(q *ratelimit.Queue[string], key string, cached bool
 	}
 	r.mu.Unlock()
 	if errors.Is(err, shard.ErrNotOwned) && cached {
-		q.AddRateLimited(key)
+		q.AddAfter(key, lim.When(key))
 		return
 	}
-	q.Forget(key)
+	lim.Forget(key)
 }
 
 // call runs Reconcile, turning a panic into an error.
@@ -214,4 +222,14 @@ func (r *Runner) call(ctx context.Context, key string) (res Result, err error) {
 		}
 	}()
 	return r.Reconcile(ctx, key)
+}
+
+// defaultLimiter is ratelimit.DefaultControllerRateLimiter's mix on clk:
+// each key backs off from 5 ms to 1000 s, all retries together at most 10
+// a second with bursts of 100.
+func defaultLimiter(clk clock.Clock) ratelimit.Limiter[string] {
+	return ratelimit.MaxOf[string]{
+		&ratelimit.Exponential[string]{Base: 5 * time.Millisecond, Max: 1000 * time.Second},
+		&ratelimit.Bucket[string]{Limiter: rate.NewLimiter(10, 100), Clock: clk},
+	}
 }
