@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -214,4 +215,17 @@ func (f *fixture) step(d time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	require.NoError(f.t, f.clk.WaitForWaiters(ctx, 1))
+}
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// replaceHolder returns the lease JSON with holderIdentity set to id.
+func replaceHolder(t *testing.T, lease, id string) string {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lease), &m))
+	m["spec"].(map[string]any)["holderIdentity"] = id
+	b, err := json.Marshal(m)
+	require.NoError(t, err)
+	return string(b)
 }
