@@ -62,8 +62,10 @@ type Runner struct {
 	For *listwatch.Informer
 	// Watches map changes of other objects to keys to reconcile.
 	Watches []Watch
-	// Factory, if set, is started by Run (and its informers not run one by
-	// one); For and the watched informers should be its own.
+	// Factory, if set, is started by Run instead of running the informers
+	// one by one, and shut down once the workers have stopped: Run owns
+	// it, so do not Start it yourself. For and the watched informers
+	// should be its own.
 	Factory *listwatch.Factory
 	// Reconcile is called for each key. Required.
 	Reconcile Func
@@ -99,7 +101,7 @@ type Runner struct {
 	queue    *ratelimit.Queue[string] // nil while not taking keys
 	forced   map[string]bool          // keys to reconcile even if unchanged
 	done     map[string]string        // key → resourceVersion last reconciled
-	inFlight map[string]time.Time     // key → when its reconcile started
+	inFlight map[string]bool          // keys being reconciled
 	due      map[string]time.Time     // key → when RequeueAfter asked for it
 
 	synced   atomic.Bool
@@ -184,7 +186,7 @@ func (r *Runner) start() error {
 	}
 	r.forced = map[string]bool{}
 	r.done = map[string]string{}
-	r.inFlight = map[string]time.Time{}
+	r.inFlight = map[string]bool{}
 	r.due = map[string]time.Time{}
 	return r.addHandlers()
 }

@@ -133,7 +133,7 @@ func (r *Runner) begin(key, rv string) bool {
 	if done, ok := r.done[key]; !forced && (ok && done == rv || !ok && rv == "") {
 		return false
 	}
-	r.inFlight[key] = r.Clock.Now()
+	r.inFlight[key] = true
 	return true
 }
 
@@ -169,9 +169,11 @@ func (r *Runner) process(ctx context.Context, q *ratelimit.Queue[string], lim ra
 		defer release()
 		ctx = kctx
 	}
-	start := r.Clock.Now()
+	var start time.Time
+	if r.Observe != nil {
+		start = r.Clock.Now()
+	}
 	res, err := r.call(ctx, key)
-	took := r.Clock.Since(start)
 	outcome, after := Success, time.Duration(0)
 	switch {
 	case err != nil:
@@ -190,7 +192,7 @@ func (r *Runner) process(ctx context.Context, q *ratelimit.Queue[string], lim ra
 		q.AddAfter(key, after)
 	}
 	if r.Observe != nil {
-		r.Observe(key, took, outcome)
+		r.Observe(key, r.Clock.Since(start), outcome)
 	}
 }
 
