@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/listwatch/listwatch/httpwatch"
@@ -89,13 +90,21 @@ func (b *Builder) Set(path string, value any) *Builder {
 		b.fail(fmt.Errorf("patch: set %q: %w", path, err))
 		return b
 	}
-	return b.SetRaw(path, raw)
+	return b.set(path, raw)
 }
 
 // SetRaw sets the member at path to raw, which must be valid JSON.
 func (b *Builder) SetRaw(path string, raw []byte) *Builder {
 	if !json.Valid(raw) {
 		b.fail(fmt.Errorf("patch: set %q: invalid JSON value", path))
+		return b
+	}
+	return b.set(path, append([]byte(nil), raw...))
+}
+
+// set sets the member at path to raw, valid JSON the builder owns.
+func (b *Builder) set(path string, raw []byte) *Builder {
+	if b.err != nil {
 		return b
 	}
 	names, err := split(path)
@@ -116,7 +125,7 @@ func (b *Builder) SetRaw(path string, raw []byte) *Builder {
 		}
 		n = m.obj
 	}
-	n.put(names[len(names)-1], member{raw: append([]byte(nil), raw...)})
+	n.put(names[len(names)-1], member{raw: raw})
 	return b
 }
 
@@ -129,7 +138,7 @@ func (b *Builder) Bytes() ([]byte, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
-	return b.root.appendTo(make([]byte, 0, 128)), nil
+	return b.root.appendTo(make([]byte, 0, 256)), nil
 }
 
 // String returns the JSON object built, or the error's text.
@@ -186,6 +195,13 @@ func (n *node) appendTo(dst []byte) []byte {
 
 // split cuts a path at its unescaped dots and unescapes the names.
 func split(path string) ([]string, error) {
+	if strings.IndexByte(path, '\\') < 0 {
+		names := strings.Split(path, ".")
+		if slices.Contains(names, "") {
+			return nil, fmt.Errorf("%w %q: empty member name", ErrPath, path)
+		}
+		return names, nil
+	}
 	var names []string
 	var cur strings.Builder
 	for i := 0; i < len(path); i++ {
