@@ -150,6 +150,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		return r.fail(err)
 	}
 	r.synced.Store(true)
+	defer r.synced.Store(false)
 	if r.Election == nil {
 		return r.fail(r.term(ctx, true))
 	}
