@@ -97,9 +97,10 @@ func TestLeaderElectExitsWhenCachesCannotSync(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	s := configMapServer(t)
-	// Twice: the watch-list's refusal is routine (a paged list replaces
-	// it); the list's is the error.
-	s.FailNext(watchtest.Failure{Code: http.StatusForbidden, Verbs: []string{"list", "watch"}, Times: 2})
+	// Every time: both informers' watch-lists and lists are refused (a
+	// watch-list's refusal is routine, a paged list replaces it; the
+	// list's is the error).
+	s.FailNext(watchtest.Failure{Code: http.StatusForbidden, Verbs: []string{"list", "watch"}, Times: 1000})
 	args := append([]string{"--server", s.URL, "--leader-elect", "--identity", "l1"}, fastLeases...)
 	r := clitest.Start(ctx, run, args...)
 	err := r.Wait(t)
