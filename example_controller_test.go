@@ -108,7 +108,7 @@ func Example_controller() {
 		panic(err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // bounds every wait below
 	informerDone, workerDone := make(chan struct{}), make(chan struct{})
 	go func() { inf.Run(ctx); close(informerDone) }()
 	go func() { l.work(ctx); close(workerDone) }()

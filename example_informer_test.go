@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
@@ -54,7 +55,7 @@ func ExampleFactory() {
 	pods := factory.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"})
 	same := factory.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"})
 
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // bounds every wait below
 	factory.Start(ctx)
 	for r, synced := range factory.WaitForCacheSync(ctx) {
 		fmt.Println(r.Resource, "in", r.Namespace, "synced:", synced)
@@ -74,7 +75,7 @@ func ExampleLister() {
 	defer server.Close()
 	defer client.CloseIdleConnections()
 	inf := listwatch.NewInformer(client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), 0)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // bounds every wait below
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
 	if err := inf.WaitForSync(ctx); err != nil {
@@ -123,7 +124,7 @@ func ExampleInformer_AddIndexers() {
 	if err != nil {
 		panic(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // bounds every wait below
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
 	if err := inf.WaitForSync(ctx); err != nil {

@@ -12,7 +12,9 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -93,7 +95,7 @@ func TestInformerUnderFaults(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") }()
 
 	rnd := rand.New(rand.NewPCG(3, 4))
 	live := map[string]bool{}
@@ -127,8 +129,8 @@ func TestInformerUnderFaults(t *testing.T) {
 		}
 	}
 	want := map[string]string{}
-	for _, raw := range s.List(watchtest.Pods, "") {
-		o, err := httpwatch.NewObject(raw)
+	for _, data := range s.List(watchtest.Pods, "") {
+		o, err := raw.NewObject(data)
 		require.NoError(t, err)
 		want[Key(o)] = o.ResourceVersion()
 	}

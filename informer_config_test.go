@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/assert"
@@ -58,7 +59,7 @@ func runUntilCleanup(t *testing.T, inf *Informer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") })
 	require.True(t, WaitForCacheSync(ctx, inf.HasSynced))
 }
 
@@ -92,7 +93,7 @@ func TestInformerTakesItsFieldsAtRun(t *testing.T) {
 			t.Fatal("the 403 did not reach the handler set before Run")
 		}
 	}
-	require.NoError(t, s.WaitForWatches(context.Background(), 1))
+	require.NoError(t, s.WaitForWatches(testwait.Context(t), 1))
 	assert.Zero(t, late.Load(), "a handler set after Run is not called")
 	for _, r := range s.Requests() {
 		assert.Empty(t, r.Query.Get("labelSelector"), "a selector set after Run is not used (%s)", r.Verb)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/selector"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,7 +43,7 @@ func (s *memSource) SupportsWatchList() bool { return false }
 
 func (s *memSource) object(ns, name, label string) *Object {
 	s.rv++
-	o, err := httpwatch.NewObject(fmt.Appendf(nil,
+	o, err := raw.NewObject(fmt.Appendf(nil,
 		`{"metadata":{"name":%q,"namespace":%q,"resourceVersion":"%d","labels":{"app":%q},"managedFields":[{"manager":"x"}]}}`,
 		name, ns, s.rv, label))
 	if err != nil {
@@ -76,7 +78,7 @@ func (s *memSource) del(ns, name string) {
 	old := s.objs[key]
 	delete(s.objs, key)
 	s.rv++
-	gone, _ := httpwatch.NewObject(fmt.Appendf(nil, `{"metadata":{"name":%q,"namespace":%q,"resourceVersion":"%d"}}`, old.Name(), ns, s.rv))
+	gone, _ := raw.NewObject(fmt.Appendf(nil, `{"metadata":{"name":%q,"namespace":%q,"resourceVersion":"%d"}}`, old.Name(), ns, s.rv))
 	s.emit(httpwatch.Deleted, gone)
 }
 
@@ -224,7 +226,7 @@ func startInformer(t *testing.T, src *memSource, resync time.Duration) (*Informe
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { inf.Run(ctx); close(done) }()
-		t.Cleanup(func() { cancel(); <-done })
+		t.Cleanup(func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") })
 	}
 }
 
@@ -320,7 +322,7 @@ func TestInformerLateHandlerSeesConsistentView(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, reg.HasSynced, wait, time.Millisecond)
 	close(stop)
-	<-writerDone
+	testwait.Recv(t, writerDone, "the writer to stop")
 	src.mu.Lock()
 	final := fmt.Sprint(src.rv)
 	src.mu.Unlock()
@@ -364,7 +366,7 @@ func TestInformerLifecycle(t *testing.T) {
 	assert.False(t, inf.IsStopped())
 
 	cancel()
-	<-done
+	testwait.Recv(t, done, "Run to return after cancel")
 	assert.True(t, inf.IsStopped(), "conformance 69")
 	_, err := inf.AddEventHandler(newRecorder())
 	assert.ErrorIs(t, err, ErrStopped, "conformance 69")
@@ -388,7 +390,7 @@ func TestHandlerResyncPeriods(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") }()
 	require.Eventually(t, inf.HasSynced, wait, time.Millisecond)
 	inf.mu.Lock()
 	inf.checkPeriod = 30 * time.Second
@@ -411,7 +413,7 @@ func TestInformerRunStopsHandlers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
-	<-entered
+	testwait.Recv(t, entered, "the handler to get its initial add")
 	cancel()
 	require.Eventually(t, func() bool { return inf.fifo.IsClosed() }, wait, time.Millisecond)
 	// Either Run has returned, or it and the processor are parked waiting
@@ -432,7 +434,7 @@ func TestInformerRunStopsHandlers(t *testing.T) {
 	default:
 	}
 	close(release)
-	<-done
+	testwait.Recv(t, done, "Run to return once the handler is released")
 }
 
 func TestLister(t *testing.T) {

@@ -5,14 +5,14 @@ import (
 
 	"github.com/tidwall/sjson"
 
-	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/patch"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // The bodies a controller sends, built by package patch (a tree rendered
 // once) and by github.com/tidwall/sjson (the JSON text edited path by
 // path), which issue 28 suggested. Both give the same JSON.
-var patchObject, _ = httpwatch.NewObject([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings-0042","namespace":"prod","uid":"5e0c3f3a-1c2d-4e5f-8a9b-0c1d2e3f4a5b","resourceVersion":"918273"}}`))
+var patchObject, _ = raw.NewObject([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings-0042","namespace":"prod","uid":"5e0c3f3a-1c2d-4e5f-8a9b-0c1d2e3f4a5b","resourceVersion":"918273"}}`))
 
 func BenchmarkMergePatchBuilder(b *testing.B) {
 	b.ReportAllocs()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,11 +38,11 @@ func TestFakeFiresInOrderOnlyWhenDue(t *testing.T) {
 func TestFakeResetAndZeroDelay(t *testing.T) {
 	c := clock.NewFake(time.Unix(0, 0))
 	tm := c.NewTimer(0)
-	<-tm.C()
+	testwait.Recv(t, tm.C(), "a zero-delay timer to fire at once")
 	require.False(t, tm.Reset(time.Minute))
 	require.True(t, tm.Reset(time.Second))
 	c.Step(time.Second)
-	got := <-tm.C()
+	got := testwait.Recv(t, tm.C(), "the reset timer to fire when stepped to its deadline")
 	require.Equal(t, time.Unix(1, 0), got)
 }
 
@@ -51,13 +52,16 @@ func TestWaitForWaiters(t *testing.T) {
 	go func() {
 		defer close(done)
 		tm := c.NewTimer(time.Second)
-		<-tm.C()
+		select {
+		case <-tm.C():
+		case <-time.After(testwait.Timeout):
+		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, c.WaitForWaiters(ctx, 1))
 	c.Step(time.Second)
-	<-done
+	testwait.Recv(t, done, "the waiter's timer to fire when stepped")
 }
 
 func ExampleFake() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/internal/parked"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -343,15 +346,18 @@ func TestPopBlocksUntilAddOrClose(t *testing.T) {
 		got <- steps(t, ds)
 	}()
 	require.NoError(t, f.Add(o("a", "1")))
-	assert.Equal(t, []step{{delta.Added, "ns/a", "1", false}}, <-got)
+	assert.Equal(t, []step{{delta.Added, "ns/a", "1", false}}, testwait.Recv(t, got, "a blocked Pop to wake on Add"))
 
 	errc := make(chan error)
 	go func() {
 		_, err := f.Pop(nil)
 		errc <- err
 	}()
+	// Close only once Pop waits, so that it is Close that must wake it.
+	require.Eventually(t, func() bool { return parked.In("delta.(*FIFO[...]).Pop(", "sync.Cond.Wait") }, testwait.Timeout, time.Millisecond,
+		"Pop did not wait on an empty queue")
 	f.Close()
-	require.ErrorIs(t, <-errc, delta.ErrClosed)
+	require.ErrorIs(t, testwait.Recv(t, errc, "a blocked Pop to wake on Close"), delta.ErrClosed)
 	assert.True(t, f.IsClosed())
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // boundedWait is how long a test waits for something that must happen
@@ -141,7 +142,7 @@ func TestProducersRacingAnInFlightPop(t *testing.T) {
 				})
 				popped <- err
 			}()
-			<-started
+			testwait.Recv(t, started, "Pop to call its handler")
 
 			raced := make(chan error)
 			go func() { raced <- tc.race(f) }()
@@ -150,13 +151,13 @@ func TestProducersRacingAnInFlightPop(t *testing.T) {
 				require.NoError(t, err)
 			case <-time.After(boundedWait):
 				close(release)
-				<-popped
+				testwait.Recv(t, popped, "Pop to return once released")
 				t.Fatal("producer blocked behind an in-flight Pop")
 			}
 			assert.Equal(t, tc.wantQueued, queued(t, f))
 
 			close(release)
-			require.NoError(t, <-popped)
+			require.NoError(t, testwait.Recv(t, popped, "Pop to return once released"))
 			drain(t, f, c)
 			assert.Equal(t, tc.wantFinal, content(c))
 		})
@@ -178,10 +179,10 @@ func TestRelistDuringSlowHandlerLeavesNoGhost(t *testing.T) {
 		})
 		popped <- err
 	}()
-	<-started
+	testwait.Recv(t, started, "Pop to call its handler")
 	require.NoError(t, f.Replace([]*obj{o("real", "1")}, "5"))
 	close(release)
-	require.NoError(t, <-popped)
+	require.NoError(t, testwait.Recv(t, popped, "Pop to return once released"))
 	drain(t, f, c)
 	assert.Equal(t, map[string]string{"ns/real": "1"}, content(c))
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // tags gives most objects two index values, so multi-value entries are
@@ -255,7 +256,7 @@ func TestPropertyConvergesConcurrently(t *testing.T) {
 			}
 			f.Close()
 			close(stop)
-			wg.Wait()
+			testwait.Group(t, &wg, "the producers and the Pop loop to stop after Close")
 			require.Equal(t, 0, f.Len())
 			checkConverged(t, w, c)
 		})
@@ -306,7 +307,7 @@ func TestConcurrentCloseReleasesPop(t *testing.T) {
 	wg.Go(func() { assert.NoError(t, f.Replace([]*obj{o("r", "1")}, "1")) })
 	// Close while producers may still be running: Pop drains, then stops.
 	f.Close()
-	wg.Wait()
+	testwait.Group(t, &wg, "producers and Pop to stop after Close")
 	assert.True(t, f.IsClosed())
 	assert.Positive(t, popped+f.Len())
 }

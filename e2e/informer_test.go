@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -144,7 +145,7 @@ func TestPaginationOver1200Objects(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.GroupWithin(t, &wg, wait, "the 1200 creates")
 	close(errs)
 	for err := range errs {
 		require.NoError(t, err)

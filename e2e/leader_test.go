@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/leader"
 )
 
@@ -78,7 +79,7 @@ func TestLeaderElectionHandover(t *testing.T) {
 		cd := &candidate{stop: cancel, done: make(chan struct{})}
 		cands[id] = cd
 		go func() { defer close(cd.done); cd.err = el.Run(ctx) }()
-		t.Cleanup(func() { cancel(); <-cd.done })
+		t.Cleanup(func() { cancel(); testwait.RecvWithin(t, cd.done, wait, "Run to return after cancel") })
 	}
 
 	start("a", true)
@@ -89,7 +90,7 @@ func TestLeaderElectionHandover(t *testing.T) {
 
 	released := time.Now()
 	cands["a"].stop()
-	<-cands["a"].done
+	testwait.RecvWithin(t, cands["a"].done, wait, "a's Run to return after cancel")
 	require.NoError(t, cands["a"].err)
 	second, at := m.term(t, 2)
 	t.Logf("release handover to %s: %v", second, at.Sub(released))
@@ -97,7 +98,7 @@ func TestLeaderElectionHandover(t *testing.T) {
 
 	killed := time.Now()
 	cands[second].stop() // no release: the lease stays held until it expires
-	<-cands[second].done
+	testwait.RecvWithin(t, cands[second].done, wait, "the second leader's Run to return after cancel")
 	require.NoError(t, cands[second].err)
 	third, at := m.term(t, 3)
 	t.Logf("crash handover to %s: %v", third, at.Sub(killed))

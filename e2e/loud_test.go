@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/realapi"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/reflector"
 )
 
@@ -20,9 +22,10 @@ func logLines(b *syncBuffer) []string {
 	return strings.Split(strings.TrimSpace(b.String()), "\n")
 }
 
-// decision 24, decision 25: against a real kube-apiserver, an informer
-// refused by RBAC, and one asking for a field selector the resource does
-// not support, each print one clear line at Error within 2 s, and the
+// decision 24, decision 25, decision 28: against a real kube-apiserver, an
+// informer refused by RBAC, one asking for a field selector the resource
+// does not support, and one over a misspelt resource, each print one clear
+// line at Error within 2 s, and the
 // fail-fast wait returns the reason within 2 s, however often the informer
 // retries.
 func TestInformerFailuresAreLoudOnRealServer(t *testing.T) {
@@ -30,15 +33,18 @@ func TestInformerFailuresAreLoudOnRealServer(t *testing.T) {
 	reconfigureAPIServer(t, map[string]string{"--authorization-mode": "RBAC"})
 	for _, tc := range []struct {
 		name, token, field string
+		resource           string // configmaps unless set
 		is                 func(error) bool
 		contains           []string
 	}{
-		{"no RBAC on the resource", nobody, "", httpwatch.IsForbidden,
+		{"no RBAC on the resource", nobody, "", "", httpwatch.IsForbidden,
 			[]string{"level=ERROR", `msg="reflector: list failed"`, "resource=configmaps", "verb=GET", "path=/api/v1/configmaps",
 				`cannot list resource \"configmaps\"`, `hint="check RBAC: the identity may not list configmaps"`}},
-		{"unsupported field selector", "", "data.v=1", func(err error) bool { return httpwatch.IsPermanent(err) },
+		{"unsupported field selector", "", "data.v=1", "", func(err error) bool { return httpwatch.IsPermanent(err) },
 			[]string{"level=ERROR", `msg="reflector: list failed"`, "code=400", `is not a known field selector`,
 				`hint="check the field selector \"data.v=1\"`}},
+		{"misspelt resource", "", "", "configmap", func(err error) bool { return errors.Is(err, httpwatch.ErrUnknownResource) },
+			[]string{"level=ERROR", `msg="reflector: list failed"`, "did you mean configmaps?"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config(t)
@@ -48,8 +54,12 @@ func TestInformerFailuresAreLoudOnRealServer(t *testing.T) {
 			c, err := httpwatch.NewClient(cfg)
 			require.NoError(t, err)
 			t.Cleanup(c.CloseIdleConnections)
-			inf := listwatch.NewInformer(c.Resource(configMaps), 0)
-			inf.Reflector.Name = "configmaps"
+			res := configMaps
+			if tc.resource != "" {
+				res.Resource = tc.resource
+			}
+			inf := listwatch.NewInformer(c.Resource(res), 0)
+			inf.Reflector.Name = res.Resource
 			inf.Reflector.FieldSelector = tc.field
 			inf.Reflector.Backoff = reflector.Backoff{Initial: 10 * time.Millisecond, Cap: 20 * time.Millisecond}
 			out := &syncBuffer{}
@@ -58,7 +68,7 @@ func TestInformerFailuresAreLoudOnRealServer(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() { inf.Run(ctx); close(done) }()
-			t.Cleanup(func() { cancel(); <-done })
+			t.Cleanup(func() { cancel(); testwait.RecvWithin(t, done, wait, "Run to return after cancel") })
 
 			waitCtx, stop := context.WithTimeout(ctx, 2*time.Second)
 			defer stop()

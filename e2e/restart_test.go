@@ -21,6 +21,7 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/realapi"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -188,7 +189,7 @@ func TestRestartMidWatchAndCompaction(t *testing.T) {
 	ctx2, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { resumed.Run(ctx2); close(done) }()
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); testwait.RecvWithin(t, done, wait, "Run to return after cancel") }()
 	converges(t, resumed, rc)
 	goneMu.Lock()
 	assert.True(t, gone, "the resumed watch was refused with 410")
@@ -230,7 +231,7 @@ func TestForbiddenUnderRBAC(t *testing.T) {
 	ictx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { inf.Run(ictx); close(done) }()
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); testwait.RecvWithin(t, done, wait, "Run to return after cancel") }()
 	select {
 	case err := <-first:
 		var sync *reflector.SyncError

@@ -18,6 +18,7 @@ import (
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/leader"
 	"github.com/listwatch/listwatch/patch"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reconcile"
 )
 
@@ -206,7 +207,7 @@ func TestRecorderEventsAppearInTheAPI(t *testing.T) {
 	for range 3 {
 		rec.Event(cm, recorder.Warning, "Invalid", "Check", `value "v" is \ not allowed: é`)
 	}
-	var last *httpwatch.Object
+	var last *raw.Object
 	require.Eventually(t, func() bool {
 		p, err := evs.Namespace(ns).List(context.Background(), httpwatch.ListOptions{})
 		if err != nil || len(p.Items) != 1 {

@@ -22,6 +22,8 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/realapi"
+	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/shard"
 )
 
@@ -74,7 +76,7 @@ func startReplica(t *testing.T, bin, id string, args ...string) *replica {
 	go func() { readers.Wait(); _ = r.cmd.Wait(); close(r.done) }()
 	t.Cleanup(func() {
 		_ = r.cmd.Process.Kill()
-		<-r.done
+		testwait.RecvWithin(t, r.done, wait, r.id+" to be gone after SIGKILL")
 		if t.Failed() {
 			t.Logf("%s stderr:\n%s", id, strings.Join(r.lines(true), "\n"))
 		}
@@ -105,7 +107,7 @@ func (r *replica) kill(t *testing.T) {
 	t.Helper()
 	r.killed = time.Now()
 	require.NoError(t, r.cmd.Process.Signal(syscall.SIGKILL))
-	<-r.done
+	testwait.RecvWithin(t, r.done, wait, r.id+" to be gone after SIGKILL")
 }
 
 // terminate sends SIGTERM and waits for a clean exit.
@@ -303,7 +305,7 @@ func writeAll(t *testing.T, cms *httpwatch.ResourceClient, ns string, n int, val
 		wg.Go(func() {
 			for i := range next {
 				name := fmt.Sprintf("cm-%04d", i)
-				var o *httpwatch.Object
+				var o *raw.Object
 				var err error
 				if update {
 					o, err = cms.Update(context.Background(), configMap(ns, name, value))
@@ -323,7 +325,7 @@ func writeAll(t *testing.T, cms *httpwatch.ResourceClient, ns string, n int, val
 		next <- i
 	}
 	close(next)
-	wg.Wait()
+	testwait.GroupWithin(t, &wg, wait, "the writers")
 	require.Len(t, rvs, n)
 	return rvs
 }

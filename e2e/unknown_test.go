@@ -11,6 +11,7 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -51,7 +52,7 @@ func TestRealAPIMisspeltResource(t *testing.T) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inf.Run(runCtx); close(done) }()
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); testwait.RecvWithin(t, done, wait, "Run to return after cancel") }()
 	select {
 	case err := <-errs:
 		require.ErrorIs(t, err, httpwatch.ErrUnknownResource)

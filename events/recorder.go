@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/patch"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // Resource addresses events.k8s.io/v1 events in every namespace; a
@@ -111,7 +112,7 @@ func (r *Recorder) init() {
 // Event records that action happened to regarding for reason, with a note
 // for people. It never blocks: an event over the object's rate limit, or
 // beyond the buffer, is dropped (Dropped counts them).
-func (r *Recorder) Event(regarding *httpwatch.Object, typ, reason, action, note string) {
+func (r *Recorder) Event(regarding *raw.Object, typ, reason, action, note string) {
 	r.init()
 	p := pending{
 		ref: ref{regarding.APIVersion(), regarding.Kind(), regarding.Namespace(), regarding.Name(), regarding.UID(), regarding.ResourceVersion()},
@@ -130,7 +131,7 @@ func (r *Recorder) Event(regarding *httpwatch.Object, typ, reason, action, note 
 }
 
 // Eventf is Event with a note formatted as fmt.Sprintf does.
-func (r *Recorder) Eventf(regarding *httpwatch.Object, typ, reason, action, format string, args ...any) {
+func (r *Recorder) Eventf(regarding *raw.Object, typ, reason, action, format string, args ...any) {
 	r.Event(regarding, typ, reason, action, fmt.Sprintf(format, args...))
 }
 

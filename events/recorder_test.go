@@ -17,6 +17,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -55,18 +56,18 @@ func newFixture(t *testing.T, tune func(*events.Recorder)) *fixture {
 	return &fixture{t: t, s: s, clk: clk, rec: rec}
 }
 
-func (f *fixture) object(name string) *httpwatch.Object {
-	o, err := httpwatch.NewObject([]byte(fmt.Sprintf(
+func (f *fixture) object(name string) *raw.Object {
+	o, err := raw.NewObject([]byte(fmt.Sprintf(
 		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":"ns","uid":"uid-%s","resourceVersion":"7"}}`, name, name)))
 	require.NoError(f.t, err)
 	return o
 }
 
 // events returns the Events on the server about name.
-func (f *fixture) events(name string) []*httpwatch.Object {
-	var out []*httpwatch.Object
-	for _, raw := range f.s.List(Events, "ns") {
-		o, err := httpwatch.NewObject(raw)
+func (f *fixture) events(name string) []*raw.Object {
+	var out []*raw.Object
+	for _, b := range f.s.List(Events, "ns") {
+		o, err := raw.NewObject(b)
 		require.NoError(f.t, err)
 		if o.Get("regarding.name").String() == name {
 			out = append(out, o)
@@ -189,7 +190,7 @@ func TestServerDownDropsWithoutBlocking(t *testing.T) {
 	go func() {
 		defer close(recorded)
 		for i := range 1000 {
-			o, _ := httpwatch.NewObject([]byte(fmt.Sprintf(`{"metadata":{"name":"o%d","namespace":"ns","uid":"u%d"}}`, i, i)))
+			o, _ := raw.NewObject([]byte(fmt.Sprintf(`{"metadata":{"name":"o%d","namespace":"ns","uid":"u%d"}}`, i, i)))
 			rec.Event(o, events.Warning, "Failed", "Check", "")
 		}
 	}()

@@ -15,7 +15,9 @@ import (
 
 	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/require"
 )
 
@@ -355,9 +357,9 @@ func TestTransformAndDropManagedFields(t *testing.T) {
 	require.True(t, kept.Items[0].Get("metadata.managedFields").Exists(), "kept on request")
 	rc.KeepManagedFields = false
 
-	rc.Transform = func(o *Object) (*Object, error) {
+	rc.Transform = func(o *raw.Object) (*raw.Object, error) {
 		require.False(t, o.Get("metadata.managedFields").Exists(), "the transform runs after the drop")
-		return NewObject([]byte(`{"metadata":{"name":"t-` + o.Name() + `"}}`))
+		return raw.NewObject([]byte(`{"metadata":{"name":"t-` + o.Name() + `"}}`))
 	}
 	p, err := rc.List(context.Background(), ListOptions{})
 	require.NoError(t, err)
@@ -370,10 +372,10 @@ func TestTransformAndDropManagedFields(t *testing.T) {
 	require.Equal(t, "t-web-1", ev.Object.Name())
 
 	boom := errors.New("boom")
-	rc.Transform = func(o *Object) (*Object, error) { return nil, boom }
+	rc.Transform = func(o *raw.Object) (*raw.Object, error) { return nil, boom }
 	_, err = rc.List(context.Background(), ListOptions{})
 	require.ErrorIs(t, err, boom)
-	rc.Transform = func(o *Object) (*Object, error) { return nil, nil }
+	rc.Transform = func(o *raw.Object) (*raw.Object, error) { return nil, nil }
 	_, err = rc.List(context.Background(), ListOptions{})
 	require.ErrorContains(t, err, "returned no object")
 }
@@ -390,17 +392,17 @@ func TestWatchFrameTooLarge(t *testing.T) {
 	})
 	c := newTestClient(t, srv.URL)
 	c.MaxFrameSize = 1024
-	w, err := c.Resource(pods).Watch(context.Background(), ListOptions{})
+	w, err := c.Resource(pods).Watch(testwait.Context(t), ListOptions{})
 	require.NoError(t, err)
 	defer w.Stop()
 	_, err = w.Next()
 	require.NoError(t, err)
 	_, err = w.Next()
-	require.ErrorIs(t, err, ErrFrameTooLarge)
+	require.ErrorIs(t, err, raw.ErrFrameTooLarge)
 	var de *DecodeError
 	require.ErrorAs(t, err, &de)
 	require.ErrorContains(t, err, "1024 bytes")
-	<-closed // the client hung up
+	testwait.Recv(t, closed, "the client to hang up")
 }
 
 func TestListItemTooLarge(t *testing.T) {
@@ -410,7 +412,7 @@ func TestListItemTooLarge(t *testing.T) {
 	c := newTestClient(t, srv.URL)
 	c.MaxFrameSize = 64 << 10
 	_, err := c.Resource(pods).ListPage(context.Background(), ListOptions{})
-	require.ErrorIs(t, err, ErrFrameTooLarge)
+	require.ErrorIs(t, err, raw.ErrFrameTooLarge)
 }
 
 func TestListBodyErrors(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,16 +31,16 @@ func TestRetryOnConflict(t *testing.T) {
 			return nil
 		})
 	}()
-	start := <-calls
+	start := testwait.Recv(t, calls, "the first attempt")
 	for _, wait := range []time.Duration{1250 * time.Millisecond, 2500 * time.Millisecond} {
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		require.NoError(t, fake.WaitForWaiters(wctx, 1))
 		cancel()
 		fake.Step(wait)
-		assert.Equal(t, wait, (<-calls).Sub(start), "waits double, with jitter")
+		assert.Equal(t, wait, testwait.Recv(t, calls, "the next attempt").Sub(start), "waits double, with jitter")
 		start = fake.Now()
 	}
-	require.NoError(t, <-done, "succeeds on the third attempt")
+	require.NoError(t, testwait.Recv(t, done, "RetryOnConflict to return"), "succeeds on the third attempt")
 
 	// Other errors are returned at once; conflicts give up after Steps.
 	n := 0

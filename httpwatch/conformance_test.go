@@ -12,6 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/stretchr/testify/require"
 )
 
@@ -24,9 +25,11 @@ func watchBody(t *testing.T, body string) *ResourceClient {
 	return newTestClient(t, srv.URL).Resource(pods)
 }
 
+// openWatch opens a watch whose context ends after testwait.Timeout, so a
+// Next that should have returned fails the test instead of hanging it.
 func openWatch(t *testing.T, rc *ResourceClient) Watcher {
 	t.Helper()
-	w, err := rc.Watch(context.Background(), ListOptions{})
+	w, err := rc.Watch(testwait.Context(t), ListOptions{})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
 	return w
@@ -171,6 +174,22 @@ func TestConformance4EndOfStream(t *testing.T) {
 		require.Equal(t, int64(len(podFrame)), de.Offset)
 		require.False(t, IsProbableEOF(err))
 	})
+	t.Run("object not JSON", func(t *testing.T) {
+		frame := `{"type":"MODIFIED","object":{"metadata":{"name":"b"},"spec":{"a" 1}}}`
+		w := openWatch(t, watchBody(t, podFrame+"\n"+frame+"\n"+podFrame+"\n"))
+		_, err := w.Next()
+		require.NoError(t, err)
+		_, err = w.Next()
+		var de *DecodeError
+		require.ErrorAs(t, err, &de)
+		require.Equal(t, int64(len(podFrame)+1), de.Offset, "the event's offset")
+		require.ErrorContains(t, err, "WATCH /api/v1/namespaces/fixtures/pods: decode response at byte")
+		require.ErrorContains(t, err, "event 2: ")
+		require.ErrorContains(t, err, "invalid JSON")
+		require.False(t, IsProbableEOF(err), "a broken stream is relisted, not resumed")
+		_, again := w.Next()
+		require.Equal(t, err, again, "one error, then the end")
+	})
 	t.Run("not an object between frames", func(t *testing.T) {
 		w := openWatch(t, watchBody(t, podFrame+`,`+podFrame))
 		w.Next()
@@ -197,7 +216,7 @@ func TestConformance5Stop(t *testing.T) {
 	w.Stop()
 	_, err = w.Next()
 	require.Equal(t, io.EOF, err, "the buffered second frame is not delivered")
-	<-closed
+	testwait.Recv(t, closed, "Stop to close the connection")
 	w.Stop()
 
 	t.Run("unblocks Next", func(t *testing.T) {
@@ -210,7 +229,7 @@ func TestConformance5Stop(t *testing.T) {
 			done <- err
 		}()
 		w.Stop()
-		require.Equal(t, io.EOF, <-done)
+		require.Equal(t, io.EOF, testwait.Recv(t, done, "Stop to unblock Next"))
 	})
 }
 
@@ -321,7 +340,7 @@ func TestWatchContextCancel(t *testing.T) {
 		done <- err
 	}()
 	cancel()
-	err = <-done
+	err = testwait.Recv(t, done, "cancel to end the blocked Next")
 	require.ErrorIs(t, err, context.Canceled)
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -77,7 +78,7 @@ func TestDiscoveryKeepsWhatAnswered(t *testing.T) {
 					assert.Equal(t, 503, statusCode(err), "%v", err)
 				}()
 			}
-			wg.Wait()
+			testwait.Group(t, &wg, "the concurrent Gets to return")
 			assert.Equal(t, first, f.discoveryReads(), "no request rediscovers")
 
 			// Retries: after 2 s, then 4 s, doubling (decision 27).
@@ -137,7 +138,7 @@ func TestDiscoveryFirstReadIsShared(t *testing.T) {
 				assert.ErrorIs(t, err, httpwatch.ErrNamespaceRequired)
 			}()
 		}
-		wg.Wait()
+		testwait.Group(t, &wg, "the Gets sharing the first discovery read to return")
 		want := 2 // /api and /apis
 		if mode == legacyDiscovery {
 			want += 3 // v1, apps/v1, metrics.k8s.io/v1beta1

@@ -9,6 +9,7 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/internal/apitest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
 )
@@ -66,7 +67,7 @@ func TestWatchBodyHasNoTimeout(t *testing.T) {
 	c, rc := podsClient(t, &kubeconfig.Config{Host: srv.URL, Clock: clk})
 	c.WatchHeaderTimeout = 5 * time.Second
 
-	w, err := rc.Watch(context.Background(), ListOptions{})
+	w, err := rc.Watch(testwait.Context(t), ListOptions{})
 	require.NoError(t, err)
 	defer w.Stop()
 	require.Zero(t, clk.Waiters(), "no timer runs once the headers are in")

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -349,7 +350,7 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 	wg.Go(func() {
 		assert.NoError(t, c.AddIndexers(indexer.Indexers[*obj]{"late": indexer.NamespaceIndex[*obj]}))
 	})
-	wg.Wait()
+	testwait.Group(t, &wg, "the concurrent readers, writers and AddIndexers to finish")
 	assertIndicesFresh(t, c)
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,13 +101,13 @@ func TestEscapeHeaderKey(t *testing.T) {
 // tokenServer accepts only the token in *valid and counts requests per token.
 func tokenServer(t *testing.T, valid *string) (*httptest.Server, map[string]int) {
 	seenTokens := map[string]int{}
-	var mu = make(chan struct{}, 1)
+	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu <- struct{}{}
+		mu.Lock()
 		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		seenTokens[tok]++
 		ok := tok == *valid
-		<-mu
+		mu.Unlock()
 		if !ok {
 			w.WriteHeader(http.StatusUnauthorized)
 			io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}`)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/stretchr/testify/require"
 )
 
@@ -409,14 +410,14 @@ func TestExecConcurrentRequestsShareOneRun(t *testing.T) {
 		}()
 	}
 	for _, ctx := range ctxs {
-		<-ctx.waiting
+		testwait.Recv(t, ctx.waiting, "every caller to wait on the one running plugin")
 	}
 	w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // lets the plugin finish
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 	for range n {
-		require.NoError(t, <-errs)
-		require.Equal(t, "Bearer tok-1", (<-got).authorization)
+		require.NoError(t, testwait.Recv(t, errs, "each caller's credential"))
+		require.Equal(t, "Bearer tok-1", testwait.Recv(t, got, "each caller's credential").authorization)
 	}
 	require.Equal(t, 1, runs(t, runsFile))
 }

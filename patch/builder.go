@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // Precondition is what a body carries to make the server refuse it when
@@ -52,7 +52,7 @@ type member struct {
 func New() *Builder { return &Builder{} }
 
 // Merge returns a Builder of a JSON merge patch of obj, carrying pre.
-func Merge(obj *httpwatch.Object, pre Precondition) *Builder {
+func Merge(obj *raw.Object, pre Precondition) *Builder {
 	b := New()
 	b.precondition(obj, pre)
 	return b
@@ -60,7 +60,7 @@ func Merge(obj *httpwatch.Object, pre Precondition) *Builder {
 
 // Apply returns a Builder of a server-side apply configuration of obj:
 // its apiVersion, kind, name and namespace (if any), and pre.
-func Apply(obj *httpwatch.Object, pre Precondition) *Builder {
+func Apply(obj *raw.Object, pre Precondition) *Builder {
 	b := New()
 	b.Set("apiVersion", obj.APIVersion())
 	b.Set("kind", obj.Kind())
@@ -72,7 +72,7 @@ func Apply(obj *httpwatch.Object, pre Precondition) *Builder {
 	return b
 }
 
-func (b *Builder) precondition(obj *httpwatch.Object, pre Precondition) {
+func (b *Builder) precondition(obj *raw.Object, pre Precondition) {
 	switch pre {
 	case ResourceVersion:
 		b.Set("metadata.resourceVersion", obj.ResourceVersion())

@@ -9,13 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/patch"
+	"github.com/listwatch/listwatch/raw"
 )
 
-func object(t testing.TB, raw string) *httpwatch.Object {
+func object(t testing.TB, doc string) *raw.Object {
 	t.Helper()
-	o, err := httpwatch.NewObject([]byte(raw))
+	o, err := raw.NewObject([]byte(doc))
 	require.NoError(t, err)
 	return o
 }

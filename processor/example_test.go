@@ -11,20 +11,22 @@ import (
 
 func Example() {
 	p := processor.New[string]()
-	done := make(chan struct{})
+	// The deadline ends the wait if the delete never comes; the Output then differs.
+	deleted, sawDelete := context.WithTimeout(context.Background(), 10*time.Second)
+	defer sawDelete()
 	reg, err := p.AddHandler(processor.HandlerFuncs[string]{
 		AddFunc:    func(name string, initial bool) { fmt.Println("add", name, initial) },
 		UpdateFunc: func(oldName, newName string) { fmt.Println("update", oldName, "->", newName) },
 		DeleteFunc: func(name string, finalStateUnknown bool) {
 			fmt.Println("delete", name, finalStateUnknown)
-			close(done)
+			sawDelete()
 		},
 	}, 0, []string{"a"}) // "a" is already in the informer's cache
 	if err != nil {
 		panic(err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -34,7 +36,7 @@ func Example() {
 	p.Distribute(processor.Updated("b", "b2", false))
 	p.Distribute(processor.Deleted("a", true)) // missed by the watch, found gone at a relist
 
-	<-done
+	<-deleted.Done()
 	fmt.Println("synced:", reg.HasSynced())
 	cancel()
 	<-stopped

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/processor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,9 +25,9 @@ func TestHandlersAddedBeforeRunFollowRunsClock(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { p.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") }()
 	p.Distribute(processor.Added(1, false))
-	<-added // the listener runs: Run has scheduled it
+	testwait.Recv(t, added, "the listener to run (Run has scheduled it)")
 	assert.False(t, p.ShouldResync(), "not due at once")
 	fake.Step(time.Minute)
 	assert.True(t, p.ShouldResync(), "due one period after Run, on the clock Run found")

@@ -15,6 +15,7 @@ import (
 	"github.com/listwatch/listwatch/internal/parked"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/processor"
 	"github.com/stretchr/testify/require"
 )
@@ -217,8 +218,8 @@ func TestHundredHandlersOneStuck(t *testing.T) {
 // order; different handlers run at the same time.
 func TestOrderWithinAHandlerConcurrencyAcrossHandlers(t *testing.T) {
 	p := processor.New[int]()
-	var bothIn sync.WaitGroup
-	bothIn.Add(2)
+	var in atomic.Int32
+	bothIn := make(chan struct{})
 	var overlap atomic.Bool
 	got := make([][]int, 2)
 	finished := []chan struct{}{make(chan struct{}), make(chan struct{})}
@@ -233,8 +234,14 @@ func TestOrderWithinAHandlerConcurrencyAcrossHandlers(t *testing.T) {
 			case 0:
 				// Both handlers must be inside their first call at once:
 				// were handlers run one after the other, this would hang.
-				bothIn.Done()
-				bothIn.Wait()
+				if in.Add(1) == 2 {
+					close(bothIn)
+				}
+				select {
+				case <-bothIn:
+				case <-time.After(wait):
+					t.Errorf("handler %d alone in its first call for %v: handlers do not run at the same time", h, wait)
+				}
 			case -1:
 				close(finished[h])
 				return
@@ -361,7 +368,7 @@ func TestRemovedBeforeInitialListNeverSynced(t *testing.T) {
 	p := processor.New[int]()
 	reg, err := p.AddHandler(newRecorder(), 0, []int{1})
 	require.NoError(t, err)
-	require.NoError(t, reg.Shutdown(context.Background()), "never started: nothing to wait for")
+	require.NoError(t, reg.Shutdown(testwait.Context(t)), "never started: nothing to wait for")
 	run(t, p)
 	require.False(t, reg.HasSynced())
 }
@@ -393,7 +400,7 @@ func TestRemoveAndShutdown(t *testing.T) {
 	for range 10 {
 		removers.Go(reg.Remove) // returns although the handler is stuck
 	}
-	removers.Wait()
+	testwait.Group(t, &removers, "Remove to return while the handler is stuck")
 	require.Zero(t, reg.Pending(), "buffer dropped")
 	p.Distribute(processor.Added(3, false))
 	require.Zero(t, reg.Pending(), "nothing queued after removal")
@@ -459,7 +466,7 @@ func TestHandlerPanicIsRecoveredAndReported(t *testing.T) {
 	p.Distribute(processor.Added(1, false))
 	p.Distribute(processor.Added(2, false))
 	require.Equal(t, []string{"add 2 false"}, r.next(t, 1))
-	rep := <-reports
+	rep := testwait.Recv(t, reports, "OnPanic to report the handler's panic")
 	require.Equal(t, "handler bug on 1", rep.recovered)
 	require.Contains(t, rep.stack, "TestHandlerPanicIsRecoveredAndReported", "the stack shows where the handler panicked")
 	require.Contains(t, log.String(), "handler panicked")
@@ -583,9 +590,9 @@ func TestAddRemoveWhileDistributing(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Group(t, &wg, "every Remove and Shutdown to return")
 	close(flowing)
-	<-done
+	testwait.Recv(t, done, "the distributor to stop")
 	stop()
 }
 

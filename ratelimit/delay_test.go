@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/ratelimit"
 )
 
@@ -111,7 +112,7 @@ func TestAddAfterNeverBlocksAndUsesOneTimer(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Group(t, &wg, "AddAfter to return (it must never block)")
 	require.Equal(t, 1, c.Waiters(), "one timer per queue, not per item")
 	step(t, c, 7*time.Second)
 	require.Equal(t, n, q.Len())

@@ -28,8 +28,10 @@ func Example() {
 		return nil
 	}
 
-	var synced sync.WaitGroup
-	synced.Add(2)
+	// The deadline ends the wait if a key never syncs; the Output then differs.
+	ctx, allSynced := context.WithTimeout(context.Background(), 10*time.Second)
+	defer allSynced()
+	unsynced := 2 // only the worker touches it
 	worker := make(chan struct{})
 	go func() {
 		defer close(worker)
@@ -44,7 +46,9 @@ func Example() {
 			} else {
 				fmt.Printf("%s: synced\n", key)
 				q.Forget(key)
-				synced.Done()
+				if unsynced--; unsynced == 0 {
+					allSynced()
+				}
 			}
 			q.Done(key)
 		}
@@ -55,7 +59,7 @@ func Example() {
 	q.Add("default/db")
 	q.Add("default/web")
 
-	synced.Wait()
+	<-ctx.Done()
 	q.ShutDown()
 	<-worker
 	// Output:
@@ -77,7 +81,9 @@ func ExampleQueue_AddAfter() {
 	fmt.Println("ready at once:", q.Len())
 
 	c.Step(2 * time.Second)
-	_ = c.WaitForWaiters(context.Background(), 1) // the queue has re-armed its timer
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = c.WaitForWaiters(ctx, 1) // the queue has re-armed its timer
 	for q.Len() > 0 {
 		item, _ := q.Get()
 		fmt.Println(item)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/ratelimit"
 )
 
@@ -58,7 +59,7 @@ func TestAddWhileProcessingRequeuesOnDone(t *testing.T) {
 		"a second worker was not left waiting while a was being processed")
 
 	q.Done("a")
-	require.Equal(t, "a", <-second, "dirty item queued again, once, on Done")
+	require.Equal(t, "a", testwait.Recv(t, second, "the parked worker to get a again on Done"), "dirty item queued again, once, on Done")
 	require.Equal(t, 0, q.Len())
 	q.Done("a")
 
@@ -78,7 +79,7 @@ func TestGetBlocksThenDrainsAfterShutDown(t *testing.T) {
 		got <- k
 	}()
 	q.Add("x")
-	require.Equal(t, "x", <-got, "a blocked Get wakes on Add")
+	require.Equal(t, "x", testwait.Recv(t, got, "a blocked Get to wake on Add"))
 	q.Done("x")
 
 	q.Add("a")
@@ -114,7 +115,7 @@ func TestShutDownWakesBlockedGets(t *testing.T) {
 	}
 	q.ShutDown()
 	for range workers {
-		require.True(t, <-done)
+		require.True(t, testwait.Recv(t, done, "ShutDown to wake every blocked Get"))
 	}
 }
 
@@ -150,7 +151,7 @@ func TestShutDownWithDrainWaitsForDone(t *testing.T) {
 	default:
 	}
 	q.Done(b)
-	<-drained
+	testwait.Recv(t, drained, "ShutDownWithDrain to return once the last item is done")
 }
 
 // conformance 83
@@ -168,6 +169,6 @@ func TestShutDownDoesNotWaitAndCancelsDrain(t *testing.T) {
 	// i.e. is waiting.
 	require.Eventually(t, q.ShuttingDown, 10*time.Second, time.Millisecond)
 	q.ShutDown() // returns at once though a is still processing
-	<-drained    // and ends the drain's wait
+	testwait.Recv(t, drained, "ShutDown to end the drain's wait")
 	q.Done(a)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/ratelimit"
 )
 
@@ -93,7 +94,7 @@ func TestStress(t *testing.T) {
 		t.Fatalf("%d items never succeeded", remaining.Load())
 	}
 	q.ShutDown()
-	wg.Wait()
+	testwait.Group(t, &wg, "workers and producers to stop after ShutDown")
 	require.Zero(t, overlaps.Load(), "an item was handed to two workers at once")
 	for x := range items {
 		require.True(t, succeeded[x], "item %d", x)

@@ -18,6 +18,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/ratelimit"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reconcile"
 )
 
@@ -52,18 +53,18 @@ func (f *fixture) informer(r watchtest.Resource) *listwatch.Informer {
 
 func (f *fixture) create(r watchtest.Resource, ns, name, extra string) string {
 	f.t.Helper()
-	raw, err := f.s.Create(r, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q%s}}`, name, ns, extra))
+	b, err := f.s.Create(r, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q%s}}`, name, ns, extra))
 	require.NoError(f.t, err)
-	o, err := httpwatch.NewObject(raw)
+	o, err := raw.NewObject(b)
 	require.NoError(f.t, err)
 	return o.ResourceVersion()
 }
 
 func (f *fixture) update(r watchtest.Resource, ns, name, extra string) string {
 	f.t.Helper()
-	raw, err := f.s.Update(r, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q%s}}`, name, ns, extra))
+	b, err := f.s.Update(r, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q%s}}`, name, ns, extra))
 	require.NoError(f.t, err)
-	o, err := httpwatch.NewObject(raw)
+	o, err := raw.NewObject(b)
 	require.NoError(f.t, err)
 	return o.ResourceVersion()
 }

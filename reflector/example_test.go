@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 )
 
@@ -18,12 +20,12 @@ type printSink struct {
 	changes chan struct{}
 }
 
-func (s *printSink) Add(o *httpwatch.Object) error    { return s.change("add", o) }
-func (s *printSink) Update(o *httpwatch.Object) error { return s.change("update", o) }
-func (s *printSink) Delete(o *httpwatch.Object) error { return s.change("delete", o) }
-func (s *printSink) Resync() error                    { return nil }
+func (s *printSink) Add(o *raw.Object) error    { return s.change("add", o) }
+func (s *printSink) Update(o *raw.Object) error { return s.change("update", o) }
+func (s *printSink) Delete(o *raw.Object) error { return s.change("delete", o) }
+func (s *printSink) Resync() error              { return nil }
 
-func (s *printSink) Replace(items []*httpwatch.Object, _ string) error {
+func (s *printSink) Replace(items []*raw.Object, _ string) error {
 	var names []string
 	for _, o := range items {
 		names = append(names, o.Name())
@@ -34,7 +36,7 @@ func (s *printSink) Replace(items []*httpwatch.Object, _ string) error {
 	return nil
 }
 
-func (s *printSink) change(what string, o *httpwatch.Object) error {
+func (s *printSink) change(what string, o *raw.Object) error {
 	fmt.Println(what, o.Namespace()+"/"+o.Name())
 	s.changes <- struct{}{}
 	return nil
@@ -57,12 +59,20 @@ func Example() {
 	sink := &printSink{synced: make(chan struct{}), changes: make(chan struct{}, 1)}
 	r := reflector.New(client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), sink)
 
-	ctx, cancel := context.WithCancel(context.Background())
+	// The deadline bounds every wait: a step that never comes ends Run and
+	// the Output differs.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	done := make(chan struct{})
 	go func() { r.Run(ctx); close(done) }()
-	<-sink.synced
+	await := func(ch <-chan struct{}) {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+	}
+	await(sink.synced)
 	_, _ = server.Create(watchtest.Pods, `{"metadata":{"name":"db-1","namespace":"prod"}}`)
-	<-sink.changes
+	await(sink.changes)
 	cancel()
 	<-done
 	fmt.Println("lists:", r.Stats().Lists)

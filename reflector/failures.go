@@ -203,10 +203,16 @@ func (r *Reflector) attrs(e *SyncError) []any {
 	if path != "" {
 		attrs = append(attrs, "path", path)
 	}
-	if isStatus {
-		return append(attrs, "code", se.Code, "reason", se.Reason, "message", se.Message)
+	if !isStatus {
+		return append(attrs, "err", e.Err)
 	}
-	return append(attrs, "err", e.Err)
+	attrs = append(attrs, "code", se.Code, "reason", se.Reason, "message", se.Message)
+	if errors.Is(e.Err, httpwatch.ErrUnknownResource) || errors.Is(e.Err, httpwatch.ErrNamespaceRequired) {
+		// The server's message for a path it has no handler for is
+		// generic; the client's explanation names the likely resource.
+		attrs = append(attrs, "err", e.Err)
+	}
+	return attrs
 }
 
 func asStatus(err error) (*httpwatch.StatusError, bool) {

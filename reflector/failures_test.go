@@ -15,6 +15,7 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // logLines is a slog.Handler keeping each record as "LEVEL message k=v ...".
@@ -94,6 +95,9 @@ func TestReflectorLogsEachFailureAtItsLevel(t *testing.T) {
 			"ERROR reflector: list failed", []string{"message=field label not supported: spec.nodeNam", `hint=check the field selector "spec.nodeNam=n1"`}},
 		{"unknown resource", OpList, fmt.Errorf("resource %q: %w", "pod", httpwatch.ErrUnknownResource), "", "ERROR reflector: list failed",
 			[]string{"the server has no such resource", "hint=check the resource name"}},
+		{"unknown resource explained by discovery", OpList, fmt.Errorf(`GET /api/v1/configmap: the core API v1 serves no resource "configmap" (did you mean configmaps?): %w: %w`,
+			httpwatch.ErrUnknownResource, &httpwatch.StatusError{Code: 404, Reason: "NotFound", Verb: "GET", Path: "/api/v1/configmap", Message: "the server could not find the requested resource"}),
+			"", "ERROR reflector: list failed", []string{"code=404", "did you mean configmaps?", "hint=check the resource name"}},
 		{"connection refused", OpWatchList, refused, "", "WARN reflector: watch-list failed",
 			[]string{"err=GET /api/v1/pods: connection refused", "hint=check the server address"}},
 		{"500", OpWatch, errInternal, "", "WARN reflector: watch failed", []string{"code=500"}},
@@ -200,11 +204,11 @@ func TestReflectorRunDeadURLLogsOnce(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("no error %d", i)
 		}
-		require.NoError(t, c.WaitForWaiters(context.Background(), 1))
+		require.NoError(t, c.WaitForWaiters(testwait.Context(t), 1), "the reflector to wait for its retry")
 		c.Step(time.Minute)
 	}
 	cancel()
-	<-done
+	testwait.Recv(t, done, "Run to return after cancel")
 	lines := logs.above()
 	require.NotEmpty(t, lines)
 	assert.True(t, strings.HasPrefix(lines[0], "WARN reflector: list failed "), lines[0])

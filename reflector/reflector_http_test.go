@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/apitest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,7 +26,7 @@ func runPolicyReflector(t *testing.T, r *Reflector) (cancel func(), done <-chan 
 	ctx, cancel := context.WithCancel(context.Background())
 	d := make(chan struct{})
 	go func() { r.Run(ctx); close(d) }()
-	t.Cleanup(func() { cancel(); <-d })
+	t.Cleanup(func() { cancel(); testwait.Recv(t, d, "Run to return after cancel") })
 	return cancel, d
 }
 
@@ -224,7 +225,7 @@ func TestReflectorCancelDuringList(t *testing.T) {
 			case <-done:
 			case <-time.After(10 * time.Second):
 				releaseAll()
-				<-done
+				testwait.Recv(t, done, "Run to return once the list is answered")
 				t.Fatal("Run waited for the server to answer the list instead of returning on cancel")
 			}
 			mu.Lock()
@@ -264,7 +265,7 @@ func TestReflectorReportsWatchHeaderTimeout(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { r.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") }()
 
 	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer wcancel()

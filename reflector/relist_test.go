@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -36,7 +37,7 @@ func TestReflectorRelist(t *testing.T) {
 		assert.True(t, stopped(first), "the first watch is stopped")
 		assert.False(t, stopped(second), "the new watch is not")
 		cancel()
-		<-done
+		testwait.Recv(t, done, "Run to return after cancel")
 		assert.Equal(t, []string{"replace 1@10", "replace 1@11"}, slices.DeleteFunc(sink.log(), func(l string) bool { return l == "resync" }))
 		assert.Empty(t, errs, "a relist is not an error")
 		src.mu.Lock()

@@ -13,8 +13,8 @@ import (
 
 	"github.com/listwatch/listwatch/examples/internal/clitest"
 	"github.com/listwatch/listwatch/examples/internal/demo"
-	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/raw"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -33,11 +33,11 @@ func configMapServer(t *testing.T, names ...string) *watchtest.Server {
 	return s
 }
 
-func get(t *testing.T, s *watchtest.Server, name string) *httpwatch.Object {
+func get(t *testing.T, s *watchtest.Server, name string) *raw.Object {
 	t.Helper()
-	raw, err := s.Get(watchtest.ConfigMaps, "ns", name)
+	b, err := s.Get(watchtest.ConfigMaps, "ns", name)
 	require.NoError(t, err)
-	o, err := httpwatch.NewObject(raw)
+	o, err := raw.NewObject(b)
 	require.NoError(t, err)
 	return o
 }
@@ -45,8 +45,8 @@ func get(t *testing.T, s *watchtest.Server, name string) *httpwatch.Object {
 // reasons returns the reasons of the Events about name, with their counts.
 func reasons(s *watchtest.Server, name string) map[string]int64 {
 	out := map[string]int64{}
-	for _, raw := range s.List(demo.Events, "ns") {
-		o, err := httpwatch.NewObject(raw)
+	for _, b := range s.List(demo.Events, "ns") {
+		o, err := raw.NewObject(b)
 		if err == nil && o.Get("regarding.name").String() == name {
 			out[o.Get("reason").String()] += max(1, o.Get("series.count").Int())
 		}

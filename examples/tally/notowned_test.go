@@ -12,6 +12,7 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/ratelimit"
 )
@@ -29,7 +30,7 @@ func TestNotOwnedKeyIsRetriedWhileCached(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { defer close(done); inf.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") }()
 	require.True(t, listwatch.WaitForCacheSync(ctx, inf.HasSynced))
 
 	q := ratelimit.NewQueue(ratelimit.Config[string]{Clock: clock.NewFake(time.Unix(0, 0))})

@@ -17,6 +17,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // Injected failures carry the Status and headers a client decides on
@@ -160,12 +161,15 @@ func TestSlowWatches(t *testing.T) {
 		_ = json.NewDecoder(io.MultiReader(bytes.NewReader(buf[:n]), resp.Body)).Decode(&e)
 		done <- e
 	}()
+	deadline := time.After(testwait.Timeout)
 	for {
 		select {
 		case step <- struct{}{}:
 			continue
 		case e := <-done:
 			assert.Equal(t, "ADDED a "+rvOf(o), e.String())
+		case <-deadline:
+			t.Fatalf("the slowed watch did not deliver its event within %v", testwait.Timeout)
 		}
 		break
 	}
@@ -195,7 +199,7 @@ func TestSlowWatcherIsEnded(t *testing.T) {
 	require.NoError(t, s.WaitForWatches(ctx, 1))
 
 	mustCreate(t, s, watchtest.Pods, podJSON("ns", "p0", nil))
-	<-stuck // the handler is in the middle of writing p0
+	testwait.Recv(t, stuck, "the handler to start writing p0")
 	for i := 1; i < 10; i++ {
 		mustCreate(t, s, watchtest.Pods, podJSON("ns", fmt.Sprintf("p%d", i), nil))
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 func listPath(ns string, q url.Values) string {
@@ -304,7 +305,7 @@ func TestListWaitsForResourceVersion(t *testing.T) {
 	defer cancel()
 	require.NoError(t, clk.WaitForWaiters(ctx, 1))
 	mustCreate(t, s, watchtest.Pods, podJSON("ns", "a", nil))
-	r := <-res
+	r := testwait.Recv(t, res, "the waiting list to answer once the write comes")
 	assert.Equal(t, http.StatusOK, r.code, "%s", r.body)
 	assert.Equal(t, strconv.Itoa(want), gjson.GetBytes(r.body, "metadata.resourceVersion").String())
 
@@ -316,7 +317,7 @@ func TestListWaitsForResourceVersion(t *testing.T) {
 	}()
 	require.NoError(t, clk.WaitForWaiters(ctx, 1))
 	clk.Step(3 * time.Second)
-	r = <-res
+	r = testwait.Recv(t, res, "the waiting list to answer 504 when TooLargeWait is up")
 	assert.Equal(t, http.StatusGatewayTimeout, r.code)
 	assert.Equal(t, "ResourceVersionTooLarge", gjson.GetBytes(r.body, "details.causes.0.reason").String())
 }
@@ -366,7 +367,7 @@ func TestPaginationWhileWriting(t *testing.T) {
 		require.Equal(t, snap, page.Get("metadata.resourceVersion").String())
 	}
 	close(stop)
-	<-done
+	testwait.Recv(t, done, "the writer to stop")
 
 	whole := list(t, s, listPath("ns", url.Values{"resourceVersion": {snap}, "resourceVersionMatch": {"Exact"}}))
 	var want []string

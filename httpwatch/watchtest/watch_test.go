@@ -16,6 +16,7 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 func watchPath(ns string, q url.Values) string {
@@ -417,7 +418,7 @@ func TestConcurrentWritersAndWatchers(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Group(t, &wg, "the writers to finish")
 	total := writers*perWriter + writers*((perWriter+2)/3)
 	for _, w := range ws {
 		last := 0

@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/examples/internal/clitest"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 )
 
@@ -30,7 +31,7 @@ func runInformer(t *testing.T, inf *listwatch.Informer) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") })
 	return ctx
 }
 
