@@ -15,11 +15,11 @@ import (
 	"github.com/listwatch/listwatch"
 	recorder "github.com/listwatch/listwatch/events"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/leader"
 	"github.com/listwatch/listwatch/patch"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reconcile"
+	"github.com/listwatch/listwatch/store"
 )
 
 // seen records each reconcile as key → resourceVersion read → count.
@@ -35,7 +35,7 @@ func newSeen() *seen { return &seen{got: map[string]map[string]int{}, by: map[st
 // cache and records the version it read.
 func (s *seen) reconciler(who string, inf *listwatch.Informer) reconcile.Func {
 	return func(ctx context.Context, key string) (reconcile.Result, error) {
-		ns, name, _ := indexer.SplitKey(key)
+		ns, name, _ := store.SplitKey(key)
 		obj, err := inf.Lister().Get(ns, name)
 		rv := "gone"
 		if err == nil {

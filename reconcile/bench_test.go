@@ -11,10 +11,10 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
-	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/ratelimit"
 	"github.com/listwatch/listwatch/reconcile"
+	"github.com/listwatch/listwatch/store"
 )
 
 // source returns a client of a server holding n configmaps.
@@ -39,7 +39,7 @@ func source(b *testing.B, n int) *httpwatch.ResourceClient {
 func reconcileNop(inf *listwatch.Informer, count *atomic.Int64) func(string) error {
 	l := inf.Lister()
 	return func(key string) error {
-		ns, name, _ := indexer.SplitKey(key)
+		ns, name, _ := store.SplitKey(key)
 		_, err := l.Get(ns, name)
 		count.Add(1)
 		return err

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/listwatch/listwatch"
-	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/store"
 )
 
 // Watch maps the changes of another informer's objects to keys of the
@@ -31,7 +31,7 @@ func ControllerOf(group, kind string) func(*listwatch.Object) []string {
 				g = "" // "v1": the core group
 			}
 			if g == group {
-				return []string{indexer.JoinKey(obj.Namespace(), ref.Get("name").String())}
+				return []string{store.JoinKey(obj.Namespace(), ref.Get("name").String())}
 			}
 		}
 		return nil

@@ -32,12 +32,12 @@ import (
 	"github.com/listwatch/listwatch/examples/internal/cli"
 	"github.com/listwatch/listwatch/examples/internal/demo"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/leader"
 	"github.com/listwatch/listwatch/patch"
 	"github.com/listwatch/listwatch/reconcile"
 	"github.com/listwatch/listwatch/shard"
+	"github.com/listwatch/listwatch/store"
 )
 
 func main() { cli.Main("controller", run) }
@@ -114,7 +114,7 @@ type labeller struct {
 }
 
 func (l *labeller) reconcile(ctx context.Context, key string) (reconcile.Result, error) {
-	ns, name, _ := indexer.SplitKey(key)
+	ns, name, _ := store.SplitKey(key)
 	cm, err := l.owners.Get(ns, name)
 	if err != nil { // not found: gone, and its report with it, by its ownerReference
 		return reconcile.Result{}, nil
