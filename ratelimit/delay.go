@@ -22,12 +22,35 @@ func (q *Queue[T]) AddAfter(item T, d time.Duration) {
 	if q.metrics != nil {
 		q.metrics.Retried(q.name)
 	}
+	now := q.clock.Now()
+	q.scheduleLocked(item, now.Add(d), now)
+}
+
+// AddAt adds item once the clock reads t or later, as AddAfter does with the
+// delay from now to t, but reading now under the queue's lock: a caller
+// keeping its own deadlines schedules an item exactly at one, however the
+// clock moves while it decides. A t not after now adds item at once.
+func (q *Queue[T]) AddAt(item T, t time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.shuttingDown {
+		return
+	}
+	if q.metrics != nil {
+		q.metrics.Retried(q.name)
+	}
+	q.scheduleLocked(item, t, q.clock.Now())
+}
+
+// scheduleLocked adds item at readyAt, at once if that is not after now,
+// moving the timer earlier if item is now the first due; q.mu must be held.
+func (q *Queue[T]) scheduleLocked(item T, readyAt, now time.Time) {
+	d := readyAt.Sub(now)
 	if d <= 0 {
 		q.addLocked(item)
 		return
 	}
-	now := q.clock.Now()
-	if q.waiting.schedule(item, now.Add(d)) {
+	if q.waiting.schedule(item, readyAt) {
 		q.timer.Reset(min(d, maxWait))
 	}
 }

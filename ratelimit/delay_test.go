@@ -39,6 +39,24 @@ func TestAddAfterReadyAtNowPlusDelayInOrder(t *testing.T) {
 	require.Equal(t, "c", getNow(t, q))
 }
 
+// AddAt schedules at the time given, not at a delay from whenever the
+// queue reads its clock: a step between the caller's decision and the call
+// cannot push the item past its time. Conformance 84.
+func TestAddAtReadyAtThatTime(t *testing.T) {
+	q, c := fakeQueue(t, ratelimit.Config[string]{})
+	due := c.Now().Add(2 * time.Second)
+	step(t, c, time.Second) // the clock moves while the caller decides
+	q.AddAt("a", due)
+	q.AddAt("past", c.Now().Add(-time.Second))
+	require.Equal(t, 1, q.Len(), "a time already passed adds at once")
+	require.Equal(t, "past", getNow(t, q))
+	step(t, c, time.Second-time.Nanosecond)
+	require.Equal(t, 0, q.Len(), "not ready a nanosecond early")
+	step(t, c, time.Nanosecond)
+	require.Equal(t, 1, q.Len(), "ready at the time given")
+	require.Equal(t, "a", getNow(t, q))
+}
+
 // conformance 84
 func TestAddAfterKeepsEarliestTime(t *testing.T) {
 	q, c := fakeQueue(t, ratelimit.Config[string]{})

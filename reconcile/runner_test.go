@@ -116,6 +116,50 @@ func TestBackoffPerKey(t *testing.T) {
 	assert.Equal(t, reconcile.Success, obs.get()[ended-1])
 }
 
+// A RequeueAfter asked for while an earlier retry of the key still waits
+// in the queue is kept: the retry, taken before the RequeueAfter's time,
+// reconciles nothing, and the key comes back at that time. Decision 33.
+func TestRequeueAfterSurvivesEarlierRetry(t *testing.T) {
+	f := newFixture(t)
+	f.create(watchtest.ConfigMaps, "ns", "a", "")
+	rec := newRecorder()
+	var n atomic.Int32
+	rec.answer = func(_ context.Context, key string) (reconcile.Result, error) {
+		if key != "ns/a" {
+			return reconcile.Result{}, nil
+		}
+		switch n.Add(1) {
+		case 1:
+			return reconcile.Result{}, errors.New("refused") // retry after 1s
+		case 2:
+			return reconcile.Result{RequeueAfter: time.Minute}, nil
+		}
+		return reconcile.Result{}, nil
+	}
+	r := f.runner(f.informer(watchtest.ConfigMaps), rec)
+	obs := observe(r)
+	start(t, r)
+	assert.Equal(t, "ns/a", rec.next(t).key)
+	obs.waitFor(t, 1)
+	f.update(watchtest.ConfigMaps, "ns", "a", `,"labels":{"v":"2"}`)
+	assert.Equal(t, "ns/a", rec.next(t).key, "a new version is reconciled at once")
+	obs.waitFor(t, 2)
+	f.step(time.Second) // the retry's time
+	// One worker: once b is reconciled, the retry of a queued before it
+	// has been taken.
+	f.create(watchtest.ConfigMaps, "ns", "b", "")
+	assert.Equal(t, "ns/b", rec.next(t).key, "the retry of a reconciles nothing")
+	obs.waitFor(t, 3)
+	f.step(59*time.Second - time.Millisecond)
+	rec.none(t)
+	f.step(time.Millisecond)
+	assert.Equal(t, "ns/a", rec.next(t).key, "requeued a minute after the second reconcile")
+	obs.waitFor(t, 4)
+	assert.Equal(t, []reconcile.Outcome{reconcile.Error, reconcile.Requeue, reconcile.Success, reconcile.Success}, obs.get())
+	f.step(time.Hour)
+	rec.none(t)
+}
+
 // On shutdown the runner takes no new keys, lets the workers finish the
 // queued ones, and, with a worker stuck past ShutdownTimeout, cancels its
 // context and returns ErrDrainTimeout naming the key; the informers stop.

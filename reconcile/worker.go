@@ -120,44 +120,56 @@ func (r *Runner) version(key string) (rv string, cached bool) {
 	return obj.ResourceVersion(), true
 }
 
-// begin takes the key's forced flag and says whether it needs a reconcile.
-func (r *Runner) begin(key, rv string) bool {
+// begin takes the key's forced flag and says whether it needs a reconcile;
+// if not, it returns when the key is due for a retry or RequeueAfter (zero
+// if never).
+func (r *Runner) begin(key, rv string) (run bool, due time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	forced := r.forced[key]
 	delete(r.forced, key)
 	if due, ok := r.due[key]; ok && !r.Clock.Now().Before(due) {
-		forced = true // RequeueAfter's time has come
+		forced = true // the retry's or RequeueAfter's time has come
 		delete(r.due, key)
 	}
 	if done, ok := r.done[key]; !forced && (ok && done == rv || !ok && rv == "") {
-		return false
+		return false, r.due[key]
 	}
 	r.inFlight[key] = true
-	return true
+	return true, time.Time{}
 }
 
 // end records the version of key a reconcile saw, and when to reconcile
-// it again (after, if positive) though it does not change. A reconcile's
-// Result replaces those of earlier ones.
-func (r *Runner) end(key, rv string, cached bool, after time.Duration) {
+// it again (after, if positive) though it does not change, returning that
+// time. A reconcile's Result replaces those of earlier ones.
+func (r *Runner) end(key, rv string, cached bool, after time.Duration) (due time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.inFlight, key)
 	delete(r.due, key)
 	if after > 0 {
-		r.due[key] = r.Clock.Now().Add(after)
+		due = r.Clock.Now().Add(after)
+		r.due[key] = due
 	}
 	if cached {
 		r.done[key] = rv
 	} else {
 		delete(r.done, key) // gone: nothing to remember
 	}
+	return due
 }
 
 func (r *Runner) process(ctx context.Context, q *ratelimit.Queue[string], lim ratelimit.Limiter[string], key string) {
 	rv, cached := r.version(key)
-	if !r.begin(key, rv) {
+	run, due := r.begin(key, rv)
+	if !run {
+		if !due.IsZero() {
+			// Taken before its time: by a notification of the version
+			// reconciled, or by an earlier retry still in the queue's heap
+			// when this time was asked for (the queue keeps the earlier
+			// of two). Keep the time, or it would be lost.
+			q.AddAt(key, due)
+		}
 		return
 	}
 	if r.Member != nil {
@@ -187,9 +199,8 @@ func (r *Runner) process(ctx context.Context, q *ratelimit.Queue[string], lim ra
 	default:
 		lim.Forget(key)
 	}
-	r.end(key, rv, cached, after)
-	if after > 0 {
-		q.AddAfter(key, after)
+	if due := r.end(key, rv, cached, after); !due.IsZero() {
+		q.AddAt(key, due)
 	}
 	if r.Observe != nil {
 		r.Observe(key, r.Clock.Since(start), outcome)
