@@ -131,6 +131,14 @@ func (l *labeller) reconcile(ctx context.Context, key string) (reconcile.Result,
 	if old, err := l.reports.Get(ns, name+"-report"); err == nil && old.Get("data.keys").String() == keys {
 		return reconcile.Result{}, nil
 	}
+	// The cache may not hold our own last write yet (this reconcile may
+	// follow the label's, before the report's watch event): ask the
+	// server, so an unchanged report gets neither a write nor an Event.
+	if live, err := l.cms.Namespace(ns).Get(ctx, name+"-report"); err == nil && live.Get("data.keys").String() == keys {
+		return reconcile.Result{}, nil
+	} else if err != nil && !httpwatch.IsNotFound(err) {
+		return reconcile.Result{}, err
+	}
 	body, _ := patch.New().Set("apiVersion", "v1").Set("kind", "ConfigMap").
 		Set("metadata.name", name+"-report").Set("metadata.namespace", ns).
 		Set(patch.Path("metadata", "labels", reportLabel), name).Set("data.keys", keys).
