@@ -12,7 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/clock"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/watchtest"
 	"github.com/listwatch/listwatch/reconcile"
 	"github.com/listwatch/listwatch/shard"
 )

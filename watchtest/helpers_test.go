@@ -15,7 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 	"go.uber.org/goleak"
 
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/fixtures"
 )
 
