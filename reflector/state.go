@@ -118,7 +118,7 @@ func (r *Reflector) initialState() state {
 	s := state{phase: phaseStart}
 	s.lastRV = r.ResourceVersion
 	if r.ResyncPeriod > 0 {
-		s.resyncAt = r.Clock.Now().Add(r.ResyncPeriod)
+		s.resyncAt = r.clock().Now().Add(r.ResyncPeriod)
 	}
 	return s
 }

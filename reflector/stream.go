@@ -18,7 +18,7 @@ import (
 func (r *Reflector) stream(ctx context.Context, s *state) time.Duration {
 	// A flood of events must not hold off a deadline, nor must the order
 	// in which select picks ready cases.
-	if d := s.deadline(); !d.IsZero() && !r.Clock.Now().Before(d) {
+	if d := s.deadline(); !d.IsZero() && !r.clock().Now().Before(d) {
 		return r.due(s)
 	}
 	var rep reply
@@ -165,7 +165,7 @@ func (r *Reflector) watchEnded(s *state, err error) time.Duration {
 		s.enter(phaseList) // conformance 30
 		return 0
 	}
-	if s.events == 0 && r.Clock.Since(s.opened) < time.Second {
+	if s.events == 0 && r.clock().Since(s.opened) < time.Second {
 		r.report(OpWatch, ErrVeryShortWatch)
 		return r.retry(s, phaseStart, ErrVeryShortWatch) // conformance 21
 	}
@@ -209,7 +209,7 @@ func (r *Reflector) retryInternalError(m *memory) bool {
 	if r.MaxInternalErrorRetryDuration <= 0 {
 		return false
 	}
-	now := r.Clock.Now()
+	now := r.clock().Now()
 	if now.Sub(m.internal.last) >= internalErrorQuiet {
 		m.internal.first = now
 	}

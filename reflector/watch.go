@@ -14,7 +14,7 @@ func (r *Reflector) watchTimeout() int64 {
 	if lo < 5*time.Minute {
 		lo = 5 * time.Minute // conformance 10: shorter minimums are ignored
 	}
-	return int64((lo + time.Duration(r.Random()*float64(lo))) / time.Second)
+	return int64((lo + time.Duration(r.random()*float64(lo))) / time.Second)
 }
 
 // watch opens a watch with bookmarks and a random timeout (conformance 10,
@@ -109,7 +109,7 @@ func (r *Reflector) opened(ctx context.Context, cancel context.CancelFunc, s *st
 	// Without a resync period nor a watch-list to watch over, nothing can
 	// fall due while this watch is open: the loop may block in Next itself.
 	s.feed = startFeed(ctx, cancel, w, s.resyncAt.IsZero() && !initial)
-	s.opened = r.Clock.Now()
+	s.opened = r.clock().Now()
 	s.fromAny = fromAny
 	if initial {
 		s.initial = map[string]*raw.Object{}
