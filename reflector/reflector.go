@@ -207,11 +207,12 @@ func (r *Reflector) Stats() Stats {
 // Run keeps the Sink in sync until ctx is done. It returns promptly after
 // cancellation, with every stream closed. Calling Run again returns at once.
 //
-// Run does its work on the calling goroutine. While a watch with a
-// deadline is open (a resync period, a watch-list awaiting its end) it
-// starts one more, to read it (see feed), and stops that one before
-// opening the next watch and before returning. Resync and the watch-list warnings
-// are deadlines of the loop, not goroutines of their own.
+// Run does its work on the calling goroutine, one step of the state machine
+// at a time. While a watch with a deadline is open (a resync period, a
+// watch-list awaiting its end) it starts one more, to read it (see feed),
+// and stops that one before opening the next watch and before returning.
+// Resync and the watch-list warnings are deadlines of the loop, not
+// goroutines of their own.
 func (r *Reflector) Run(ctx context.Context) {
 	if !r.started.CompareAndSwap(false, true) {
 		r.logger().Warn("reflector already running", "resource", r.Name)
@@ -224,13 +225,8 @@ func (r *Reflector) Run(ctx context.Context) {
 	r.publish(published)
 	for {
 		var wait time.Duration
-		if s.phase == phaseStream && s.feed.direct {
-			// The hot path: an event of a watch with no deadline to arm.
-			wait = r.stream(ctx, &s)
-		} else {
-			s, wait = r.step(ctx, s)
-			s.alarm.set(s.deadline())
-		}
+		s, wait = r.step(ctx, s)
+		s.alarm.set(s.deadline())
 		if s.lastRV != published {
 			published = s.lastRV
 			r.publish(published)

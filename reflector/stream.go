@@ -21,28 +21,17 @@ func (r *Reflector) stream(ctx context.Context, s *state) time.Duration {
 	if d := s.deadline(); !d.IsZero() && !r.clock().Now().Before(d) {
 		return r.due(s)
 	}
-	var rep reply
-	ok := false
-	if s.feed.direct {
-		rep.ev, rep.err = s.feed.w.Next()
-		ok = true
-	} else {
-		rep, ok = s.feed.take()
-	}
-	for !ok {
-		select {
-		case <-s.feed.ready:
-			rep, ok = s.feed.take() // may find nothing: the token can be stale
-		case <-s.alarm.c():
-			s.alarm.rang()
-			return r.due(s)
-		case <-ctx.Done():
+	rep, ok := s.feed.next(ctx, s.alarm.c())
+	if !ok {
+		if ctx.Err() != nil {
 			s.closeWatch()
-			s.enter(phaseWatch)
+			s.enter(phaseWatch) // Run returns
 			return 0
 		}
+		s.alarm.rang()
+		return r.due(s)
 	}
-	if rep.err != nil || rep.ev.Type == httpwatch.Error {
+	if rep.end() {
 		s.closeWatch()
 		if ctx.Err() != nil {
 			s.enter(phaseWatch) // ended by the cancellation: Run returns
