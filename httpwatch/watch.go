@@ -34,7 +34,8 @@ import (
 // The server must send the response headers within the client's
 // WatchHeaderTimeout (an error wrapping ErrResponseHeaderTimeout otherwise);
 // after that the stream has no client-side timeout: opts.TimeoutSeconds and
-// ctx bound it. Stop (or cancelling ctx) ends it.
+// ctx bound it. Stop (or cancelling ctx) ends it. The Watcher also has a
+// BeforeRead method, for callers that hand events on in batches.
 func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher, error) {
 	path, err := rc.res.Path()
 	if err != nil {
@@ -86,11 +87,14 @@ type streamWatcher struct {
 	n          int // events returned, to name the one a DecodeError is about
 	stopped    atomic.Bool
 	closeOnce  sync.Once
-	err        error // sticky: returned by every Next after the first failure
+	err        error  // sticky: returned by every Next after the first failure
+	beforeRead func() // see BeforeRead
 }
 
 func newStreamWatcher(body io.ReadCloser, cancel context.CancelFunc, verb, path string, d *raw.Decoder) *streamWatcher {
-	return &streamWatcher{body: body, cancel: cancel, verb: verb, path: path, events: d.Events(body)}
+	w := &streamWatcher{body: body, cancel: cancel, verb: verb, path: path}
+	w.events = d.Events(announcedBody{w})
+	return w
 }
 
 // Stop ends the stream: it closes the body, which unblocks a Next in
