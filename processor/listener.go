@@ -30,7 +30,9 @@ type listener[T any] struct {
 	doneCh         chan struct{} // closed when the goroutine exits, or at stop if it never started
 }
 
-func (l *listener[T]) push(n Notification[T]) {
+// push buffers n and wakes the goroutine if it waits, unless held: then
+// the next wake does.
+func (l *listener[T]) push(n Notification[T], held bool) {
 	l.mu.Lock()
 	if l.stopped {
 		l.mu.Unlock()
@@ -40,8 +42,23 @@ func (l *listener[T]) push(n Notification[T]) {
 		l.initialPending.Add(1)
 	}
 	l.buf.push(n)
-	wake := l.waiting
-	l.waiting = false
+	wake := l.waiting && !held
+	if wake {
+		l.waiting = false
+	}
+	l.mu.Unlock()
+	if wake {
+		l.cond.Signal()
+	}
+}
+
+// wake wakes the goroutine if it waits while notifications are buffered.
+func (l *listener[T]) wake() {
+	l.mu.Lock()
+	wake := l.waiting && l.buf.len() > 0
+	if wake {
+		l.waiting = false
+	}
 	l.mu.Unlock()
 	if wake {
 		l.cond.Signal()
