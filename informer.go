@@ -284,8 +284,7 @@ func (inf *Informer) Run(ctx context.Context) {
 	stopFIFO := context.AfterFunc(ctx, inf.fifo.Close)
 	defer stopFIFO()
 
-	for popped := 0; ; popped++ {
-		inf.handOver(popped)
+	for {
 		_, err := inf.fifo.Pop(inf.apply)
 		if errors.Is(err, delta.ErrClosed) {
 			break
@@ -300,28 +299,11 @@ func (inf *Informer) Run(ctx context.Context) {
 			}
 		}
 	}
-	inf.processor.Release()
 	stopProc()
 	wg.Wait()
 	inf.mu.Lock()
 	inf.stopped = true
 	inf.mu.Unlock()
-}
-
-// handOverEvery bounds how many pops the handlers may not hear of while
-// the queue is never empty.
-const handOverEvery = 64
-
-// handOver wakes the handlers for what the pops so far distributed when
-// the next Pop may wait (the queue is empty) or every handOverEvery pops,
-// and holds them for the next: a burst of changes wakes each handler once
-// per batch, not once per change, and a handler never waits for a change
-// the informer has applied while the informer itself waits.
-func (inf *Informer) handOver(popped int) {
-	if popped%handOverEvery == 0 || inf.fifo.Len() == 0 {
-		inf.processor.Release()
-	}
-	inf.processor.Hold()
 }
 
 // apply writes one key's deltas to the cache and notifies the handlers.

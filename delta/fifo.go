@@ -29,9 +29,7 @@ type KnownObjects[T any] interface {
 // the queue.
 //
 // Producers (Add, Update, Delete, Replace, Resync) and readers never wait
-// for a Pop process function to finish; Pops run one at a time. A producer
-// with a run of writes can Hold the FIFO so that they wake a waiting Pop
-// once, at Release. Set the
+// for a Pop process function to finish; Pops run one at a time. Set the
 // exported fields before first use. The zero value is not usable; call
 // NewFIFO.
 type FIFO[T any] struct {
@@ -57,10 +55,6 @@ type FIFO[T any] struct {
 	// Producers treat them as applied; see the package doc.
 	inflightKey string
 	inflight    Deltas[T]
-
-	// held: writes leave a waiting Pop asleep until Release; woken:
-	// whether a write while held would have woken it.
-	held, wake bool
 
 	populated bool // any write happened
 	initial   int  // pops left of the first Replace's keys
@@ -142,40 +136,8 @@ func (f *FIFO[T]) appendLocked(key string, d Delta[T]) {
 	f.items[key] = appendDeduped(ds, d)
 	if !queued {
 		f.queue.push(key)
-		f.signalLocked()
-		f.peak = max(f.peak, len(f.items))
-	}
-}
-
-// signalLocked wakes a waiting Pop, or notes that Release must.
-func (f *FIFO[T]) signalLocked() {
-	if f.held {
-		f.wake = true
-		return
-	}
-	f.cond.Signal()
-}
-
-// Hold makes writes leave a Pop that waits for a key asleep until Release,
-// so that a producer handing over a run of deltas wakes the consumer once
-// for the run instead of once per delta. What is written is queued at once
-// all the same: Len, ListKeys, GetByKey and a Pop that does not wait see
-// it. A producer must Release before it waits for anything itself.
-func (f *FIFO[T]) Hold() {
-	f.mu.Lock()
-	f.held = true
-	f.mu.Unlock()
-}
-
-// Release ends a Hold, waking a waiting Pop if a write since Hold queued a
-// key.
-func (f *FIFO[T]) Release() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.held = false
-	if f.wake {
-		f.wake = false
 		f.cond.Signal()
+		f.peak = max(f.peak, len(f.items))
 	}
 }
 
@@ -363,7 +325,7 @@ func (f *FIFO[T]) requeueLocked(key string, ds Deltas[T]) {
 	f.items[key] = merged
 	if !queued {
 		f.queue.push(key)
-		f.cond.Signal() // the consumer's own write: never held
+		f.cond.Signal()
 	}
 }
 

@@ -34,8 +34,7 @@ import (
 // The server must send the response headers within the client's
 // WatchHeaderTimeout (an error wrapping ErrResponseHeaderTimeout otherwise);
 // after that the stream has no client-side timeout: opts.TimeoutSeconds and
-// ctx bound it. Stop (or cancelling ctx) ends it. The Watcher also has a
-// BeforeRead method, for callers that hand events on in batches.
+// ctx bound it. Stop (or cancelling ctx) ends it.
 func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher, error) {
 	path, err := rc.res.Path()
 	if err != nil {
@@ -87,14 +86,11 @@ type streamWatcher struct {
 	n          int // events returned, to name the one a DecodeError is about
 	stopped    atomic.Bool
 	closeOnce  sync.Once
-	err        error  // sticky: returned by every Next after the first failure
-	beforeRead func() // see BeforeRead
+	err        error // sticky: returned by every Next after the first failure
 }
 
 func newStreamWatcher(body io.ReadCloser, cancel context.CancelFunc, verb, path string, d *raw.Decoder) *streamWatcher {
-	w := &streamWatcher{body: body, cancel: cancel, verb: verb, path: path}
-	w.events = d.Events(announcedBody{w})
-	return w
+	return &streamWatcher{body: body, cancel: cancel, verb: verb, path: path, events: d.Events(body)}
 }
 
 // Stop ends the stream: it closes the body, which unblocks a Next in

@@ -30,9 +30,7 @@ type listener[T any] struct {
 	doneCh         chan struct{} // closed when the goroutine exits, or at stop if it never started
 }
 
-// push buffers n and wakes the goroutine if it waits, unless held: then
-// the next wake does.
-func (l *listener[T]) push(n Notification[T], held bool) {
+func (l *listener[T]) push(n Notification[T]) {
 	l.mu.Lock()
 	if l.stopped {
 		l.mu.Unlock()
@@ -42,23 +40,8 @@ func (l *listener[T]) push(n Notification[T], held bool) {
 		l.initialPending.Add(1)
 	}
 	l.buf.push(n)
-	wake := l.waiting && !held
-	if wake {
-		l.waiting = false
-	}
-	l.mu.Unlock()
-	if wake {
-		l.cond.Signal()
-	}
-}
-
-// wake wakes the goroutine if it waits while notifications are buffered.
-func (l *listener[T]) wake() {
-	l.mu.Lock()
-	wake := l.waiting && l.buf.len() > 0
-	if wake {
-		l.waiting = false
-	}
+	wake := l.waiting
+	l.waiting = false
 	l.mu.Unlock()
 	if wake {
 		l.cond.Signal()

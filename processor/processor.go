@@ -67,7 +67,6 @@ type Processor[T any] struct {
 	Synced func() bool
 
 	panics    atomic.Uint64
-	held      atomic.Bool // see Hold
 	mu        sync.RWMutex
 	listeners []*listener[T]
 	running   bool
@@ -149,7 +148,7 @@ func (p *Processor[T]) AddHandler(h Handler[T], resyncPeriod time.Duration, init
 		l.nextResync = p.now().Add(resyncPeriod)
 	}
 	for _, obj := range initial {
-		l.push(Added(obj, true), false)
+		l.push(Added(obj, true))
 	}
 	p.listeners = append(p.listeners, l)
 	if p.running {
@@ -183,33 +182,11 @@ func (p *Processor[T]) Distribute(n Notification[T]) {
 	if p.stopped {
 		return
 	}
-	held := p.held.Load()
 	for _, l := range p.listeners {
 		if n.Resync && !l.syncing {
 			continue
 		}
-		l.push(n, held)
-	}
-}
-
-// Hold makes Distribute leave handlers that wait for a notification asleep
-// until Release, so that a distributor with a run of notifications wakes
-// each handler once for the run instead of once per notification. The
-// notifications are buffered at once all the same. Hold and Release are
-// for the goroutine that distributes, which must Release before it waits
-// for anything itself.
-func (p *Processor[T]) Hold() { p.held.Store(true) }
-
-// Release ends a Hold, waking every handler that has notifications and
-// waits for them.
-func (p *Processor[T]) Release() {
-	if !p.held.Swap(false) {
-		return
-	}
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	for _, l := range p.listeners {
-		l.wake()
+		l.push(n)
 	}
 }
 

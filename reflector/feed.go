@@ -17,9 +17,6 @@ import (
 //     Next itself, and an event costs no goroutine hand-off.
 //   - readAhead otherwise: a reader goroutine turns Next into a queue the
 //     loop waits on beside the alarm.
-//
-// Both hand a Sink that batches (BatchSink) the events of one read of the
-// stream as one batch: see batcher.
 type feed interface {
 	// next returns the watch's next reply. ok is false when alarm rang or
 	// ctx ended first; the watch is then still open.
@@ -39,26 +36,16 @@ type reply struct {
 func (rep reply) end() bool { return rep.err != nil || rep.ev.Type == httpwatch.Error }
 
 // newFeed starts the feed of w, opened with ctx, which cancel ends.
-func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, sink Sink, direct bool) feed {
-	b := newBatcher(sink, w)
+func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, direct bool) feed {
 	if direct {
-		f := &directFeed{stopper: newStopper(ctx, cancel, w), batch: b}
-		if b.sink != nil {
-			b.notify.BeforeRead(f.batch.release)
-		}
-		return f
+		return &directFeed{stopper: newStopper(ctx, cancel, w)}
 	}
 	f := &readAhead{
 		stopper: newStopper(ctx, cancel, w),
-		batch:   b,
-		perRead: b.sink != nil,
 		ready:   make(chan struct{}, 1),
 		room:    make(chan struct{}, 1),
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
-	}
-	if f.perRead {
-		b.notify.BeforeRead(f.handOver)
 	}
 	go f.read()
 	return f
@@ -97,24 +84,14 @@ func (s *stopper) stop() {
 }
 
 // directFeed is read by the loop itself.
-type directFeed struct {
-	stopper
-	batch batcher
-}
+type directFeed struct{ stopper }
 
 func (f *directFeed) next(context.Context, <-chan time.Time) (reply, bool) {
 	ev, err := f.w.Next()
-	rep := reply{ev, err}
-	if !rep.end() {
-		f.batch.hold()
-	}
-	return rep, true
+	return reply{ev, err}, true
 }
 
-func (f *directFeed) close() {
-	f.stop()
-	f.batch.release()
-}
+func (f *directFeed) close() { f.stop() }
 
 // feedAhead is how many events a readAhead reads before the loop takes
 // them. Reading ahead lets the next events decode while the loop hands the
@@ -125,13 +102,10 @@ const feedAhead = 256
 // readAhead reads the watch on a goroutine of its own. The reader appends
 // every reply to queue; the loop takes the whole queue at once and hands
 // its replies out one per step, so events cross between the goroutines in
-// batches. The reader tells the loop of new replies once per read of the
-// stream when the watcher says when it reads (perRead), else as soon as
-// the queue stops being empty, so that a quiet stream delays no event.
+// batches whenever the loop is the slower side, and a quiet stream delays
+// no event.
 type readAhead struct {
 	stopper
-	batch   batcher // only the loop touches it
-	perRead bool
 
 	mu    sync.Mutex
 	queue []reply // read, not yet taken by the loop
@@ -154,7 +128,7 @@ func (f *readAhead) read() {
 		f.queue = append(f.queue, rep)
 		n := len(f.queue)
 		f.mu.Unlock()
-		if rep.end() || n >= feedAhead || n == 1 && !f.perRead {
+		if n == 1 {
 			signal(f.ready)
 		}
 		if rep.end() {
@@ -173,27 +147,11 @@ func (f *readAhead) read() {
 	}
 }
 
-// handOver tells the loop of the replies read so far; the watcher calls
-// it on the reader's goroutine before it reads the stream again.
-func (f *readAhead) handOver() {
-	f.mu.Lock()
-	n := len(f.queue)
-	f.mu.Unlock()
-	if n > 0 {
-		signal(f.ready)
-	}
-}
-
 func (f *readAhead) next(ctx context.Context, alarm <-chan time.Time) (reply, bool) {
 	for {
 		if rep, ok := f.take(); ok {
-			if !rep.end() {
-				f.batch.hold()
-			}
 			return rep, true
 		}
-		// Nothing to hand out: the sink's consumer may have what came.
-		f.batch.release()
 		select {
 		case <-f.ready: // take may find nothing: the token can be stale
 		case <-alarm:
@@ -226,7 +184,6 @@ func (f *readAhead) close() {
 	f.stop()
 	close(f.quit)
 	<-f.done
-	f.batch.release()
 }
 
 // signal leaves a token in c unless one is there already.
