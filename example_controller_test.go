@@ -8,9 +8,9 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
-	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/ratelimit"
+	"github.com/listwatch/listwatch/store"
 )
 
 // labeller labels every configmap checked=true, at the version it checked.
@@ -42,7 +42,7 @@ func (l *labeller) work(ctx context.Context) {
 // configmap changed since is a 409 Conflict, and is checked again at its
 // latest version.
 func (l *labeller) reconcile(ctx context.Context, key string) error {
-	ns, name, err := indexer.SplitKey(key)
+	ns, name, err := store.SplitKey(key)
 	if err != nil {
 		return err
 	}

@@ -9,10 +9,10 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/ratelimit"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -54,7 +54,7 @@ func (l *labeller) work(ctx context.Context) {
 }
 
 func (l *labeller) reconcile(ctx context.Context, key string) error {
-	ns, name, err := indexer.SplitKey(key)
+	ns, name, err := store.SplitKey(key)
 	if err != nil {
 		return err
 	}
