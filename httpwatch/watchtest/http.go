@@ -23,6 +23,10 @@ type route struct {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
+	if s.serveDiscovery(w, req) {
+		s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query()})
+		return
+	}
 	rt, err := s.route(req)
 	s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query(), Verb: rt.verb, Subresource: rt.sub})
 	if err != nil {
