@@ -167,12 +167,9 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 	q := req.URL.Query()
 	sc := scope{namespace: rt.namespace, name: rt.name}
 	var err error
-	if sc.filter.labels, err = selector.Parse(q.Get("labelSelector")); err != nil {
-		writeStatus(w, selectorError(err))
-		return
-	}
-	if sc.filter.fields, err = selector.ParseFields(q.Get("fieldSelector")); err != nil {
-		writeStatus(w, selectorError(err))
+	var aerr *apiError
+	if sc.filter, aerr = parseFilter(rt.st.res, q); aerr != nil {
+		writeStatus(w, aerr)
 		return
 	}
 	rv := q.Get("resourceVersion")

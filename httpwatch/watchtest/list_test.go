@@ -198,7 +198,7 @@ func TestListOptionsValidation(t *testing.T) {
 		{url.Values{"continue": {"not-a-token"}}, 400, "continue key is not valid"},
 		{url.Values{"resourceVersion": {"abc"}}, 400, `invalid resourceVersion "abc"`},
 		{url.Values{"limit": {"ten"}}, 400, `invalid limit "ten"`},
-		{url.Values{"fieldSelector": {"metadata.name"}}, 400, "found 'metadata.name', expected: path=value"},
+		{url.Values{"fieldSelector": {"metadata.name"}}, 400, "invalid selector: 'metadata.name'; can't understand 'metadata.name'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.q.Encode(), func(t *testing.T) {
