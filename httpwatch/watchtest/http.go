@@ -2,6 +2,7 @@ package watchtest
 
 import (
 	"errors"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -28,12 +29,16 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	rt, err := s.route(req)
-	s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query(), Verb: rt.verb, Subresource: rt.sub})
+	r := Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query(), Verb: rt.verb, Subresource: rt.sub, Namespace: rt.namespace, Name: rt.name}
+	if rt.verb == "patch" {
+		r.PatchType = mediaType(req.Header.Get("Content-Type"))
+	}
+	s.logRequest(r)
 	if err != nil {
 		writeStatus(w, err)
 		return
 	}
-	if f, ok := s.takeFailure(rt.verb); ok {
+	if f, ok := s.takeFailure(r); ok {
 		e := failureError(f, rt.verb)
 		if f.InStream && rt.verb == "watch" {
 			s.startStream(w, rt.st, noCut).write(frame{typ: typeError, err: e})
@@ -290,4 +295,13 @@ func checkWatchOptions(match, cont string, initial *bool, refuse bool) []fieldEr
 		}
 	}
 	return errs
+}
+
+// mediaType is a Content-Type without its parameters.
+func mediaType(ct string) string {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return ct
+	}
+	return mt
 }
