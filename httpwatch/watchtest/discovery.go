@@ -9,7 +9,8 @@ import (
 
 // Discovery documents, built from the registered resources in the shapes
 // kube-apiserver 1.37 answers with: the aggregated APIGroupDiscoveryList
-// (v2, or v2beta1 when only that is accepted) for /api and /apis, else
+// (v2; v2beta1, which 1.37 no longer serves, gets the plain documents) for
+// /api and /apis, else
 // APIVersions, APIGroupList, APIGroup and APIResourceList. Clients use
 // them to tell a misspelt resource and a namespaced one addressed without a
 // namespace from a missing object, so serving them makes those errors in
@@ -114,9 +115,10 @@ func legacyEntry(r Resource, name, kind string, verbs []string, top bool) map[st
 }
 
 // aggregatedVersion picks the aggregated discovery version an Accept header
-// asks for, v2 first, or "" for the plain documents.
+// asks for, or "" for the plain documents. Like kube-apiserver 1.37, it
+// serves v2 only: a client asking for v2beta1 alone gets the plain ones.
 func aggregatedVersion(accept string) string {
-	for _, v := range []string{"v2", "v2beta1"} {
+	for _, v := range []string{"v2"} {
 		for _, part := range strings.Split(accept, ",") {
 			p := strings.ReplaceAll(part, " ", "")
 			if strings.Contains(p, "g=apidiscovery.k8s.io") && strings.Contains(p, ";v="+v+";") && strings.Contains(p, "as=APIGroupDiscoveryList") {

@@ -11,8 +11,8 @@ import (
 
 // fieldRules is what field selectors may name on the built-in resources,
 // and how the real server words a refusal, as kube-apiserver 1.37 answers
-// (each resource's field label conversion). Resources not listed take the
-// default: metadata.name and metadata.namespace, plus a custom resource's
+// (each resource's field label conversion). Resources not listed, core
+// ones such as configmaps among them, take the generic rule and message: metadata.name and metadata.namespace, plus a custom resource's
 // selectable fields.
 var fieldRules = map[string]fieldRule{
 	"/v1/pods": {coreStyle, []string{"metadata.name", "metadata.namespace", "spec.nodeName", "spec.restartPolicy",
@@ -50,9 +50,6 @@ func (r Resource) rule() fieldRule {
 	}
 	if fr, ok := fieldRules[r.id()]; ok {
 		return fr
-	}
-	if r.Group == "" {
-		return fieldRule{coreStyle, []string{"metadata.name", "metadata.namespace"}}
 	}
 	return fieldRule{defaultStyle, []string{"metadata.name", "metadata.namespace"}}
 }

@@ -20,6 +20,7 @@ func TestSelectorsCheckedPerResource(t *testing.T) {
 	widgets := watchtest.Resource{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true, SelectableFields: []string{"spec.color"}}
 	s.AddResource(widgets)
 	s.AddResource(watchtest.Leases)
+	s.AddResource(watchtest.Resource{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true, BuiltIn: true})
 	for _, tc := range []struct {
 		path, field, label string
 		code               int
@@ -30,7 +31,8 @@ func TestSelectorsCheckedPerResource(t *testing.T) {
 		{"/api/v1/namespaces/p/pods", "status.podIP=1.2.3.4,metadata.namespace=p", "", 200, ""},
 		{"/api/v1/namespaces", "status.phase=Active", "", 200, ""},
 		{"/api/v1/namespaces", "metadata.namespace=x", "", 400, "field label not supported: metadata.namespace"},
-		{"/api/v1/configmaps", "metadata.uid=x", "", 400, "field label not supported: metadata.uid"},
+		{"/api/v1/configmaps", "metadata.uid=x", "", 400, `"metadata.uid" is not a known field selector: only "metadata.name", "metadata.namespace"`},
+		{"/api/v1/secrets", "metadata.uid=x", "", 400, "field label not supported: metadata.uid"},
 		{"/apis/apps/v1/deployments", "status.replicas=1", "", 400, `"status.replicas" is not a known field selector: only "metadata.name", "metadata.namespace"`},
 		{"/apis/coordination.k8s.io/v1/leases", "metadata.name=l", "", 200, ""},
 		{"/apis/example.com/v1/widgets", "spec.color=red", "", 200, ""},

@@ -290,9 +290,10 @@ func checkWatchOptions(match, cont string, initial *bool, refuse bool) []fieldEr
 		if match != "NotOlderThan" {
 			errs = append(errs, fieldError{field: "resourceVersionMatch", value: match, allowed: []string{"NotOlderThan"}})
 		}
-		if cont != "" {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden when continue is provided"})
-		}
+	}
+	if cont != "" {
+		// So the real server words it, match or not.
+		errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden when continue is provided"})
 	}
 	return errs
 }
