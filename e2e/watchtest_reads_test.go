@@ -23,7 +23,7 @@ const (
 )
 
 var (
-	listNames  = []string{"kind", "apiVersion", "items.#.metadata.name"}
+	listNames   = []string{"kind", "apiVersion", "items.#.metadata.name"}
 	eventFields = []string{"#.type", "#.object.metadata.name", "#.object.metadata.labels"}
 )
 
