@@ -11,7 +11,6 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease"
-	"github.com/listwatch/listwatch/raw"
 )
 
 // Three candidates start at once: they race to create the lease (two get
@@ -178,9 +177,7 @@ func TestExpiryIgnoresRecordedTimes(t *testing.T) {
 func writeLease(t *testing.T, h *harness, rec Record) {
 	t.Helper()
 	l := lease.Lease{Name: "lock"}
-	if data, err := h.srv.Get(watchtest.Leases, "ns", "lock"); err == nil {
-		cur, err := raw.NewObject(data)
-		require.NoError(t, err)
+	if cur, err := h.srv.Get(watchtest.Leases, "ns", "lock"); err == nil {
 		_, err = h.srv.Update(watchtest.Leases, l.Encode(cur, rec))
 		require.NoError(t, err)
 		return

@@ -19,7 +19,6 @@ import (
 	"github.com/listwatch/listwatch/internal/lease"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/kubeconfig"
-	"github.com/listwatch/listwatch/raw"
 )
 
 // Short durations keep the step counts small; their ratios are the defaults'.
@@ -357,9 +356,7 @@ func (h *harness) live() (ids []string, started bool) {
 
 func (h *harness) record() Record {
 	h.t.Helper()
-	data, err := h.srv.Get(watchtest.Leases, "ns", "lock")
-	require.NoError(h.t, err)
-	o, err := raw.NewObject(data)
+	o, err := h.srv.Get(watchtest.Leases, "ns", "lock")
 	require.NoError(h.t, err)
 	return lease.RecordOf(o)
 }

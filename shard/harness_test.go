@@ -19,7 +19,6 @@ import (
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/kubeconfig"
-	"github.com/listwatch/listwatch/raw"
 )
 
 // Short durations keep the step counts small; their ratios are the defaults'.
@@ -502,9 +501,7 @@ func (h *harness) want(members ...string) map[string]string {
 // renewTime is the renewTime of id's lease, as the server holds it.
 func (h *harness) renewTime(id string) time.Time {
 	h.t.Helper()
-	data, err := h.srv.Get(watchtest.Leases, "ns", "g-"+id)
-	require.NoError(h.t, err)
-	o, err := raw.NewObject(data)
+	o, err := h.srv.Get(watchtest.Leases, "ns", "g-"+id)
 	require.NoError(h.t, err)
 	t, err := time.Parse(time.RFC3339Nano, o.Get("spec.renewTime").String())
 	require.NoError(h.t, err)

@@ -53,9 +53,7 @@ func TestOwnerGolden(t *testing.T) {
 // holderAndRenewal reads id's lease as the server holds it.
 func (h *harness) holderAndRenewal(id string) (string, time.Time) {
 	h.t.Helper()
-	data, err := h.srv.Get(watchtest.Leases, "ns", "g-"+id)
-	require.NoError(h.t, err)
-	o, err := raw.NewObject(data)
+	o, err := h.srv.Get(watchtest.Leases, "ns", "g-"+id)
 	require.NoError(h.t, err)
 	rec := lease.RecordOf(o)
 	return rec.HolderIdentity, rec.RenewTime
