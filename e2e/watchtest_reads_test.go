@@ -79,6 +79,7 @@ func TestWatchtestReadsMatchRealServer(t *testing.T) {
 	create(pods, "p1", pod("p1", "n1", "Always", `{"app":"a"}`))
 	create(pods, "p2", pod("p2", "n2", "Always", `{"app":"b"}`))
 	create(pods, "p3", pod("p3", "", "Never", `{"app":"a"}`))
+	create(pods, "p4", `{"metadata":{"name":"p4"},"spec":{"containers":[{"name":"c","image":"x"}]}}`)
 	create(deps, "d1", `{"metadata":{"name":"d1","labels":{"app":"a"}},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"x"}]}}}}`)
 
 	// Reads of one object, and the paths that address none.
@@ -125,6 +126,8 @@ func TestWatchtestReadsMatchRealServer(t *testing.T) {
 	for _, sel := range []string{
 		"spec.nodeName=n1", "spec.nodeName!=n1", "spec.nodeName=", "spec.restartPolicy=Never", "spec.schedulerName=default-scheduler",
 		"metadata.name=p2", "spec.nodeName=n1,metadata.name=p1", "spec.serviceAccountName=", "status.nominatedNodeName=",
+		"spec.hostNetwork=false", "spec.hostNetwork=true", "status.phase=Pending", "status.phase!=Pending", "spec.restartPolicy=Always",
+		"spec.schedulerName!=default-scheduler", "status.podIP=", "spec.nodeName=n2,status.phase=Pending",
 	} {
 		add(step("pods fieldSelector="+sel, "GET", pods+q("fieldSelector", sel), listNames))
 	}

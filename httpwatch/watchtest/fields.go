@@ -30,6 +30,14 @@ var fieldRules = map[string]fieldRule{
 	"certificates.k8s.io/v1/certificatesigningrequests": {coreStyle, []string{"metadata.name", "spec.signerName"}},
 }
 
+// podDefaults are the values the real server gives a pod's selectable
+// fields when the pod it was sent left them out; field selectors see them
+// (watchtest does not store them: it has no defaulting).
+var podDefaults = map[string]string{
+	"spec.hostNetwork": "false", "spec.restartPolicy": "Always",
+	"spec.schedulerName": "default-scheduler", "status.phase": "Pending",
+}
+
 type fieldRule struct {
 	style  int
 	fields []string
@@ -94,6 +102,9 @@ func parseFilter(r Resource, q url.Values) (filter, *apiError) {
 			return f, badRequest("%s", msg)
 		}
 		return f, selectorError(err)
+	}
+	if r.BuiltIn && r.id() == "/v1/pods" {
+		f.defaults = podDefaults
 	}
 	return f, r.checkFields(f.fields)
 }
