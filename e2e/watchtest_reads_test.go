@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"testing"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 )
 
@@ -247,4 +250,52 @@ func TestWatchtestReadsMatchRealServer(t *testing.T) {
 	)
 	n := compareSteps(t, servers, ns, steps)
 	t.Logf("%d requests sent to each server", n)
+}
+
+// TestWatchtestSelectableFieldsMatchRealServer compares field selectors on
+// a custom resource whose CustomResourceDefinition declares
+// selectableFields with watchtest's Resource.SelectableFields, and the
+// custom resource's discovery entries (decision 7).
+func TestWatchtestSelectableFieldsMatchRealServer(t *testing.T) {
+	cfg := config(t)
+	rt, err := cfg.RoundTripper()
+	require.NoError(t, err)
+	c := client(t)
+	ctx := context.Background()
+	crds := c.Resource(httpwatch.Resource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	group := fmt.Sprintf("sel%d.example.com", time.Now().UnixNano()%100000)
+	_, err = crds.Create(ctx, fmt.Appendf(nil, `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"widgets.%s"},
+"spec":{"group":%q,"scope":"Namespaced","names":{"plural":"widgets","singular":"widget","kind":"Widget"},
+"versions":[{"name":"v1","served":true,"storage":true,"selectableFields":[{"jsonPath":".spec.color"}],
+"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"color":{"type":"string"},"size":{"type":"integer"}}}}}}}]}}`, group, group))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = crds.Delete(context.Background(), "widgets."+group) })
+	ns := namespace(t, c)
+	fake := watchtest.NewServer()
+	defer fake.Close()
+	fake.AddResource(watchtest.Resource{Group: group, Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true, SelectableFields: []string{"spec.color"}})
+	servers := []rawServer{{"real", cfg.Host, &http.Client{Transport: rt, Timeout: 20 * time.Second}, map[string]string{}}, {"watchtest", fake.URL, fake.Client(), map[string]string{}}}
+	widgets := "/apis/" + group + "/v1/namespaces/NS/widgets"
+	require.Eventually(t, func() bool {
+		code, _ := servers[0].do(t, writeStep{method: "GET", path: widgets}, ns)
+		return code == http.StatusOK
+	}, wait, 100*time.Millisecond, "the CRD is served")
+	obj := func(name, color string) diffStep {
+		return diffStep{writeStep: writeStep{"create " + name, "POST", widgets, "application/json",
+			`{"apiVersion":"` + group + `/v1","kind":"Widget","metadata":{"name":"` + name + `"},"spec":{"color":"` + color + `","size":1}}`, []string{"metadata.name", "spec"}}}
+	}
+	steps := []diffStep{obj("w1", "red"), obj("w2", "blue"), obj("w3", "red")}
+	for _, sel := range []string{"spec.color=red", "spec.color!=red", "spec.color=green", "metadata.name=w2", "spec.color=red,metadata.name=w3", "spec.size=1", "status.phase=x"} {
+		same := append([]string{"kind", "apiVersion", "items.#.metadata.name"}, statusFields...)
+		steps = append(steps, step("list fieldSelector="+sel, "GET", widgets+q("fieldSelector", sel), same),
+			step("watch fieldSelector="+sel, "GET", widgets+q("fieldSelector", sel, "watch", "1", "timeoutSeconds", "1", "resourceVersion", "0"), append(same, eventFields...)))
+	}
+	entry := `items.#(metadata.name=="` + group + `").versions.0.resources.0.`
+	steps = append(steps,
+		diffStep{writeStep: writeStep{name: "aggregated discovery of the group", method: "GET", path: "/apis", same: []string{
+			entry + "resource", entry + "responseKind", entry + "scope", entry + "verbs", entry + "singularResource", entry + "subresources"}}, accept: v2Accept},
+		step("the group version", "GET", "/apis/"+group+"/v1", []string{"kind", "groupVersion", `resources.#(name=="widgets").verbs`, `resources.#(name=="widgets").kind`, `resources.#(name=="widgets").namespaced`, `resources.#(name=="widgets").singularName`}),
+	)
+	t.Logf("%d requests sent to each server", compareSteps(t, servers, ns, steps))
 }

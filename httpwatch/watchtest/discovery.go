@@ -264,7 +264,10 @@ func (s *Server) resources() []Resource {
 // verbs are the resource's verbs as discovery lists them; namespaces have
 // no deletecollection on the real server.
 func (r Resource) verbs() []string {
-	if r.BuiltIn && r.Group == "" && r.Resource == "namespaces" {
+	switch {
+	case !r.BuiltIn: // in the order the real server lists them for custom resources
+		return []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}
+	case r.Group == "" && r.Resource == "namespaces":
 		return []string{"create", "delete", "get", "list", "patch", "update", "watch"}
 	}
 	return []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}

@@ -12,8 +12,9 @@ import (
 // fieldRules is what field selectors may name on the built-in resources,
 // and how the real server words a refusal, as kube-apiserver 1.37 answers
 // (each resource's field label conversion). Resources not listed, core
-// ones such as configmaps among them, take the generic rule and message: metadata.name and metadata.namespace, plus a custom resource's
-// selectable fields.
+// ones such as configmaps among them, take the generic rule and message:
+// metadata.name and metadata.namespace. Custom resources add their
+// selectable fields and are worded as the core group.
 var fieldRules = map[string]fieldRule{
 	"/v1/pods": {coreStyle, []string{"metadata.name", "metadata.namespace", "spec.nodeName", "spec.restartPolicy",
 		"spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
@@ -54,7 +55,7 @@ const (
 // rule is what field selectors may name on r.
 func (r Resource) rule() fieldRule {
 	if !r.BuiltIn {
-		return fieldRule{defaultStyle, append([]string{"metadata.name", "metadata.namespace"}, r.SelectableFields...)}
+		return fieldRule{coreStyle, append([]string{"metadata.name", "metadata.namespace"}, r.SelectableFields...)}
 	}
 	if fr, ok := fieldRules[r.id()]; ok {
 		return fr

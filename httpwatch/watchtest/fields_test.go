@@ -36,7 +36,7 @@ func TestSelectorsCheckedPerResource(t *testing.T) {
 		{"/apis/apps/v1/deployments", "status.replicas=1", "", 400, `"status.replicas" is not a known field selector: only "metadata.name", "metadata.namespace"`},
 		{"/apis/coordination.k8s.io/v1/leases", "metadata.name=l", "", 200, ""},
 		{"/apis/example.com/v1/widgets", "spec.color=red", "", 200, ""},
-		{"/apis/example.com/v1/widgets", "spec.size=1", "", 400, `"spec.size" is not a known field selector: only "metadata.name", "metadata.namespace", "spec.color"`},
+		{"/apis/example.com/v1/widgets", "spec.size=1", "", 400, "field label not supported: spec.size"},
 		{"/api/v1/pods", "x", "", 400, "invalid selector: 'x'; can't understand 'x'"},
 		{"/api/v1/pods", "", "a===b", 400, "unable to parse requirement: found '=', expected: identifier"},
 	} {
