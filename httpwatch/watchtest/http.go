@@ -2,6 +2,7 @@ package watchtest
 
 import (
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
@@ -29,6 +30,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	rt, err := s.route(req)
+	if err != nil && s.unknownGroup(req.URL.Path) {
+		// The real server has no handler at all under a group it does
+		// not serve: a plain-text 404, not a Status.
+		s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query()})
+		http.NotFound(w, req)
+		return
+	}
 	r := Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query(), Verb: rt.verb, Subresource: rt.sub, Namespace: rt.namespace, Name: rt.name}
 	if rt.verb == "patch" {
 		r.PatchType = mediaType(req.Header.Get("Content-Type"))
@@ -180,10 +188,19 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 	rv := q.Get("resourceVersion")
 	var startRV int64
 	if rv != "" {
-		if startRV, err = strconv.ParseInt(rv, 10, 64); err != nil || startRV < 0 {
-			writeStatus(w, badRequest("invalid resourceVersion %q: must be a non-negative integer", rv))
+		var n uint64
+		if n, err = strconv.ParseUint(rv, 10, 63); err != nil {
+			// The real server's words, its parser's error included; a
+			// watch's reaches the client as a 500 without a reason.
+			msg := fmt.Sprintf("resourceVersion: Invalid value: %q: %v", rv, err)
+			if rt.verb == "watch" {
+				writeStatus(w, &apiError{code: http.StatusInternalServerError, message: msg})
+			} else {
+				writeStatus(w, badRequest("invalid resource version: %s", msg))
+			}
 			return
 		}
+		startRV = int64(n)
 	}
 	match := q.Get("resourceVersionMatch")
 	var initial *bool
@@ -305,4 +322,21 @@ func mediaType(ct string) string {
 		return ct
 	}
 	return mt
+}
+
+// unknownGroup reports whether path is under /apis/GROUP/ for a group no
+// registered resource belongs to.
+func (s *Server) unknownGroup(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if len(parts) < 2 || parts[0] != "apis" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.stores {
+		if st.res.Group == parts[1] {
+			return false
+		}
+	}
+	return true
 }
