@@ -14,7 +14,8 @@ import (
 // Field selectors name only the fields the real server supports for the
 // resource, and a misspelt one is its 400 rather than a selector that
 // matches nothing while the informer syncs (issue 25); label selectors'
-// syntax errors are its 400 too. Messages are kube-apiserver 1.37's.
+// syntax errors are its 400 too. Messages are kube-apiserver 1.37's
+// (decision 7).
 func TestSelectorsCheckedPerResource(t *testing.T) {
 	s := newServer(t)
 	widgets := watchtest.Resource{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true, SelectableFields: []string{"spec.color"}}
