@@ -253,6 +253,15 @@ func TestWatchtestReadsMatchRealServer(t *testing.T) {
 		diffStep{writeStep: writeStep{"delete a collection by a refused field", "DELETE", cms + q("fieldSelector", "data.k=v"), "", "", statusFields}},
 		step("what is left", "GET", cms, listNames),
 	)
+
+	// History the real server no longer has: its watch cache and etcd
+	// forget on their own, watchtest when compacted.
+	compacted := w("from a compacted resourceVersion", "?resourceVersion=1", "#.object.kind", "#.object.code", "#.object.reason")
+	compacted.before = func() { require.NoError(t, fake.Compact(fake.ResourceVersion())) }
+	add(compacted,
+		step("exact list at a compacted resourceVersion", "GET", cms+q("resourceVersion", "1", "resourceVersionMatch", "Exact"), []string{"kind", "status", "reason", "code"}),
+		step("not-older-than list at a compacted resourceVersion", "GET", cms+q("resourceVersion", "1", "resourceVersionMatch", "NotOlderThan"), listNames),
+	)
 	n := compareSteps(t, servers, ns, steps)
 	t.Logf("%d requests sent to each server", n)
 }
