@@ -32,7 +32,7 @@ func runnerSource(b *testing.B, n int) *httpwatch.ResourceClient {
 		b.Fatal(err)
 	}
 	b.Cleanup(client.CloseIdleConnections)
-	return client.Resource(watchtest.ConfigMaps.In(""))
+	return client.Resource(watchtest.ConfigMaps)
 }
 
 // readKey reads the key's object from the cache, as a reconcile does

@@ -268,7 +268,7 @@ func TestWatchtestReadsMatchRealServer(t *testing.T) {
 
 // TestWatchtestSelectableFieldsMatchRealServer compares field selectors on
 // a custom resource whose CustomResourceDefinition declares
-// selectableFields with watchtest's Resource.SelectableFields, and the
+// selectableFields with watchtest's Definition.SelectableFields, and the
 // custom resource's discovery entries (decision 7).
 func TestWatchtestSelectableFieldsMatchRealServer(t *testing.T) {
 	cfg := config(t)
@@ -288,7 +288,7 @@ func TestWatchtestSelectableFieldsMatchRealServer(t *testing.T) {
 	ns := namespace(t, c)
 	fake := watchtest.NewServer()
 	defer fake.Close()
-	fake.AddResource(watchtest.Resource{Group: group, Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true, SelectableFields: []string{"spec.color"}})
+	fake.AddResource(httpwatch.Resource{Group: group, Version: "v1", Resource: "widgets"}, watchtest.Definition{Kind: "Widget", Namespaced: true, SelectableFields: []string{"spec.color"}})
 	servers := []rawServer{{"real", cfg.Host, &http.Client{Transport: rt, Timeout: 20 * time.Second}, map[string]string{}}, {"watchtest", fake.URL, fake.Client(), map[string]string{}}}
 	widgets := "/apis/" + group + "/v1/namespaces/NS/widgets"
 	require.Eventually(t, func() bool {

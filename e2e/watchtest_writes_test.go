@@ -237,7 +237,7 @@ func TestWatchtestCustomResourceGeneration(t *testing.T) {
 	ns := namespace(t, c)
 	fake := watchtest.NewServer()
 	defer fake.Close()
-	fake.AddResource(watchtest.Resource{Group: group, Version: "v1", Resource: "gizmos", Kind: "Gizmo", Namespaced: true, Status: true})
+	fake.AddResource(httpwatch.Resource{Group: group, Version: "v1", Resource: "gizmos"}, watchtest.Definition{Kind: "Gizmo", Namespaced: true, Status: true})
 	servers := []rawServer{{"real", cfg.Host, &http.Client{Transport: rt}, map[string]string{}}, {"watchtest", fake.URL, fake.Client(), map[string]string{}}}
 	gizmos := "/apis/" + group + "/v1/namespaces/NS/gizmos"
 	require.Eventually(t, func() bool {

@@ -24,9 +24,6 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const wait = 10 * time.Second
 
-// Events is events.k8s.io/v1 Event as watchtest serves it once added.
-var Events = watchtest.Resource{Group: "events.k8s.io", Version: "v1", Resource: "events", Kind: "Event", Namespaced: true, BuiltIn: true}
-
 type fixture struct {
 	t   *testing.T
 	s   *watchtest.Server
@@ -39,7 +36,7 @@ type fixture struct {
 func newFixture(t *testing.T, tune func(*events.Recorder)) *fixture {
 	s := watchtest.NewServer()
 	t.Cleanup(s.Close)
-	s.AddResource(Events)
+	s.AddResource(watchtest.Events, watchtest.Definition{})
 	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 	require.NoError(t, err)
 	t.Cleanup(client.CloseIdleConnections)
@@ -66,7 +63,7 @@ func (f *fixture) object(name string) *raw.Object {
 // events returns the Events on the server about name.
 func (f *fixture) events(name string) []*raw.Object {
 	var out []*raw.Object
-	for _, o := range f.s.List(Events, "ns") {
+	for _, o := range f.s.List(watchtest.Events, "ns") {
 		if o.Get("regarding.name").String() == name {
 			out = append(out, o)
 		}

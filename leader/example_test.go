@@ -14,7 +14,7 @@ import (
 func Example() {
 	srv := watchtest.NewServer()
 	defer srv.Close()
-	srv.AddResource(watchtest.Leases)
+	srv.AddResource(watchtest.Leases, watchtest.Definition{})
 	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL})
 	if err != nil {
 		fmt.Println(err)

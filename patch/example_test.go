@@ -17,7 +17,7 @@ func Example() {
 	defer s.Close()
 	client, _ := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 	defer client.CloseIdleConnections()
-	cms := client.Resource(watchtest.ConfigMaps.In("ns"))
+	cms := client.Resource(watchtest.ConfigMaps).Namespace("ns")
 	ctx := context.Background()
 	cm, _ := cms.Create(ctx, []byte(`{"metadata":{"name":"settings"}}`))
 

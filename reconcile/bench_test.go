@@ -31,7 +31,7 @@ func source(b *testing.B, n int) *httpwatch.ResourceClient {
 		b.Fatal(err)
 	}
 	b.Cleanup(client.CloseIdleConnections)
-	return client.Resource(watchtest.ConfigMaps.In(""))
+	return client.Resource(watchtest.ConfigMaps)
 }
 
 // reconcileNop reads the key's object from the cache, as a reconcile

@@ -32,7 +32,7 @@ func TestLeadingGainedAndLostMidReconcile(t *testing.T) {
 	r := f.runner(f.informer(watchtest.ConfigMaps), rec)
 	r.Logger = discard()
 	r.Election = &leader.Config{
-		Leases: f.client.Resource(watchtest.Leases.In("ns")), Name: "ctl", Identity: "me",
+		Leases: f.client.Resource(watchtest.Leases).Namespace("ns"), Name: "ctl", Identity: "me",
 		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
 		Jitter: func() float64 { return 0 }, Logger: discard(),
 	}

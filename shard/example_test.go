@@ -15,7 +15,7 @@ import (
 func Example() {
 	srv := watchtest.NewServer()
 	defer srv.Close()
-	srv.AddResource(watchtest.Leases)
+	srv.AddResource(watchtest.Leases, watchtest.Definition{})
 	for _, name := range []string{"a", "b", "c"} {
 		srv.Create(watchtest.ConfigMaps, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns"}}`, name))
 	}

@@ -126,7 +126,7 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 func TestAcquireBeforeFirstRoundWaits(t *testing.T) {
 	srv := watchtest.NewServer()
 	t.Cleanup(srv.Close) // after the member's
-	srv.AddResource(watchtest.Leases)
+	srv.AddResource(watchtest.Leases, watchtest.Definition{})
 	m, _ := testMember(t, srv, nil)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -15,7 +15,7 @@ import (
 // (decision 7; issue 26, a pin).
 func TestApplyOverAnOwnedSubtreeConflicts(t *testing.T) {
 	s := newServer(t)
-	s.AddResource(widgets)
+	s.AddResource(widgets, widget)
 	const path = "/apis/example.com/v1/namespaces/prod/widgets/w"
 	widget := func(spec string) string {
 		return `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":` + spec + `}`

@@ -57,7 +57,7 @@ func parseDeleteOptions(req *http.Request, body []byte) (deleteOptions, *apiErro
 
 // delete deletes an object and reports whether it is gone; if not, it now
 // has a deletionTimestamp and waits for its finalizers.
-func (s *Server) delete(r Resource, namespace, name string, opts deleteOptions) (*object, bool, error) {
+func (s *Server) delete(r resource, namespace, name string, opts deleteOptions) (*object, bool, error) {
 	if !r.Namespaced {
 		namespace = ""
 	}
@@ -123,7 +123,7 @@ func (s *Server) deleteLocked(st *store, old *object, opts deleteOptions) (*obje
 // deleteCollection deletes the objects of a namespace ("" for all) that
 // the filter selects and returns them as they were, with the
 // resourceVersion after the deletes.
-func (s *Server) deleteCollection(r Resource, namespace string, f filter, opts deleteOptions) ([]*object, int64, error) {
+func (s *Server) deleteCollection(r resource, namespace string, f filter, opts deleteOptions) ([]*object, int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.storeLocked(r)
@@ -139,11 +139,11 @@ func (s *Server) deleteCollection(r Resource, namespace string, f filter, opts d
 // returnsDeleted tells the resources whose delete answers with the object,
 // as pods and namespaces do on the real server; the others answer a delete
 // that removed the object at once with a Success Status.
-func (r Resource) returnsDeleted() bool {
+func (r resource) returnsDeleted() bool {
 	return r.Group == "" && (r.Resource == "pods" || r.Resource == "namespaces")
 }
 
-func preconditionFailed(r Resource, name, why string) *apiError {
+func preconditionFailed(r resource, name, why string) *apiError {
 	return &apiError{
 		code: http.StatusConflict, reason: "Conflict",
 		message: fmt.Sprintf("Operation cannot be fulfilled on %s %q: %s", r.Kind, name, why),

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/watchtest"
 )
 
@@ -17,9 +18,9 @@ import (
 // e2e.TestWatchtestWritesMatchRealServer compares it).
 func TestGracefulDeleteBumpsGeneration(t *testing.T) {
 	s := newServer(t)
-	s.AddResource(widgets)
+	s.AddResource(widgets, widget)
 	for _, tc := range []struct {
-		r    watchtest.Resource
+		r    httpwatch.Resource
 		path string
 		want string
 	}{

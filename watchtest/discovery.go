@@ -71,7 +71,7 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, req *http.Request) bool {
 	return true
 }
 
-func (s *Server) serveResourceList(w http.ResponseWriter, rs []Resource, group, version string) bool {
+func (s *Server) serveResourceList(w http.ResponseWriter, rs []resource, group, version string) bool {
 	var out []any
 	for _, r := range rs {
 		if r.Group != group || r.Version != version {
@@ -100,7 +100,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, rs []Resource, group, 
 
 var subVerbs = []string{"get", "patch", "update"}
 
-func legacyEntry(r Resource, name, kind string, verbs []string, top bool) map[string]any {
+func legacyEntry(r resource, name, kind string, verbs []string, top bool) map[string]any {
 	e := map[string]any{"name": name, "singularName": "", "namespaced": r.Namespaced, "kind": kind, "verbs": verbs}
 	if top {
 		e["singularName"] = r.singular()
@@ -129,7 +129,7 @@ func aggregatedVersion(accept string) string {
 	return ""
 }
 
-func aggregated(rs []Resource, core bool, v string) map[string]any {
+func aggregated(rs []resource, core bool, v string) map[string]any {
 	var items []any
 	for _, g := range groupsOf(rs, core) {
 		var versions []any
@@ -154,7 +154,7 @@ func aggregated(rs []Resource, core bool, v string) map[string]any {
 	return map[string]any{"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/" + v, "metadata": map[string]any{}, "items": items}
 }
 
-func aggregatedEntry(r Resource) map[string]any {
+func aggregatedEntry(r resource) map[string]any {
 	kind := map[string]any{"group": "", "version": "", "kind": r.Kind}
 	if !r.BuiltIn {
 		kind["group"], kind["version"] = r.Group, r.Version
@@ -191,7 +191,7 @@ type apiGroup struct {
 
 // groupsOf lists the core group (core) or the named groups, in the real
 // server's order, each with its versions in the order they were added.
-func groupsOf(rs []Resource, core bool) []apiGroup {
+func groupsOf(rs []resource, core bool) []apiGroup {
 	var out []apiGroup
 	for _, r := range rs {
 		if (r.Group == "") != core {
@@ -215,7 +215,7 @@ func groupsOf(rs []Resource, core bool) []apiGroup {
 	return out
 }
 
-func coreVersions(rs []Resource) []string {
+func coreVersions(rs []resource) []string {
 	var out []string
 	for _, g := range groupsOf(rs, true) {
 		out = append(out, g.versions...)
@@ -226,7 +226,7 @@ func coreVersions(rs []Resource) []string {
 	return out
 }
 
-func apiGroups(rs []Resource) []map[string]any {
+func apiGroups(rs []resource) []map[string]any {
 	var out []map[string]any
 	for _, g := range groupsOf(rs, false) {
 		var vs []any
@@ -250,20 +250,20 @@ func writeDiscovery(w http.ResponseWriter, ct string, doc any) {
 
 // resources returns the registered resources sorted as discovery lists
 // them: by group, version and name.
-func (s *Server) resources() []Resource {
+func (s *Server) resources() []resource {
 	s.mu.Lock()
-	out := make([]Resource, 0, len(s.stores))
+	out := make([]resource, 0, len(s.stores))
 	for _, st := range s.stores {
 		out = append(out, st.res)
 	}
 	s.mu.Unlock()
-	slices.SortFunc(out, func(a, b Resource) int { return strings.Compare(a.Resource, b.Resource) })
+	slices.SortFunc(out, func(a, b resource) int { return strings.Compare(a.Resource, b.Resource) })
 	return out
 }
 
 // verbs are the resource's verbs as discovery lists them; namespaces have
 // no deletecollection on the real server.
-func (r Resource) verbs() []string {
+func (r resource) verbs() []string {
 	switch {
 	case !r.BuiltIn: // in the order the real server lists them for custom resources
 		return []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}
@@ -273,10 +273,10 @@ func (r Resource) verbs() []string {
 	return []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 }
 
-func (r Resource) singular() string { return strings.ToLower(r.Kind) }
+func (r resource) singular() string { return strings.ToLower(r.Kind) }
 
 // subresources lists the resource's subresources by name.
-func (r Resource) subresources() []string {
+func (r resource) subresources() []string {
 	var out []string
 	for _, sub := range []string{"scale", "status"} {
 		if r.has(sub) {

@@ -27,7 +27,7 @@ func TestDiscoveryExplainsNotFound(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 
-	_, err = c.Resource(watchtest.ConfigMaps.In("")).Get(ctx, "x")
+	_, err = c.Resource(watchtest.ConfigMaps).Get(ctx, "x")
 	require.ErrorIs(t, err, httpwatch.ErrNamespaceRequired)
 	assert.False(t, httpwatch.IsNotFound(err), "a path without a namespace is not a missing object: %v", err)
 
@@ -35,7 +35,7 @@ func TestDiscoveryExplainsNotFound(t *testing.T) {
 	require.ErrorIs(t, err, httpwatch.ErrUnknownResource)
 	assert.Contains(t, err.Error(), "did you mean configmaps?")
 
-	_, err = c.Resource(watchtest.ConfigMaps.In("prod")).Get(ctx, "x")
+	_, err = c.Resource(watchtest.ConfigMaps).Namespace("prod").Get(ctx, "x")
 	assert.True(t, httpwatch.IsNotFound(err), "a missing object stays NotFound: %v", err)
 }
 
@@ -44,7 +44,7 @@ func TestDiscoveryExplainsNotFound(t *testing.T) {
 // not.
 func TestDiscoveryDocuments(t *testing.T) {
 	s := newServer(t)
-	s.AddResource(watchtest.Resource{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true, Status: true})
+	s.AddResource(widgets, watchtest.Definition{Kind: "Widget", Namespaced: true, Status: true})
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), bound)

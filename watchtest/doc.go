@@ -1,10 +1,10 @@
 // Package watchtest provides an in-memory Kubernetes API server for tests of
 // code that lists and watches, in the manner of net/http/httptest.
 //
-// A Server keeps objects of any resource (pods, configmaps and namespaces
-// are there from the start; AddResource adds others) under one global,
-// increasing resourceVersion, and serves them on the real paths with the
-// real server's semantics:
+// A Server keeps objects of any resource (pods, configmaps, namespaces and
+// deployments are there from the start; AddResource adds others) under
+// one global, increasing resourceVersion, and serves them on the real
+// paths with the real server's semantics:
 //
 //   - GET, POST, PUT and DELETE on /api/v1/... and /apis/GROUP/VERSION/...,
 //     with 404 NotFound, 409 AlreadyExists and 409 Conflict (a stale
@@ -44,7 +44,7 @@
 // name only what the real server supports for the resource (pods'
 // spec.nodeName, status.phase and the rest, secrets' type, namespaces'
 // status.phase; metadata.name and metadata.namespace everywhere; a custom
-// resource's Resource.SelectableFields); anything else, and a label or
+// resource's Definition.SelectableFields); anything else, and a label or
 // field selector that does not parse, is the real server's 400 with its
 // message.
 //
@@ -62,7 +62,7 @@
 //     precondition (409 Conflict); a patch that changes nothing keeps the
 //     resourceVersion and sends no event; another media type is 415.
 //   - The status and scale subresources of resources that declare them
-//     (Resource.Status, Resource.Scale; Pods, Namespaces and Deployments
+//     (Definition.Status, Definition.Scale; Pods, Namespaces and Deployments
 //     do): a write to /status never changes spec; it changes .status and,
 //     for a built-in resource, metadata, except an apps resource's labels
 //     (a custom resource's changes .status only). Other writes over HTTP
@@ -86,7 +86,16 @@
 //	defer s.Close()
 //	s.Create(watchtest.Pods, `{"metadata":{"name":"web-1","namespace":"prod"}}`)
 //	c, _ := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
-//	pods := c.Resource(watchtest.Pods.In("prod"))
+//	pods := c.Resource(watchtest.Pods).Namespace("prod")
+//
+// Resources are named by the client's httpwatch.Resource, for the server's
+// Go methods and for clients alike. Built-in ones (Pods, Leases, ...) are
+// served as the real server serves them; a custom resource is served as
+// the Definition given to AddResource says, as a CustomResourceDefinition
+// would:
+//
+//	widgets := httpwatch.Resource{Group: "example.com", Version: "v1", Resource: "widgets"}
+//	s.AddResource(widgets, watchtest.Definition{Kind: "Widget", Namespaced: true})
 //
 // Where it differs from a real server: there is no authentication,
 // admission, defaulting or schema validation beyond metadata, the one

@@ -152,22 +152,26 @@ func ExampleServer_patch() {
 	// Output: 200 3 map[owner:team-a tier:web]
 }
 
-// A Resource converts to the httpwatch.Resource a client addresses it by.
-func ExampleResource_In() {
+// One httpwatch.Resource addresses a resource for the server's Go methods
+// and for a client; AddResource serves a custom resource as its Definition
+// says.
+func ExampleServer_AddResource() {
 	s := watchtest.NewServer()
 	defer s.Close()
-	_, _ = s.Create(watchtest.Deployments, `{"metadata":{"name":"web","namespace":"prod"},"spec":{"replicas":2}}`)
+	widgets := httpwatch.Resource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	s.AddResource(widgets, watchtest.Definition{Kind: "Widget", Namespaced: true})
+	_, _ = s.Create(widgets, `{"metadata":{"name":"w","namespace":"prod"},"spec":{"size":2}}`)
 
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	d, err := c.Resource(watchtest.Deployments.In("prod")).Get(context.Background(), "web")
+	w, err := c.Resource(widgets).Namespace("prod").Get(context.Background(), "w")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(watchtest.Deployments, d.Name(), d.Get("spec.replicas"))
-	// Output: deployments.v1.apps web 2
+	fmt.Println(widgets, w.Kind(), w.Name(), w.Get("spec.size"))
+	// Output: widgets.v1.example.com Widget w 2
 }

@@ -53,7 +53,7 @@ const (
 )
 
 // rule is what field selectors may name on r.
-func (r Resource) rule() fieldRule {
+func (r resource) rule() fieldRule {
 	if !r.BuiltIn {
 		return fieldRule{coreStyle, append([]string{"metadata.name", "metadata.namespace"}, r.SelectableFields...)}
 	}
@@ -65,7 +65,7 @@ func (r Resource) rule() fieldRule {
 
 // checkFields refuses a field selector naming a field r does not support,
 // with the real server's 400.
-func (r Resource) checkFields(fs selector.FieldSelector) *apiError {
+func (r resource) checkFields(fs selector.FieldSelector) *apiError {
 	fr := r.rule()
 	for _, t := range fs.Terms() {
 		if slices.Contains(fr.fields, t.Path) {
@@ -88,7 +88,7 @@ func (r Resource) checkFields(fs selector.FieldSelector) *apiError {
 
 // parseFilter reads and checks the label and field selectors of a list,
 // watch or collection delete.
-func parseFilter(r Resource, q url.Values) (filter, *apiError) {
+func parseFilter(r resource, q url.Values) (filter, *apiError) {
 	var f filter
 	var err error
 	ls, fs := q.Get("labelSelector"), q.Get("fieldSelector")

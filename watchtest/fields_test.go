@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/tidwall/gjson"
 
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/watchtest"
 )
 
@@ -18,10 +19,9 @@ import (
 // (decision 7).
 func TestSelectorsCheckedPerResource(t *testing.T) {
 	s := newServer(t)
-	widgets := watchtest.Resource{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true, SelectableFields: []string{"spec.color"}}
-	s.AddResource(widgets)
-	s.AddResource(watchtest.Leases)
-	s.AddResource(watchtest.Resource{Version: "v1", Resource: "secrets", Kind: "Secret", Namespaced: true, BuiltIn: true})
+	s.AddResource(widgets, watchtest.Definition{Kind: "Widget", Namespaced: true, SelectableFields: []string{"spec.color"}})
+	s.AddResource(watchtest.Leases, watchtest.Definition{})
+	s.AddResource(httpwatch.Resource{Version: "v1", Resource: "secrets"}, watchtest.Definition{Kind: "Secret", Namespaced: true, BuiltIn: true})
 	for _, tc := range []struct {
 		path, field, label string
 		code               int

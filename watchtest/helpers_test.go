@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 	"go.uber.org/goleak"
 
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/watchtest"
 )
@@ -43,7 +44,20 @@ func podJSON(ns, name string, labels map[string]string) string {
 	return string(b)
 }
 
-func mustCreate(t *testing.T, s *watchtest.Server, r watchtest.Resource, obj any) gjson.Result {
+// podsPath is the URL path of pods in namespace ns ("" for all), or of
+// the pod name.
+func podsPath(ns, name string) string {
+	p := "/api/v1/pods"
+	if ns != "" {
+		p = "/api/v1/namespaces/" + ns + "/pods"
+	}
+	if name != "" {
+		p += "/" + name
+	}
+	return p
+}
+
+func mustCreate(t *testing.T, s *watchtest.Server, r httpwatch.Resource, obj any) gjson.Result {
 	t.Helper()
 	b, err := s.Create(r, obj)
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/selector"
 )
 
@@ -105,12 +106,12 @@ func (s *Server) route(req *http.Request) (route, *apiError) {
 		return route{}, unknownResource()
 	}
 	var rt route
-	var resource string
+	var name string
 	switch {
 	case len(parts) >= 3 && parts[0] == "namespaces" && len(parts) <= 5:
-		rt.namespace, resource, parts = parts[1], parts[2], parts[3:]
+		rt.namespace, name, parts = parts[1], parts[2], parts[3:]
 	case len(parts) <= 3:
-		resource, parts = parts[0], parts[1:]
+		name, parts = parts[0], parts[1:]
 	default:
 		return route{}, unknownResource()
 	}
@@ -121,7 +122,7 @@ func (s *Server) route(req *http.Request) (route, *apiError) {
 		rt.sub = parts[1]
 	}
 	s.mu.Lock()
-	st := s.stores[Resource{Group: group, Version: version, Resource: resource}.id()]
+	st := s.stores[id(httpwatch.Resource{Group: group, Version: version, Resource: name})]
 	s.mu.Unlock()
 	if st == nil || rt.namespace != "" && !st.res.Namespaced || rt.name != "" && st.res.Namespaced && rt.namespace == "" ||
 		rt.sub != "" && !st.res.has(rt.sub) {

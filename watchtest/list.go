@@ -129,7 +129,7 @@ func writeList(w http.ResponseWriter, st *store, items []*object, rv int64, next
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	kind, _ := json.Marshal(st.res.Kind + "List")
-	av, _ := json.Marshal(st.res.APIVersion())
+	av, _ := json.Marshal(st.res.apiVersion())
 	meta := []byte(`{"resourceVersion":"` + strconv.FormatInt(rv, 10) + `"`)
 	if next != "" {
 		meta = append(meta, `,"continue":"`+next+`"`...)

@@ -19,7 +19,7 @@ import (
 )
 
 func listPath(ns string, q url.Values) string {
-	return watchtest.Pods.Path(ns, "") + "?" + q.Encode()
+	return podsPath(ns, "") + "?" + q.Encode()
 }
 
 func list(t *testing.T, s *watchtest.Server, path string) gjson.Result {
@@ -50,7 +50,7 @@ func TestListShapeMatchesFixtures(t *testing.T) {
 	assert.Equal(t, keysOf(t, []byte(gjson.GetBytes(realPage, "metadata").Raw)), keysOf(t, []byte(gjson.GetBytes(page1, "metadata").Raw)))
 	assert.Equal(t, int64(1), gjson.GetBytes(page1, "metadata.remainingItemCount").Int())
 
-	s.AddResource(widgets)
+	s.AddResource(widgets, widget)
 	mustCreate(t, s, widgets, `{"metadata":{"name":"w1","namespace":"default"},"spec":{"size":10}}`)
 	code, crd := get(t, s, "/apis/example.com/v1/widgets")
 	require.Equal(t, http.StatusOK, code)

@@ -84,7 +84,7 @@ func mistyped(v gjson.Result, goType string) string {
 
 // checkMetaTypes is the real server's 400 for a create or update whose
 // metadata it cannot decode.
-func (d *draft) checkMetaTypes(r Resource) error {
+func (d *draft) checkMetaTypes(r resource) error {
 	if msg := d.metaTypeError(); msg != "" {
 		return badRequest("%s in version %q cannot be handled as a %s: %s", r.Kind, r.Version, r.Kind, msg)
 	}

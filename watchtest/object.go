@@ -173,12 +173,12 @@ func (d *draft) dropEmptyMaps() {
 }
 
 // checkType rejects an object whose kind or apiVersion names another type.
-func (d *draft) checkType(r Resource) error {
+func (d *draft) checkType(r resource) error {
 	if k := d.topStr("kind"); k != "" && k != r.Kind {
 		return badRequest("the kind in the data (%s) does not match the expected kind (%s)", k, r.Kind)
 	}
-	if v := d.topStr("apiVersion"); v != "" && v != r.APIVersion() {
-		return badRequest("the API version in the data (%s) does not match the expected API version (%s)", v, r.APIVersion())
+	if v := d.topStr("apiVersion"); v != "" && v != r.apiVersion() {
+		return badRequest("the API version in the data (%s) does not match the expected API version (%s)", v, r.apiVersion())
 	}
 	return nil
 }
@@ -304,7 +304,7 @@ func objectKey(namespace, name string) string {
 // built-in object's spec or, as the real server's custom resource
 // strategy does, all of a custom resource but its metadata and, when it
 // has a status subresource, its status.
-func (r Resource) counted(o *object) string {
+func (r resource) counted(o *object) string {
 	if r.BuiltIn {
 		return gjson.GetBytes(o.body, "spec").Raw
 	}
@@ -369,9 +369,9 @@ func sameValue(a, b gjson.Result) bool {
 
 // prefix is how an object of r starts when written with its kind and
 // apiVersion: built-in types put kind first, custom resources are sorted.
-func prefix(r Resource) []byte {
+func prefix(r resource) []byte {
 	kind, _ := json.Marshal(r.Kind)
-	av, _ := json.Marshal(r.APIVersion())
+	av, _ := json.Marshal(r.apiVersion())
 	if r.BuiltIn {
 		return []byte(`{"kind":` + string(kind) + `,"apiVersion":` + string(av) + `,`)
 	}

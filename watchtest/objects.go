@@ -7,20 +7,31 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/raw"
 )
+
+// The Go methods below address a resource by group, version and resource:
+// r's Namespace is not used, the namespace is the object's or the
+// argument's. A resource the server does not serve fails with
+// httpwatch.ErrUnknownResource (List panics), unless it is one of the
+// built-in ones watchtest knows, which it then adds.
 
 // Create stores a new object of resource r and returns it as the server
 // stored it: the JSON a GET returns. obj is JSON ([]byte, json.RawMessage
 // or string) or any value json.Marshal accepts. The server sets
 // metadata.uid, resourceVersion, creationTimestamp and, where the resource
-// has one (Resource.Generation), generation; a namespaced object without
+// has one (Definition.Generation), generation; a namespaced object without
 // metadata.namespace goes to "default"; an empty metadata.name is made from
 // metadata.generateName. A name already taken
 // fails with ErrAlreadyExists. The object is stored whole, status
 // included, even for a resource with a status subresource: Create seeds
 // fixtures; HTTP clients get the real server's rules.
-func (s *Server) Create(r Resource, obj any) ([]byte, error) {
+func (s *Server) Create(res httpwatch.Resource, obj any) ([]byte, error) {
+	r, err := s.served(res)
+	if err != nil {
+		return nil, err
+	}
 	o, err := s.create(r, "", obj, seedOptions)
 	if err != nil {
 		return nil, fmt.Errorf("watchtest: create %s: %w", r.qualified(), err)
@@ -37,7 +48,11 @@ func (s *Server) Create(r Resource, obj any) ([]byte, error) {
 // finalizer of an object being deleted deletes it: the answer is the
 // object as written, at the resourceVersion it had, and watches get
 // DELETED with the last stored state, as from the real server.
-func (s *Server) Update(r Resource, obj any) ([]byte, error) {
+func (s *Server) Update(res httpwatch.Resource, obj any) ([]byte, error) {
+	r, err := s.served(res)
+	if err != nil {
+		return nil, err
+	}
 	o, err := s.update(r, "", "", obj, seedOptions)
 	if err != nil {
 		return nil, fmt.Errorf("watchtest: update %s: %w", r.qualified(), err)
@@ -49,7 +64,11 @@ func (s *Server) Update(r Resource, obj any) ([]byte, error) {
 // finalizers only gets a deletionTimestamp (MODIFIED); it goes away
 // (DELETED) once an update removes the last finalizer. namespace is
 // ignored for cluster-scoped resources.
-func (s *Server) Delete(r Resource, namespace, name string) ([]byte, error) {
+func (s *Server) Delete(res httpwatch.Resource, namespace, name string) ([]byte, error) {
+	r, err := s.served(res)
+	if err != nil {
+		return nil, err
+	}
 	if !r.Namespaced {
 		namespace = ""
 	}
@@ -62,7 +81,11 @@ func (s *Server) Delete(r Resource, namespace, name string) ([]byte, error) {
 
 // Get returns the current state of an object, as a client of the server
 // reads it (Raw has its JSON), or ErrNotFound.
-func (s *Server) Get(r Resource, namespace, name string) (*raw.Object, error) {
+func (s *Server) Get(res httpwatch.Resource, namespace, name string) (*raw.Object, error) {
+	r, err := s.served(res)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	st := s.storeLocked(r)
 	if !r.Namespaced {
@@ -78,7 +101,11 @@ func (s *Server) Get(r Resource, namespace, name string) (*raw.Object, error) {
 
 // List returns the current objects of r in namespace ("" for all), in key
 // order, each as Get returns it.
-func (s *Server) List(r Resource, namespace string) []*raw.Object {
+func (s *Server) List(res httpwatch.Resource, namespace string) []*raw.Object {
+	r, err := s.served(res)
+	if err != nil {
+		panic(err.Error())
+	}
 	s.mu.Lock()
 	st := s.storeLocked(r)
 	items, _, _ := st.snapshot(scope{namespace: namespace}, s.rv, "", 0)
@@ -92,7 +119,7 @@ func (s *Server) List(r Resource, namespace string) []*raw.Object {
 
 // client is o as a client reads it. Stored objects are valid JSON objects
 // with metadata, so the client's parser accepts them.
-func (s *Server) client(r Resource, o *object) *raw.Object {
+func (s *Server) client(r resource, o *object) *raw.Object {
 	obj, err := raw.NewObject(s.render(r, o))
 	if err != nil {
 		panic("watchtest: a stored object does not parse: " + err.Error())
@@ -100,14 +127,14 @@ func (s *Server) client(r Resource, o *object) *raw.Object {
 	return obj
 }
 
-func (s *Server) render(r Resource, o *object) []byte {
+func (s *Server) render(r resource, o *object) []byte {
 	b := append([]byte(nil), prefix(r)...)
 	return append(b, o.body[1:]...)
 }
 
 // create stores a new object. pathNS is the namespace of the request path,
 // or "" when the call comes from Go.
-func (s *Server) create(r Resource, pathNS string, obj any, opts writeOptions) (*object, error) {
+func (s *Server) create(r resource, pathNS string, obj any, opts writeOptions) (*object, error) {
 	d, err := newDraft(obj)
 	if err != nil {
 		return nil, err
@@ -187,7 +214,7 @@ func (s *Server) createLocked(st *store, ns string, d *draft, opts writeOptions)
 
 // update replaces an object. pathNS and pathName come from the request
 // path, or are "" when the call comes from Go.
-func (s *Server) update(r Resource, pathNS, pathName string, obj any, opts writeOptions) (*object, error) {
+func (s *Server) update(r resource, pathNS, pathName string, obj any, opts writeOptions) (*object, error) {
 	d, err := newDraft(obj)
 	if err != nil {
 		return nil, err
@@ -215,7 +242,7 @@ func (s *Server) update(r Resource, pathNS, pathName string, obj any, opts write
 }
 
 // target returns the namespace and name an update addresses.
-func (d *draft) target(r Resource, pathNS, pathName string) (ns, name string, err error) {
+func (d *draft) target(r resource, pathNS, pathName string) (ns, name string, err error) {
 	name, ns = d.str("name"), d.str("namespace")
 	if pathName != "" {
 		if name != "" && name != pathName {
@@ -323,7 +350,7 @@ func (s *Server) now() string {
 
 // checkName applies the rules every real resource shares: a name is
 // required and must be usable as a path segment.
-func checkName(r Resource, name string) error {
+func checkName(r resource, name string) error {
 	switch {
 	case name == "":
 		return invalidObject(r, name, "metadata.name", "Required value: name or generateName is required")

@@ -10,10 +10,15 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/watchtest"
 )
 
-var widgets = watchtest.Resource{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true}
+// widgets are a custom resource, served as widget defines them.
+var (
+	widgets = httpwatch.Resource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	widget  = watchtest.Definition{Kind: "Widget", Namespaced: true}
+)
 
 func TestCreateSetsServerFields(t *testing.T) {
 	s := newServer(t)
@@ -132,7 +137,7 @@ func TestDeleteAndFinalizers(t *testing.T) {
 
 func TestCRUDOverHTTP(t *testing.T) {
 	s := newServer(t)
-	s.AddResource(widgets)
+	s.AddResource(widgets, widget)
 	base := "/apis/example.com/v1/namespaces/prod/widgets"
 
 	code, body, _ := do(t, s, http.MethodPost, base, `{"metadata":{"name":"w1"},"spec":{"size":1}}`)
@@ -246,26 +251,32 @@ func TestStartTLS(t *testing.T) {
 	assert.Contains(t, s.URL, "https://")
 }
 
-func TestResourceNames(t *testing.T) {
-	tests := []struct {
-		r      watchtest.Resource
-		ns     string
-		str    string
-		wantNS string
-	}{
-		{watchtest.Pods, "prod", "pods.v1", "prod"},
-		{watchtest.Deployments, "", "deployments.v1.apps", ""},
-		{watchtest.Namespaces, "ignored", "namespaces.v1", ""},
-		{widgets, "prod", "widgets.v1.example.com", "prod"},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.str, tt.r.String())
-		got := tt.r.In(tt.ns)
-		assert.Equal(t, tt.r.Group, got.Group)
-		assert.Equal(t, tt.r.Version, got.Version)
-		assert.Equal(t, tt.r.Resource, got.Resource)
-		assert.Equal(t, tt.wantNS, got.Namespace, "a cluster-scoped resource has no namespace")
-	}
+// The Go methods serve the resources the server has and the built-in ones
+// watchtest knows; any other fails loudly, naming what to do.
+func TestUnservedResource(t *testing.T) {
+	s := newServer(t)
+	gadgets := httpwatch.Resource{Group: "example.com", Version: "v1", Resource: "gadgets"}
+	_, err := s.Create(gadgets, `{"metadata":{"name":"g","namespace":"ns"}}`)
+	require.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+	assert.ErrorContains(t, err, "gadgets.v1.example.com")
+	assert.ErrorContains(t, err, "AddResource")
+	_, err = s.Get(gadgets, "ns", "g")
+	assert.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+	assert.Panics(t, func() { s.List(gadgets, "") })
+	assert.Panics(t, func() { s.AddResource(gadgets, watchtest.Definition{}) }, "a custom resource needs its Kind")
+
+	// A built-in one is added on first use, as the real server has it.
+	_, err = s.Create(watchtest.Leases, `{"metadata":{"name":"l","namespace":"ns"}}`)
+	require.NoError(t, err)
+	code, body := get(t, s, "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l")
+	assert.Equal(t, http.StatusOK, code, "%s", body)
+
+	// The namespace of the address is not the Go methods' business.
+	prod := watchtest.ConfigMaps
+	prod.Namespace = "prod"
+	_, err = s.Create(prod, `{"metadata":{"name":"c","namespace":"ns"}}`)
+	require.NoError(t, err)
+	assert.Len(t, s.List(prod, ""), 1)
 }
 
 // An update naming another incarnation of the object (its uid) is the
@@ -286,9 +297,9 @@ func TestUpdateWithAnotherUID(t *testing.T) {
 func TestGenerationByResource(t *testing.T) {
 	s := watchtest.NewServer()
 	defer s.Close()
-	s.AddResource(widgets)
+	s.AddResource(widgets, widget)
 	for _, tc := range []struct {
-		r    watchtest.Resource
+		r    httpwatch.Resource
 		want string
 	}{
 		{watchtest.ConfigMaps, ""},

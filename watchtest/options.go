@@ -116,7 +116,7 @@ var objectMetaFields = map[string]bool{
 // checkStrict applies fieldValidation=Strict as far as watchtest can
 // without schemas: duplicate fields at the top level or in metadata, and
 // fields metadata does not have, fail with the real server's 400.
-func checkStrict(r Resource, body []byte) *apiError {
+func checkStrict(r resource, body []byte) *apiError {
 	fail := func(what string) *apiError {
 		return badRequest("%s in version %q cannot be handled as a %s: strict decoding error: %s", r.Kind, r.Version, r.Kind, what)
 	}

@@ -15,7 +15,7 @@ const (
 
 // checkPatchType answers 415 for a media type the resource cannot be
 // patched with; custom resources have no strategic merge patch.
-func checkPatchType(r Resource, ct string) *apiError {
+func checkPatchType(r resource, ct string) *apiError {
 	switch ct {
 	case mergePatchType, jsonPatchType, applyPatchType:
 		return nil
@@ -64,7 +64,7 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, rt route, 
 
 // patch applies a patch of media type ct to an object and reports whether
 // it created it, as an apply of a missing object does.
-func (s *Server) patch(r Resource, ns, name, ct string, body []byte, opts writeOptions) (*object, bool, error) {
+func (s *Server) patch(r resource, ns, name, ct string, body []byte, opts writeOptions) (*object, bool, error) {
 	var cfg map[string]any
 	if ct == applyPatchType {
 		var err error

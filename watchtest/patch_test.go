@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/watchtest"
 )
@@ -161,7 +162,7 @@ func TestStrategicMergePatch(t *testing.T) {
 
 	// Custom resources have no strategic merge patch (recorded from the
 	// real server).
-	s.AddResource(widgets)
+	s.AddResource(widgets, widget)
 	mustCreate(t, s, widgets, `{"metadata":{"name":"w","namespace":"prod"}}`)
 	code, body = send(t, s, http.MethodPatch, "/apis/example.com/v1/namespaces/prod/widgets/w", smpType, `{"spec":{"size":2}}`)
 	assert.Equal(t, http.StatusUnsupportedMediaType, code)
@@ -274,7 +275,9 @@ func TestJSONPatchTestNumbers(t *testing.T) {
 // kube-apiserver 1.37 with a CRD whose schema keeps unknown fields).
 func TestCustomResourceGeneration(t *testing.T) {
 	s := newServer(t)
-	gizmos := watchtest.Resource{Group: "example.com", Version: "v1", Resource: "gizmos", Kind: "Gizmo", Namespaced: true, Status: true}
+	gizmos := httpwatch.Resource{Group: "example.com", Version: "v1", Resource: "gizmos"}
+	s.AddResource(gizmos, watchtest.Definition{Kind: "Gizmo", Namespaced: true, Status: true})
+	s.AddResource(widgets, widget)
 	mustCreate(t, s, gizmos, `{"metadata":{"name":"g","namespace":"prod"},"spec":{"a":1},"data":{"x":1}}`)
 	mustCreate(t, s, widgets, `{"metadata":{"name":"w","namespace":"prod"},"spec":{"a":1}}`)
 	gizmo, widget := "/apis/example.com/v1/namespaces/prod/gizmos/g", "/apis/example.com/v1/namespaces/prod/widgets/w"

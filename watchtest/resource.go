@@ -1,18 +1,18 @@
 package watchtest
 
 import (
-	"net/url"
+	"fmt"
 
 	"github.com/listwatch/listwatch/httpwatch"
 )
 
-// Resource names one kind of object the server holds, as the API addresses
-// it: /api/v1/... for the core group, /apis/GROUP/VERSION/... otherwise.
-type Resource struct {
-	Group    string // "" for the core group
-	Version  string // e.g. "v1"
-	Resource string // the plural in URLs, e.g. "pods"
-	Kind     string // e.g. "Pod"
+// Definition says how the server serves a resource: what its objects are
+// and which subresources, selectable fields and discovery names it has.
+// Built-in resources have the real server's definitions already; a custom
+// resource gets one with AddResource, as a CustomResourceDefinition gives
+// it on a real server.
+type Definition struct {
+	Kind string // e.g. "Widget"
 
 	// Namespaced resources live under /namespaces/NS/; the others are
 	// cluster-scoped.
@@ -51,9 +51,6 @@ type Resource struct {
 	SelectableFields []string
 }
 
-// tracksGeneration reports whether r's objects carry metadata.generation.
-func (r Resource) tracksGeneration() bool { return r.Generation || !r.BuiltIn }
-
 // ScalePaths says where an object keeps what its autoscaling/v1 Scale
 // shows, as a CustomResourceDefinition's scale subresource does: paths such
 // as ".spec.replicas". The label selector may be a string or a
@@ -64,77 +61,92 @@ type ScalePaths struct {
 	LabelSelectorPath  string
 }
 
-// The resources every Server has from the start.
+// The resources every Server serves from the start, addressed in all
+// namespaces; a client narrows one with ResourceClient.Namespace.
 var (
-	Pods        = Resource{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true, BuiltIn: true, Status: true, Generation: true, ShortNames: []string{"po"}, Categories: all}
-	ConfigMaps  = Resource{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true, BuiltIn: true, ShortNames: []string{"cm"}}
-	Namespaces  = Resource{Version: "v1", Resource: "namespaces", Kind: "Namespace", BuiltIn: true, Status: true, ShortNames: []string{"ns"}}
-	Deployments = Resource{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true, ShortNames: []string{"deploy"}, Categories: all}
+	Pods        = httpwatch.Resource{Version: "v1", Resource: "pods"}
+	ConfigMaps  = httpwatch.Resource{Version: "v1", Resource: "configmaps"}
+	Namespaces  = httpwatch.Resource{Version: "v1", Resource: "namespaces"}
+	Deployments = httpwatch.Resource{Group: "apps", Version: "v1", Resource: "deployments"}
 )
 
-// ReplicaSets and StatefulSets, with their status and scale subresources,
-// are there once AddResource was called with them.
+// Built-in resources a Server serves once AddResource was called with
+// them (and a zero Definition), or once a Go method was: leases for
+// leader election, workloads with status and scale subresources, events.
 var (
-	ReplicaSets  = Resource{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true, ShortNames: []string{"rs"}, Categories: all}
-	StatefulSets = Resource{Group: "apps", Version: "v1", Resource: "statefulsets", Kind: "StatefulSet", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true, ShortNames: []string{"sts"}, Categories: all}
+	Leases       = httpwatch.Resource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
+	ReplicaSets  = httpwatch.Resource{Group: "apps", Version: "v1", Resource: "replicasets"}
+	StatefulSets = httpwatch.Resource{Group: "apps", Version: "v1", Resource: "statefulsets"}
+	Events       = httpwatch.Resource{Group: "events.k8s.io", Version: "v1", Resource: "events"}
 )
 
 var all = []string{"all"}
 
 var replicaScale = ScalePaths{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas", LabelSelectorPath: ".spec.selector"}
 
-// Leases is coordination.k8s.io/v1 Lease, for leader election tests. A
-// Server has it once AddResource(Leases) was called.
-var Leases = Resource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases", Kind: "Lease", Namespaced: true, BuiltIn: true}
+// builtIn holds the real server's definitions of the built-in resources
+// watchtest knows, by group/version/resource.
+var builtIn = map[string]Definition{
+	id(Pods):         {Kind: "Pod", Namespaced: true, BuiltIn: true, Status: true, Generation: true, ShortNames: []string{"po"}, Categories: all},
+	id(ConfigMaps):   {Kind: "ConfigMap", Namespaced: true, BuiltIn: true, ShortNames: []string{"cm"}},
+	id(Namespaces):   {Kind: "Namespace", BuiltIn: true, Status: true, ShortNames: []string{"ns"}},
+	id(Deployments):  {Kind: "Deployment", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true, ShortNames: []string{"deploy"}, Categories: all},
+	id(ReplicaSets):  {Kind: "ReplicaSet", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true, ShortNames: []string{"rs"}, Categories: all},
+	id(StatefulSets): {Kind: "StatefulSet", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true, ShortNames: []string{"sts"}, Categories: all},
+	id(Leases):       {Kind: "Lease", Namespaced: true, BuiltIn: true},
+	id(Events):       {Kind: "Event", Namespaced: true, BuiltIn: true},
+}
 
-// In returns the httpwatch.Resource that addresses r in namespace ("" for
-// all namespaces, or a cluster-scoped resource), for a client of the
-// server:
-//
-//	c.Resource(watchtest.Pods.In("prod"))
-func (r Resource) In(namespace string) httpwatch.Resource {
-	if !r.Namespaced {
-		namespace = ""
+// id keys a resource by group, version and resource; the namespace of an
+// address is no part of what is served.
+func id(r httpwatch.Resource) string { return r.Group + "/" + r.Version + "/" + r.Resource }
+
+// resource is a served resource: its address and its definition.
+type resource struct {
+	Group, Version, Resource string
+	Definition
+}
+
+// definedAs is r served as d, or as its built-in definition when d is the
+// zero Definition.
+func definedAs(r httpwatch.Resource, d Definition) (resource, error) {
+	if d.Kind == "" {
+		b, ok := builtIn[id(r)]
+		if !ok {
+			return resource{}, fmt.Errorf("watchtest: %s is no built-in resource watchtest knows: give its Definition (at least Kind) to AddResource", r)
+		}
+		d = b
 	}
-	return httpwatch.Resource{Group: r.Group, Version: r.Version, Resource: r.Resource, Namespace: namespace}
+	return resource{Group: r.Group, Version: r.Version, Resource: r.Resource, Definition: d}, nil
+}
+
+// tracksGeneration reports whether r's objects carry metadata.generation.
+func (r resource) tracksGeneration() bool { return r.Generation || !r.BuiltIn }
+
+// address is r as a client names it, in all namespaces.
+func (r resource) address() httpwatch.Resource {
+	return httpwatch.Resource{Group: r.Group, Version: r.Version, Resource: r.Resource}
 }
 
 // String returns the resource as kubectl qualifies it: "pods.v1",
 // "deployments.v1.apps".
-func (r Resource) String() string { return r.In("").String() }
+func (r resource) String() string { return r.address().String() }
 
-// APIVersion returns "v1" for the core group, "GROUP/VERSION" otherwise.
-func (r Resource) APIVersion() string {
+// apiVersion returns "v1" for the core group, "GROUP/VERSION" otherwise.
+func (r resource) apiVersion() string {
 	if r.Group == "" {
 		return r.Version
 	}
 	return r.Group + "/" + r.Version
 }
 
-// Path returns the URL path of the collection (name "") or of one object.
-// namespace "" on a namespaced resource addresses all namespaces.
-func (r Resource) Path(namespace, name string) string {
-	p := "/apis/" + r.Group + "/" + r.Version
-	if r.Group == "" {
-		p = "/api/" + r.Version
-	}
-	if r.Namespaced && namespace != "" {
-		p += "/namespaces/" + url.PathEscape(namespace)
-	}
-	p += "/" + r.Resource
-	if name != "" {
-		p += "/" + url.PathEscape(name)
-	}
-	return p
-}
-
 // qualified is how the server names the resource in messages: "pods",
 // "widgets.example.com".
-func (r Resource) qualified() string {
+func (r resource) qualified() string {
 	if r.Group == "" {
 		return r.Resource
 	}
 	return r.Resource + "." + r.Group
 }
 
-func (r Resource) id() string { return r.Group + "/" + r.Version + "/" + r.Resource }
+func (r resource) id() string { return id(r.address()) }

@@ -2,6 +2,7 @@ package watchtest
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/selector"
 )
 
@@ -105,8 +107,8 @@ func NewUnstartedServer() *Server {
 		stopLoop:         make(chan struct{}),
 		loopDone:         make(chan struct{}),
 	}
-	for _, r := range []Resource{Pods, ConfigMaps, Namespaces, Deployments} {
-		s.AddResource(r)
+	for _, r := range []httpwatch.Resource{Pods, ConfigMaps, Namespaces, Deployments} {
+		s.AddResource(r, Definition{})
 	}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
 	return s
@@ -175,16 +177,46 @@ func (s *Server) Close() {
 	s.Server.Close()
 }
 
-// AddResource makes a resource available. Adding one that exists does
-// nothing. The Go methods add the resource they are given on first use;
-// HTTP clients get 404 for a resource nobody added.
-func (s *Server) AddResource(r Resource) {
+// AddResource serves resource r as d says, as installing a
+// CustomResourceDefinition does; r's Namespace is not used. A built-in
+// resource watchtest knows (Leases, ReplicaSets, StatefulSets, Events)
+// takes the zero Definition and is served as the real server serves it;
+// the Go methods add such a resource on first use too. Adding a resource
+// that exists does nothing. HTTP clients get 404 for a resource nobody
+// added. AddResource panics on a zero Definition for a resource that is
+// not built in, a mistake in the test.
+//
+//	s.AddResource(watchtest.Leases, watchtest.Definition{})
+//	s.AddResource(widgets, watchtest.Definition{Kind: "Widget", Namespaced: true})
+func (s *Server) AddResource(r httpwatch.Resource, d Definition) {
+	res, err := definedAs(r, d)
+	if err != nil {
+		panic(err.Error())
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.storeLocked(r)
+	s.storeLocked(res)
 }
 
-func (s *Server) storeLocked(r Resource) *store {
+// served is the resource r addresses, adding a built-in one on first use.
+// It fails, wrapping httpwatch.ErrUnknownResource, for a resource the
+// server neither serves nor has built in.
+func (s *Server) served(r httpwatch.Resource) (resource, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.stores[id(r)]; ok {
+		return st.res, nil
+	}
+	d, ok := builtIn[id(r)]
+	if !ok {
+		return resource{}, fmt.Errorf("watchtest: %s: %w (call AddResource with its Definition first)", r, httpwatch.ErrUnknownResource)
+	}
+	res := resource{Group: r.Group, Version: r.Version, Resource: r.Resource, Definition: d}
+	s.storeLocked(res)
+	return res, nil
+}
+
+func (s *Server) storeLocked(r resource) *store {
 	st, ok := s.stores[r.id()]
 	if !ok {
 		st = newStore(r)

@@ -108,7 +108,7 @@ func asAPIError(err error) *apiError {
 	return &apiError{code: http.StatusInternalServerError, reason: "InternalError", message: "Internal error occurred: " + err.Error()}
 }
 
-func notFound(r Resource, name string) *apiError {
+func notFound(r resource, name string) *apiError {
 	return &apiError{
 		code: http.StatusNotFound, reason: "NotFound",
 		message: fmt.Sprintf("%s %q not found", r.qualified(), name),
@@ -116,7 +116,7 @@ func notFound(r Resource, name string) *apiError {
 	}
 }
 
-func alreadyExists(r Resource, name string) *apiError {
+func alreadyExists(r resource, name string) *apiError {
 	return &apiError{
 		code: http.StatusConflict, reason: "AlreadyExists",
 		message: fmt.Sprintf("%s %q already exists", r.qualified(), name),
@@ -124,7 +124,7 @@ func alreadyExists(r Resource, name string) *apiError {
 	}
 }
 
-func conflict(r Resource, name string) *apiError {
+func conflict(r resource, name string) *apiError {
 	return &apiError{
 		code: http.StatusConflict, reason: "Conflict",
 		message: fmt.Sprintf("Operation cannot be fulfilled on %s %q: the object has been modified; please apply your changes to the latest version and try again", r.qualified(), name),
@@ -134,7 +134,7 @@ func conflict(r Resource, name string) *apiError {
 
 // uidMismatch is the real server's 409 for an update whose metadata.uid
 // names another incarnation of the object.
-func uidMismatch(r Resource, old *object, uid string) *apiError {
+func uidMismatch(r resource, old *object, uid string) *apiError {
 	key := "/registry/" + r.Resource + "/"
 	if !r.BuiltIn {
 		key = "/registry/" + r.Group + "/" + r.Resource + "/"
@@ -151,7 +151,7 @@ func uidMismatch(r Resource, old *object, uid string) *apiError {
 
 // missingUID is the real server's 409 for an apply whose metadata.uid
 // names an object that no longer exists.
-func missingUID(r Resource, name, uid string) *apiError {
+func missingUID(r resource, name, uid string) *apiError {
 	return &apiError{
 		code: http.StatusConflict, reason: "Conflict",
 		message: fmt.Sprintf("Operation cannot be fulfilled on %s %q: uid mismatch: the provided object specified uid %s, and no existing object was found", r.qualified(), name, uid),
@@ -173,7 +173,7 @@ func methodNotAllowed() *apiError {
 	return &apiError{code: http.StatusMethodNotAllowed, reason: "MethodNotAllowed", message: "the server does not allow this method on the requested resource", details: &statusDetails{}}
 }
 
-func invalidObject(r Resource, name, field, detail string) *apiError {
+func invalidObject(r resource, name, field, detail string) *apiError {
 	return &apiError{
 		code: http.StatusUnprocessableEntity, reason: "Invalid",
 		message: fmt.Sprintf("%s %q is invalid: %s: %s", r.Kind, name, field, detail),

@@ -38,7 +38,7 @@ func (c *change) prevNow() *object {
 // store holds one resource: every object's versions since the compaction,
 // its history of changes, and its open watches. The Server's lock guards it.
 type store struct {
-	res    Resource
+	res    resource
 	prefix []byte
 	// versions maps a key to its versions, oldest first. A deleted object
 	// ends with a tombstone; keys whose versions are all compacted away
@@ -53,7 +53,7 @@ type store struct {
 	watchers map[*watcher]struct{}
 }
 
-func newStore(r Resource) *store {
+func newStore(r resource) *store {
 	return &store{res: r, prefix: prefix(r), versions: map[string][]*object{}, watchers: map[*watcher]struct{}{}}
 }
 

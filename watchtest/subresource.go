@@ -12,7 +12,7 @@ import (
 )
 
 // has tells whether the resource serves a subresource.
-func (r Resource) has(sub string) bool {
+func (r resource) has(sub string) bool {
 	switch sub {
 	case "status":
 		return r.Status
@@ -28,7 +28,7 @@ func (r Resource) has(sub string) bool {
 // resource (a Deployment's status write keeps its labels, a Pod's does
 // not); a custom resource's keeps all but .status. Any other write leaves
 // .status as it was.
-func (r Resource) guardStatus(prev, d *draft, sub string) *draft {
+func (r resource) guardStatus(prev, d *draft, sub string) *draft {
 	if !r.Status {
 		return d
 	}
@@ -81,7 +81,7 @@ type scaleMeta struct {
 // gjsonPath turns ".spec.replicas" into gjson's "spec.replicas".
 func gjsonPath(p string) string { return strings.TrimPrefix(p, ".") }
 
-func scaleOf(r Resource, o *object) scale {
+func scaleOf(r resource, o *object) scale {
 	sc := scale{Kind: "Scale", APIVersion: "autoscaling/v1", Metadata: scaleMeta{
 		Name: o.name, Namespace: o.namespace, UID: o.uid, ResourceVersion: strconv.FormatInt(o.rv, 10),
 		CreationTimestamp: gjson.GetBytes(o.body, "metadata.creationTimestamp").String(),
@@ -132,14 +132,14 @@ func selectorString(v gjson.Result) string {
 	return strings.Join(out, ",")
 }
 
-func writeScale(w http.ResponseWriter, code int, r Resource, o *object) {
+func writeScale(w http.ResponseWriter, code int, r resource, o *object) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(scaleOf(r, o))
 }
 
 // scaleDoc is the Scale of o decoded, for a patch to work on.
-func scaleDoc(r Resource, o *object) any {
+func scaleDoc(r resource, o *object) any {
 	b, _ := json.Marshal(scaleOf(r, o)) // plain struct, always encodes
 	v, _ := decodeJSON(b)
 	return v

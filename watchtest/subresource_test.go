@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/watchtest"
 )
 
@@ -26,7 +27,8 @@ func TestStatusSubresource(t *testing.T) {
 	require.Equal(t, http.StatusCreated, code, "%s", body)
 	assert.False(t, gjson.GetBytes(body, "status").Exists(), "a create ignores status")
 	mustCreate(t, s, watchtest.Pods, `{"metadata":{"name":"p","namespace":"prod","labels":{"a":"1"}},"spec":{"nodeName":"n1"}}`)
-	gizmos := watchtest.Resource{Group: "example.com", Version: "v1", Resource: "gizmos", Kind: "Gizmo", Namespaced: true, Status: true}
+	gizmos := httpwatch.Resource{Group: "example.com", Version: "v1", Resource: "gizmos"}
+	s.AddResource(gizmos, watchtest.Definition{Kind: "Gizmo", Namespaced: true, Status: true})
 	mustCreate(t, s, gizmos, `{"metadata":{"name":"g","namespace":"prod","labels":{"a":"1"}},"spec":{"size":1}}`)
 	podPath, gizmoPath := "/api/v1/namespaces/prod/pods/p", "/apis/example.com/v1/namespaces/prod/gizmos/g"
 
@@ -111,8 +113,9 @@ func TestScaleSubresource(t *testing.T) {
 	assert.Equal(t, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"deployments.apps \"nope\" not found","reason":"NotFound","details":{"name":"nope","group":"apps","kind":"deployments"},"code":404}`+"\n", string(body))
 
 	// A custom resource declares its scale paths as its definition would.
-	gizmos := watchtest.Resource{Group: "example.com", Version: "v1", Resource: "gizmos", Kind: "Gizmo", Namespaced: true, Status: true,
-		Scale: watchtest.ScalePaths{SpecReplicasPath: ".spec.count", StatusReplicasPath: ".status.count", LabelSelectorPath: ".status.selector"}}
+	gizmos := httpwatch.Resource{Group: "example.com", Version: "v1", Resource: "gizmos"}
+	s.AddResource(gizmos, watchtest.Definition{Kind: "Gizmo", Namespaced: true, Status: true,
+		Scale: watchtest.ScalePaths{SpecReplicasPath: ".spec.count", StatusReplicasPath: ".status.count", LabelSelectorPath: ".status.selector"}})
 	mustCreate(t, s, gizmos, `{"metadata":{"name":"g","namespace":"prod"},"status":{"count":1,"selector":"a=1"}}`)
 	code, body = send(t, s, http.MethodPatch, "/apis/example.com/v1/namespaces/prod/gizmos/g/scale", mergeType, `{"spec":{"replicas":4}}`)
 	require.Equal(t, http.StatusOK, code, "%s", body)

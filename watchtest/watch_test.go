@@ -22,7 +22,7 @@ import (
 func watchPath(ns string, q url.Values) string {
 	q = cloneQuery(q)
 	q.Set("watch", "1")
-	return watchtest.Pods.Path(ns, "") + "?" + q.Encode()
+	return podsPath(ns, "") + "?" + q.Encode()
 }
 
 func cloneQuery(q url.Values) url.Values {
@@ -94,7 +94,7 @@ func TestWatchFromZeroStartsWithState(t *testing.T) {
 	assert.Equal(t, cur, bm.get("metadata.resourceVersion"))
 	assert.Equal(t, "true", bm.get(`metadata.annotations.k8s\.io/initial-events-end`))
 
-	s.AddResource(widgets)
+	s.AddResource(widgets, widget)
 	cw := openWatch(t, s, "/apis/example.com/v1/widgets?watch=1&resourceVersion=0&allowWatchBookmarks=true")
 	e := cw.next()
 	realFirst := []byte(gjson.GetBytes(fixture(t, "crd-watch.jsonl"), "object").Raw)
@@ -301,7 +301,7 @@ func TestWatchOneObjectByName(t *testing.T) {
 	s := newServer(t)
 	mustCreate(t, s, watchtest.Pods, podJSON("ns", "a", nil))
 	mustCreate(t, s, watchtest.Pods, podJSON("ns", "b", nil))
-	w := openWatch(t, s, watchtest.Pods.Path("ns", "b")+"?watch=true")
+	w := openWatch(t, s, podsPath("ns", "b")+"?watch=true")
 	e := w.next()
 	assert.Equal(t, "ADDED b", e.Type+" "+e.get("metadata.name"))
 	_, err := s.Update(watchtest.Pods, podJSON("ns", "a", map[string]string{"x": "1"}))

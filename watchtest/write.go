@@ -61,7 +61,7 @@ func (s *Server) serveCreateOrUpdate(w http.ResponseWriter, req *http.Request, r
 	writeObject(w, code, rt.st, o)
 }
 
-func (s *Server) updateScale(r Resource, ns, name string, body []byte, opts writeOptions) (*object, error) {
+func (s *Server) updateScale(r resource, ns, name string, body []byte, opts writeOptions) (*object, error) {
 	sc, err := decodeJSON(body)
 	if err != nil {
 		return nil, badRequest("the Scale is not valid JSON: %v", err)

@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer client.CloseIdleConnections()
 	if world.Server != nil {
-		world.Server.AddResource(watchtest.Leases)
+		world.Server.AddResource(watchtest.Leases, watchtest.Definition{})
 	}
 	e := &env{o: o, client: client, host: cfg.Host, where: where, world: world, stdout: stdout, stderr: stderr}
 	switch {

@@ -22,7 +22,7 @@ func configMapServer(t *testing.T, names ...string) *watchtest.Server {
 	t.Helper()
 	s := watchtest.NewServer()
 	t.Cleanup(s.Close)
-	s.AddResource(watchtest.Leases)
+	s.AddResource(watchtest.Leases, watchtest.Definition{})
 	for _, n := range names {
 		_, err := s.Create(watchtest.ConfigMaps, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns"}}`, n))
 		require.NoError(t, err)

@@ -19,14 +19,14 @@ import (
 func TestTryRefusesAForeignLease(t *testing.T) {
 	s := watchtest.NewServer()
 	defer s.Close()
-	s.AddResource(watchtest.Leases)
+	s.AddResource(watchtest.Leases, watchtest.Definition{})
 	_, err := s.Create(watchtest.Leases, `{"metadata":{"name":"g-a-b","namespace":"ns","labels":{"group":"g-a"}},"spec":{}}`)
 	require.NoError(t, err)
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 	require.NoError(t, err)
 	defer c.CloseIdleConnections()
 	l := &Lease{
-		Client: c.Resource(watchtest.Leases.In("ns")), Name: "g-a-b", Identity: "a-b",
+		Client: c.Resource(watchtest.Leases).Namespace("ns"), Name: "g-a-b", Identity: "a-b",
 		Duration: time.Second, Clock: clock.NewFake(time.Unix(0, 0)), Labels: map[string]string{"group": "g"},
 	}
 	_, err = l.Try(context.Background())
@@ -44,12 +44,12 @@ func testLease(t *testing.T, name string, d time.Duration) (*Lease, *watchtest.S
 	t.Helper()
 	s := watchtest.NewServer()
 	t.Cleanup(s.Close)
-	s.AddResource(watchtest.Leases)
+	s.AddResource(watchtest.Leases, watchtest.Definition{})
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 	require.NoError(t, err)
 	t.Cleanup(c.CloseIdleConnections)
 	return &Lease{
-		Client: c.Resource(watchtest.Leases.In("ns")), Name: name, Identity: "a",
+		Client: c.Resource(watchtest.Leases).Namespace("ns"), Name: name, Identity: "a",
 		Duration: d, Clock: clock.NewFake(time.Unix(0, 0)), Labels: map[string]string{"group": "g"},
 	}, s
 }

@@ -9,17 +9,14 @@ import (
 	"github.com/listwatch/listwatch/watchtest"
 )
 
-// Events is events.k8s.io/v1 Event, which ConfigMapWorld serves.
-var Events = watchtest.Resource{Group: "events.k8s.io", Version: "v1", Resource: "events", Kind: "Event", Namespaced: true, BuiltIn: true}
-
 // ConfigMapWorld is a Setup for a controller of configmaps: it serves
 // leases and events too, creates n configmaps spread over Namespaces
 // (cm-00, cm-01, ...), and until ctx is done replaces one of them every
 // interval with new data and no labels, now and then adding a new one.
 func ConfigMapWorld(ctx context.Context, n int, every time.Duration) func(*Server) error {
 	return func(s *Server) error {
-		s.AddResource(watchtest.Leases)
-		s.AddResource(Events)
+		s.AddResource(watchtest.Leases, watchtest.Definition{})
+		s.AddResource(watchtest.Events, watchtest.Definition{})
 		for i := range n {
 			if _, err := s.Create(watchtest.ConfigMaps, configMap(i, 0)); err != nil {
 				return err

@@ -54,7 +54,7 @@ type Cluster struct {
 // NewCluster starts a server serving leases; the clock reads 2026-01-01.
 func NewCluster(t *testing.T) *Cluster {
 	srv := watchtest.NewServer()
-	srv.AddResource(watchtest.Leases)
+	srv.AddResource(watchtest.Leases, watchtest.Definition{})
 	t.Cleanup(srv.Close)
 	logger, log := NewLogger()
 	return &Cluster{T: t, Server: srv, Clock: clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), Logger: logger, Log: log}
