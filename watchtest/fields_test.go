@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/tidwall/gjson"
 
-	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/watchtest"
 )
 
@@ -21,7 +20,7 @@ func TestSelectorsCheckedPerResource(t *testing.T) {
 	s := newServer(t)
 	s.AddResource(widgets, watchtest.Definition{Kind: "Widget", Namespaced: true, SelectableFields: []string{"spec.color"}})
 	s.AddResource(watchtest.Leases, watchtest.Definition{})
-	s.AddResource(httpwatch.Resource{Version: "v1", Resource: "secrets"}, watchtest.Definition{Kind: "Secret", Namespaced: true, BuiltIn: true})
+	s.AddResource(watchtest.Secrets, watchtest.Definition{})
 	for _, tc := range []struct {
 		path, field, label string
 		code               int

@@ -72,8 +72,10 @@ var (
 
 // Built-in resources a Server serves once AddResource was called with
 // them (and a zero Definition), or once a Go method was: leases for
-// leader election, workloads with status and scale subresources, events.
+// leader election, workloads with status and scale subresources, events,
+// secrets.
 var (
+	Secrets      = httpwatch.Resource{Version: "v1", Resource: "secrets"}
 	Leases       = httpwatch.Resource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 	ReplicaSets  = httpwatch.Resource{Group: "apps", Version: "v1", Resource: "replicasets"}
 	StatefulSets = httpwatch.Resource{Group: "apps", Version: "v1", Resource: "statefulsets"}
@@ -95,6 +97,7 @@ var builtIn = map[string]Definition{
 	id(StatefulSets): {Kind: "StatefulSet", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true, ShortNames: []string{"sts"}, Categories: all},
 	id(Leases):       {Kind: "Lease", Namespaced: true, BuiltIn: true},
 	id(Events):       {Kind: "Event", Namespaced: true, BuiltIn: true},
+	id(Secrets):      {Kind: "Secret", Namespaced: true, BuiltIn: true},
 }
 
 // id keys a resource by group, version and resource; the namespace of an
