@@ -68,4 +68,3 @@ func drainEvents(er *EventReader) error {
 		}
 	}
 }
-
