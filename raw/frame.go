@@ -175,7 +175,7 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 		if how != tokensLeft {
 			lim &= 1<<stop - 1 // the bytes before the stop: held, past the end or after an error
 		}
-		if !s.checkStrings(b, i, inside, ctrl, esc, lim) {
+		if (ctrl|esc)&lim != 0 && !s.checkStrings(b, i, inside, ctrl, esc, lim) {
 			return i + stop, true // an error before the stop, if any, wins
 		}
 		switch how {
