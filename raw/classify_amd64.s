@@ -160,8 +160,8 @@ GLOBL jsonBytes<>(SB), RODATA|NOPTR, $128
 	PMOVMSKB X0, BX \
 	MOVQ BX, DI
 
-// func classifyJSON(p *[64]byte) (quote, backslash, open, close, separator, space, control uint64)
-TEXT ·classifyJSON(SB), NOSPLIT, $0-64
+// func classifyJSON(p *[64]byte) (quote, backslash, open, close, separator, space, control, quoted uint64)
+TEXT ·classifyJSON(SB), NOSPLIT, $0-72
 	MOVQ p+0(FP), SI
 	MOVOU jsonBytes<>+0x00(SB), X7
 	MOVOU jsonBytes<>+0x10(SB), X8
@@ -182,6 +182,48 @@ TEXT ·classifyJSON(SB), NOSPLIT, $0-64
 	MOVQ R13, separator+40(FP)
 	MOVQ R11, space+48(FP)
 	MOVQ R12, control+56(FP)
+	// quoted: the prefix XOR of the quotes, a carry-less multiplication
+	// by all ones where the CPU has PCLMULQDQ, else shifts.
+	CMPB ·useCLMUL(SB), $0
+	JEQ shifts
+	MOVQ R8, X0
+	PCMPEQB X1, X1
+	PCLMULQDQ $0, X1, X0
+	MOVQ X0, quoted+64(FP)
+	RET
+shifts:
+	MOVQ R8, AX
+	MOVQ AX, BX
+	SHLQ $1, BX
+	XORQ BX, AX
+	MOVQ AX, BX
+	SHLQ $2, BX
+	XORQ BX, AX
+	MOVQ AX, BX
+	SHLQ $4, BX
+	XORQ BX, AX
+	MOVQ AX, BX
+	SHLQ $8, BX
+	XORQ BX, AX
+	MOVQ AX, BX
+	SHLQ $16, BX
+	XORQ BX, AX
+	MOVQ AX, BX
+	SHLQ $32, BX
+	XORQ BX, AX
+	MOVQ AX, quoted+64(FP)
+	RET
+
+// func hasCLMUL() bool
+//
+// hasCLMUL reports CPUID leaf 1's ECX bit 1, PCLMULQDQ.
+TEXT ·hasCLMUL(SB), NOSPLIT, $0-1
+	MOVL $1, AX
+	XORL CX, CX
+	CPUID
+	SHRL $1, CX
+	ANDL $1, CX
+	MOVB CX, ret+0(FP)
 	RET
 
 // func plainRun(p []byte) int

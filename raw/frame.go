@@ -139,7 +139,7 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 	var openIn uint64   // 1 when it ended in an opening bracket
 	for i := 0; i < len(b); i += 64 {
 		p, valid := s.block(b, i)
-		quote, bs, open, close, sep, space, ctrl := classifyJSON((*[64]byte)(p[:64]))
+		quote, bs, open, close, sep, space, ctrl, inside := classifyJSON((*[64]byte)(p[:64]))
 		if quote|bs|ctrl|escIn == 0 && carry != 0 && valid == 64 {
 			// Inside one string throughout: a long one, whose plain bytes
 			// the next blocks need not classify.
@@ -150,8 +150,9 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 		if bs|escIn != 0 {
 			esc, escIn = escapes(bs, escIn)
 			quote &^= esc
+			inside = prefixXOR(quote)
 		}
-		inside := prefixXOR(quote) ^ carry
+		inside ^= carry
 		carry = uint64(int64(inside) >> 63)
 		ws := space | ctrl
 		open &^= inside
