@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/store"
 )
 
 // stream takes the next thing that happens to the open watch: a deadline
@@ -18,31 +19,20 @@ import (
 func (r *Reflector) stream(ctx context.Context, s *state) time.Duration {
 	// A flood of events must not hold off a deadline, nor must the order
 	// in which select picks ready cases.
-	if d := s.deadline(); !d.IsZero() && !r.Clock.Now().Before(d) {
+	if d := s.deadline(); !d.IsZero() && !r.clock().Now().Before(d) {
 		return r.due(s)
 	}
-	var rep reply
-	ok := false
-	if s.feed.direct {
-		rep.ev, rep.err = s.feed.w.Next()
-		ok = true
-	} else {
-		rep, ok = s.feed.take()
-	}
-	for !ok {
-		select {
-		case <-s.feed.ready:
-			rep, ok = s.feed.take() // may find nothing: the token can be stale
-		case <-s.alarm.c():
-			s.alarm.rang()
-			return r.due(s)
-		case <-ctx.Done():
+	rep, ok := s.feed.next(ctx, s.alarm.c())
+	if !ok {
+		if ctx.Err() != nil {
 			s.closeWatch()
-			s.enter(phaseWatch)
+			s.enter(phaseWatch) // Run returns
 			return 0
 		}
+		s.alarm.rang()
+		return r.due(s)
 	}
-	if rep.err != nil || rep.ev.Type == httpwatch.Error {
+	if rep.end() {
 		s.closeWatch()
 		if ctx.Err() != nil {
 			s.enter(phaseWatch) // ended by the cancellation: Run returns
@@ -82,10 +72,6 @@ func (r *Reflector) event(s *state, ev httpwatch.Event) time.Duration {
 		sinkErr = r.Sink.Update(ev.Object)
 	case httpwatch.Deleted:
 		sinkErr = r.Sink.Delete(ev.Object)
-	case httpwatch.Bookmark:
-		if b, ok := r.Sink.(BookmarkSink); ok {
-			b.Bookmark(ev.Object.ResourceVersion())
-		}
 	}
 	if sinkErr != nil {
 		r.report(OpSink, sinkErr)
@@ -141,12 +127,8 @@ func (r *Reflector) collectInitial(s *state, ev httpwatch.Event) time.Duration {
 	return 0
 }
 
-func objectKey(o *raw.Object) string {
-	if o.Namespace() == "" {
-		return o.Name()
-	}
-	return o.Namespace() + "/" + o.Name()
-}
+// objectKey is o's store key, as the informer's cache files it.
+func objectKey(o *raw.Object) string { return store.JoinKey(o.Namespace(), o.Name()) }
 
 // watchEnded handles a stream that stopped without an ERROR event: cleanly,
 // or cut by the network. The watch is closed.
@@ -165,7 +147,7 @@ func (r *Reflector) watchEnded(s *state, err error) time.Duration {
 		s.enter(phaseList) // conformance 30
 		return 0
 	}
-	if s.events == 0 && r.Clock.Since(s.opened) < time.Second {
+	if s.events == 0 && r.clock().Since(s.opened) < time.Second {
 		r.report(OpWatch, ErrVeryShortWatch)
 		return r.retry(s, phaseStart, ErrVeryShortWatch) // conformance 21
 	}
@@ -209,7 +191,7 @@ func (r *Reflector) retryInternalError(m *memory) bool {
 	if r.MaxInternalErrorRetryDuration <= 0 {
 		return false
 	}
-	now := r.Clock.Now()
+	now := r.clock().Now()
 	if now.Sub(m.internal.last) >= internalErrorQuiet {
 		m.internal.first = now
 	}
