@@ -10,8 +10,8 @@
 // changed fails its checksum and is refused.
 //
 //	key := snapshot.Key{Server: "https://10.0.0.1:6443", Resource: "pods.v1"}
-//	err := snapshot.WriteFile(ctx, path, &snapshot.Snapshot{Key: key, ResourceVersion: rv, Objects: objs, Written: now})
-//	snap, err := snapshot.ReadFile(ctx, path, key, snapshot.Limits{})
+//	err := snapshot.WriteFile(path, &snapshot.Snapshot{Key: key, ResourceVersion: rv, Objects: objs, Written: now})
+//	snap, err := snapshot.ReadFile(path, key, snapshot.Limits{})
 //
 // # Format (version 1)
 //
