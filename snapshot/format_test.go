@@ -14,13 +14,21 @@ import (
 
 func objects(t testing.TB, n int) []*httpwatch.Object {
 	t.Helper()
+	out, err := makeObjects(n)
+	require.NoError(t, err)
+	return out
+}
+
+func makeObjects(n int) ([]*httpwatch.Object, error) {
 	out := make([]*httpwatch.Object, n)
 	for i := range out {
 		o, err := httpwatch.NewObject(fmt.Appendf(nil, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p%d","namespace":"ns","resourceVersion":"%d"},"spec":{"nodeName":"n1"}}`, i, i+10))
-		require.NoError(t, err)
+		if err != nil {
+			return nil, err
+		}
 		out[i] = o
 	}
-	return out
+	return out, nil
 }
 
 var testKey = Key{Server: "https://user:secret@10.0.0.1:6443", Resource: "pods.v1", Namespace: "ns",
