@@ -207,13 +207,9 @@ func (inf *Informer) saveSnapshot() bool {
 		return true
 	}
 	inf.mu.Lock()
-	idle := inf.fifo.Idle()
-	var objs []*Object
-	if idle {
-		objs = inf.indexer.List() // the objects are immutable: the list is the copy
-	}
+	objs, ok := inf.captureLocked()
 	inf.mu.Unlock()
-	if !idle {
+	if !ok {
 		return false
 	}
 	snap := &snapshot.Snapshot{Key: w.key, ResourceVersion: rv, Objects: objs, Written: inf.clock().Now()}
@@ -233,6 +229,16 @@ func (inf *Informer) saveSnapshot() bool {
 	w.failing = false
 	w.savedRV = rv
 	return true
+}
+
+// captureLocked copies the cache if it holds every change queued so far,
+// and so every change up to a version read before; inf.mu is held, so no
+// change can be applied until the caller lets go.
+func (inf *Informer) captureLocked() ([]*Object, bool) {
+	if !inf.fifo.Idle() {
+		return nil, false
+	}
+	return inf.indexer.List(), true // the objects are immutable: the list is the copy
 }
 
 // Restored reports whether the cache holds objects restored from a

@@ -405,3 +405,24 @@ func TestFactorySnapshots(t *testing.T) {
 		assert.True(t, strings.HasPrefix(q, "watch "), "no list: %q", q)
 	}
 }
+
+// decision 36: the cache is copied for a snapshot only when every queued
+// change is applied, so that the version saved is one it holds entirely.
+func TestSnapshotWaitsForAnIdleQueue(t *testing.T) {
+	src := newMemSource()
+	src.put("ns", "a", "x")
+	inf, start := startInformer(t, src, 0)
+	inf.Snapshot = snapshot.Options{Dir: t.TempDir(), Identity: "memSource"}
+	start()
+	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	_, ok := func() ([]*Object, bool) { inf.mu.Lock(); defer inf.mu.Unlock(); return inf.captureLocked() }()
+	require.True(t, ok, "idle")
+
+	inf.mu.Lock() // holds off apply
+	src.put("ns", "b", "x")
+	require.Eventually(t, func() bool { return inf.fifo.Len() == 0 && !inf.fifo.Idle() }, wait, time.Millisecond, "the change popped, waiting to be applied")
+	objs, ok := inf.captureLocked()
+	inf.mu.Unlock()
+	assert.False(t, ok, "a change is popped but not applied")
+	assert.Nil(t, objs)
+}
