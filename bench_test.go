@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/fixtures"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/tidwall/gjson"
 )
 
@@ -29,14 +29,14 @@ func podSource(b *testing.B, n int, keepManagedFields bool) (*memSource, int) {
 	size := 0
 	for i := range n {
 		src.rv++
-		raw := fmt.Sprintf(tmpl, fmt.Sprintf("pod-%06d", i))
-		raw = strings.Replace(raw, `"resourceVersion":"`, fmt.Sprintf(`"resourceVersion":"%d`, src.rv), 1)
-		size += len(raw)
+		data := fmt.Sprintf(tmpl, fmt.Sprintf("pod-%06d", i))
+		data = strings.Replace(data, `"resourceVersion":"`, fmt.Sprintf(`"resourceVersion":"%d`, src.rv), 1)
+		size += len(data)
 		if !keepManagedFields {
-			mf := gjson.Get(raw, "metadata.managedFields")
-			raw = strings.Replace(raw, `"managedFields":`+mf.Raw+`,`, "", 1)
+			mf := gjson.Get(data, "metadata.managedFields")
+			data = strings.Replace(data, `"managedFields":`+mf.Raw+`,`, "", 1)
 		}
-		o, err := httpwatch.NewObject([]byte(raw))
+		o, err := raw.NewObject([]byte(data))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -29,7 +29,7 @@
 // return the reason; a healthy program logs nothing above Debug. The
 // informers retry regardless, so a fix made later heals them.
 //
-// Objects are *httpwatch.Object: the raw JSON the server sent (by default
+// Objects are *raw.Object: the raw JSON the server sent (by default
 // without metadata.managedFields), read with gjson paths or decoded on
 // demand. They are shared by the cache, the handlers and the listers, and
 // never modified.

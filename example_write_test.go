@@ -8,6 +8,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // A read-modify-write: an update carries the resourceVersion it read, so a
@@ -64,7 +65,7 @@ func Example_write() {
 // withLabel returns the JSON of o with one more label. (A ConfigMap holds
 // only strings; other kinds are better changed with a Patch, which needs no
 // decoding.)
-func withLabel(o *httpwatch.Object, key, value string) []byte {
+func withLabel(o *raw.Object, key, value string) []byte {
 	var m map[string]any
 	if err := o.Decode(&m); err != nil {
 		panic(err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/snapshot"
 )
 
@@ -38,8 +39,8 @@ type Factory struct {
 	// copied.
 	KeepManagedFields bool
 	// Projection, if set, keeps only the fields it names of every object,
-	// cut while the object is read (see httpwatch.Projection).
-	Projection *httpwatch.Projection
+	// cut while the object is read (see raw.Projection).
+	Projection *raw.Projection
 	// Transform, if set, rewrites every object before it is cached.
 	Transform func(*Object) (*Object, error)
 	// Logger is every informer's Logger. Nil means the Client's, so that

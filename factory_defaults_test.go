@@ -10,6 +10,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,7 +26,7 @@ func stamp(withManagedFields *atomic.Int64) func(*Object) (*Object, error) {
 		if o.Get("metadata.managedFields").Exists() {
 			withManagedFields.Add(1)
 		}
-		return httpwatch.NewObject(fmt.Appendf(nil,
+		return raw.NewObject(fmt.Appendf(nil,
 			`{"metadata":{"name":%q,"namespace":%q,"resourceVersion":%q,"labels":{"stamped":"yes"}}}`,
 			o.Name(), o.Namespace(), o.ResourceVersion()))
 	}

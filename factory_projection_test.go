@@ -10,6 +10,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,10 +28,10 @@ func TestFactoryProjection(t *testing.T) {
 	defer s.Close()
 	var created string // a's first resourceVersion
 	for _, p := range []string{projectedPod("a", "web", "Pending"), projectedPod("b", "web", "Running"), projectedPod("c", "db", "Running")} {
-		raw, err := s.Create(watchtest.Pods, p)
+		data, err := s.Create(watchtest.Pods, p)
 		require.NoError(t, err)
 		if created == "" {
-			created = rvOf(t, raw)
+			created = rvOf(t, data)
 		}
 	}
 	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1})
@@ -39,7 +40,7 @@ func TestFactoryProjection(t *testing.T) {
 
 	f := NewFactory(client)
 	f.LabelSelector = "app=web"
-	f.Projection, err = httpwatch.NewProjection("metadata.labels", "spec.nodeName", "status.phase")
+	f.Projection, err = raw.NewProjection("metadata.labels", "spec.nodeName", "status.phase")
 	require.NoError(t, err)
 	f.Configure = func(_ httpwatch.Resource, inf *Informer) { inf.Reflector.WatchList = false }
 	pods := f.ForResource(podsRes)
@@ -62,9 +63,9 @@ func TestFactoryProjection(t *testing.T) {
 		assert.JSONEq(t, projected(o), o.String())
 	}
 
-	raw, err := s.Update(watchtest.Pods, projectedPod("a", "web", "Running"))
+	data, err := s.Update(watchtest.Pods, projectedPod("a", "web", "Running"))
 	require.NoError(t, err)
-	rv := rvOf(t, raw)
+	rv := rvOf(t, data)
 	require.Eventually(t, func() bool {
 		o, ok, _ := pods.Indexer().GetByKey("ns/a")
 		return ok && o.ResourceVersion() == rv

@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -128,8 +129,8 @@ func TestInformerUnderFaults(t *testing.T) {
 		}
 	}
 	want := map[string]string{}
-	for _, raw := range s.List(watchtest.Pods, "") {
-		o, err := httpwatch.NewObject(raw)
+	for _, data := range s.List(watchtest.Pods, "") {
+		o, err := raw.NewObject(data)
 		require.NoError(t, err)
 		want[Key(o)] = o.ResourceVersion()
 	}

@@ -13,12 +13,13 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/processor"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/snapshot"
 )
 
 // Object is the type every cache in this package holds.
-type Object = httpwatch.Object
+type Object = raw.Object
 
 // Handler receives an informer's notifications. See processor.Handler.
 type Handler = processor.Handler[*Object]

@@ -20,6 +20,7 @@ import (
 	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 )
 
@@ -352,7 +353,7 @@ func TestInformerReportsUnmatchedProjectionPaths(t *testing.T) {
 		require.NoError(t, err)
 	}
 	var err error
-	pods.Projection, err = httpwatch.NewProjection("status.phse", "status.phase", "metadata.labels.tier")
+	pods.Projection, err = raw.NewProjection("status.phse", "status.phase", "metadata.labels.tier")
 	require.NoError(t, err)
 	inf := NewInformer(pods, 0)
 	inf.Reflector.Name = "pods"

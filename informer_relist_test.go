@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/processor"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,9 +24,9 @@ func podJSON(name, version string) string {
 	return fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns","labels":{"v":%q}}}`, name, version)
 }
 
-func rvOf(t *testing.T, raw []byte) string {
+func rvOf(t *testing.T, data []byte) string {
 	t.Helper()
-	o, err := httpwatch.NewObject(raw)
+	o, err := raw.NewObject(data)
 	require.NoError(t, err)
 	return o.ResourceVersion()
 }
@@ -40,9 +41,9 @@ func TestInformerRelistAfterOutageDeliversEachChange(t *testing.T) {
 	defer s.Close()
 	before := map[string]string{}
 	for _, name := range []string{"keep", "change", "remove"} {
-		raw, err := s.Create(watchtest.Pods, podJSON(name, "1"))
+		data, err := s.Create(watchtest.Pods, podJSON(name, "1"))
 		require.NoError(t, err)
-		before[name] = rvOf(t, raw)
+		before[name] = rvOf(t, data)
 	}
 	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1})
 	require.NoError(t, err)
@@ -88,9 +89,9 @@ func TestInformerRelistAfterOutageDeliversEachChange(t *testing.T) {
 	require.NoError(t, fake.WaitForWaiters(wctx, 2), "the reflector is not waiting to relist")
 	require.Zero(t, s.OpenWatches())
 
-	raw, err := s.Update(watchtest.Pods, podJSON("change", "2"))
+	data, err := s.Update(watchtest.Pods, podJSON("change", "2"))
 	require.NoError(t, err)
-	changed := rvOf(t, raw)
+	changed := rvOf(t, data)
 	_, err = s.Delete(watchtest.Pods, "ns", "remove")
 	require.NoError(t, err)
 	_, err = s.Create(watchtest.Pods, podJSON("new", "1"))

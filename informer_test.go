@@ -15,6 +15,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/selector"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,7 +43,7 @@ func (s *memSource) SupportsWatchList() bool { return false }
 
 func (s *memSource) object(ns, name, label string) *Object {
 	s.rv++
-	o, err := httpwatch.NewObject(fmt.Appendf(nil,
+	o, err := raw.NewObject(fmt.Appendf(nil,
 		`{"metadata":{"name":%q,"namespace":%q,"resourceVersion":"%d","labels":{"app":%q},"managedFields":[{"manager":"x"}]}}`,
 		name, ns, s.rv, label))
 	if err != nil {
@@ -77,7 +78,7 @@ func (s *memSource) del(ns, name string) {
 	old := s.objs[key]
 	delete(s.objs, key)
 	s.rv++
-	gone, _ := httpwatch.NewObject(fmt.Appendf(nil, `{"metadata":{"name":%q,"namespace":%q,"resourceVersion":"%d"}}`, old.Name(), ns, s.rv))
+	gone, _ := raw.NewObject(fmt.Appendf(nil, `{"metadata":{"name":%q,"namespace":%q,"resourceVersion":"%d"}}`, old.Name(), ns, s.rv))
 	s.emit(httpwatch.Deleted, gone)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/snapshot"
 	"github.com/stretchr/testify/assert"
@@ -155,8 +156,8 @@ func TestWarmStartResumesWithoutList(t *testing.T) {
 
 func serverView(t *testing.T, s *watchtest.Server) map[string]string {
 	view := map[string]string{}
-	for _, raw := range s.List(watchtest.Pods, "") {
-		o, err := httpwatch.NewObject(raw)
+	for _, js := range s.List(watchtest.Pods, "") {
+		o, err := raw.NewObject(js)
 		require.NoError(t, err)
 		view[Key(o)] = o.ResourceVersion()
 	}
@@ -240,7 +241,7 @@ func TestWarmStartMismatchIsIgnored(t *testing.T) {
 			inf.Reflector.FieldSelector = "metadata.namespace=ns"
 		},
 		"projection": func(_ *Informer, rc *httpwatch.ResourceClient) {
-			p, err := httpwatch.NewProjection("metadata")
+			p, err := raw.NewProjection("metadata")
 			if err != nil {
 				panic(err)
 			}
@@ -248,7 +249,7 @@ func TestWarmStartMismatchIsIgnored(t *testing.T) {
 		},
 		"managedFields": func(_ *Informer, rc *httpwatch.ResourceClient) { rc.KeepManagedFields = true },
 		"transform": func(inf *Informer, rc *httpwatch.ResourceClient) {
-			rc.Transform = func(o *httpwatch.Object) (*httpwatch.Object, error) { return o, nil }
+			rc.Transform = func(o *raw.Object) (*raw.Object, error) { return o, nil }
 			inf.Snapshot.TransformVersion = "v2"
 		},
 		"identity": func(inf *Informer, _ *httpwatch.ResourceClient) { inf.Snapshot.Identity = "shard 3" },
@@ -335,7 +336,7 @@ func TestWarmStartTooOldIsIgnored(t *testing.T) {
 func TestWarmStartNeedsTransformVersion(t *testing.T) {
 	r := newWarmRig(t, "a")
 	inf, log := r.informer(func(_ *Informer, rc *httpwatch.ResourceClient) {
-		rc.Transform = func(o *httpwatch.Object) (*httpwatch.Object, error) { return o, nil }
+		rc.Transform = func(o *raw.Object) (*raw.Object, error) { return o, nil }
 	})
 	stop := run(t, inf)
 	require.NoError(t, inf.WaitForSync(testwait.Context(t)))

@@ -12,6 +12,7 @@ import (
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/ratelimit"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,7 +29,7 @@ type labeller struct {
 	lister *listwatch.Lister
 	queue  *ratelimit.Queue[string]
 	// check is the controller's judgement of a configmap.
-	check     func(ctx context.Context, cm *httpwatch.Object) error
+	check     func(ctx context.Context, cm *raw.Object) error
 	conflicts atomic.Int32
 }
 
@@ -107,7 +108,7 @@ func TestLabellingController(t *testing.T) {
 	var raced atomic.Bool
 	var racedVersion atomic.Value // the version the other writer made
 	l := &labeller{cms: c.Resource(configMaps), lister: inf.Lister(), queue: queue,
-		check: func(ctx context.Context, cm *httpwatch.Object) error {
+		check: func(ctx context.Context, cm *raw.Object) error {
 			if cm.Name() == "busy" && raced.CompareAndSwap(false, true) {
 				// Another writer changes the configmap during the check.
 				o, err := cms.Patch(ctx, "busy", httpwatch.MergePatch, []byte(`{"data":{"v":"2"}}`))

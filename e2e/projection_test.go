@@ -8,6 +8,7 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +31,7 @@ func TestProjection(t *testing.T) {
 	}
 	projected := c.Resource(res)
 	var err error
-	projected.Projection, err = httpwatch.NewProjection("metadata.labels", "data.keep")
+	projected.Projection, err = raw.NewProjection("metadata.labels", "data.keep")
 	require.NoError(t, err)
 	inf := listwatch.NewInformer(projected, 0)
 	inf.Reflector.LabelSelector = "app=web"
@@ -61,7 +62,7 @@ func TestProjection(t *testing.T) {
 
 	meta := c.Resource(res)
 	meta.MetadataOnly = true
-	meta.Projection, err = httpwatch.NewProjection("metadata.labels")
+	meta.Projection, err = raw.NewProjection("metadata.labels")
 	require.NoError(t, err)
 	page, err := meta.List(context.Background(), httpwatch.ListOptions{LabelSelector: "app=db"})
 	require.NoError(t, err)

@@ -23,6 +23,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/realapi"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/shard"
 )
 
@@ -304,7 +305,7 @@ func writeAll(t *testing.T, cms *httpwatch.ResourceClient, ns string, n int, val
 		wg.Go(func() {
 			for i := range next {
 				name := fmt.Sprintf("cm-%04d", i)
-				var o *httpwatch.Object
+				var o *raw.Object
 				var err error
 				if update {
 					o, err = cms.Update(context.Background(), configMap(ns, name, value))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -31,13 +32,13 @@ func TestStatusSubresource(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Deployment", got.Get("kind").String())
 
-	raw := setJSON(t, got, map[string]any{"status": map[string]any{"observedGeneration": 1, "replicas": 1, "readyReplicas": 1}, "spec.replicas": 5})
-	upd, err := status.Update(ctx, raw, httpwatch.WriteOptions{FieldManager: "reporter"})
+	data := setJSON(t, got, map[string]any{"status": map[string]any{"observedGeneration": 1, "replicas": 1, "readyReplicas": 1}, "spec.replicas": 5})
+	upd, err := status.Update(ctx, data, httpwatch.WriteOptions{FieldManager: "reporter"})
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), upd.Get("status.readyReplicas").Int())
 	assert.Equal(t, int64(1), upd.Get("spec.replicas").Int(), "a status update leaves spec alone")
 
-	_, err = status.Update(ctx, raw)
+	_, err = status.Update(ctx, data)
 	assert.True(t, httpwatch.IsConflict(err), "the status update is checked against its resourceVersion: %v", err)
 
 	patched, err := status.Patch(ctx, "web", httpwatch.MergePatch, []byte(`{"status":{"conditions":[{"type":"Available","status":"True"}]}}`))
@@ -57,7 +58,7 @@ func TestStatusSubresource(t *testing.T) {
 
 // setJSON decodes o, sets top-level fields (or "a.b" one level down) and
 // encodes it again.
-func setJSON(t *testing.T, o *httpwatch.Object, set map[string]any) []byte {
+func setJSON(t *testing.T, o *raw.Object, set map[string]any) []byte {
 	t.Helper()
 	var m map[string]any
 	require.NoError(t, o.Decode(&m))

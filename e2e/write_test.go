@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -170,7 +171,7 @@ func TestConflictRetry(t *testing.T) {
 }
 
 // withData returns o's JSON with data.v set to v.
-func withData(t *testing.T, o *httpwatch.Object, v string) []byte {
+func withData(t *testing.T, o *raw.Object, v string) []byte {
 	t.Helper()
 	var m map[string]any
 	require.NoError(t, o.Decode(&m))

@@ -18,6 +18,7 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/internal/redact"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 	"golang.org/x/time/rate"
 )
 
@@ -49,7 +50,7 @@ type Client struct {
 	// MaxFrameSize bounds one watch frame, one list item and the answer
 	// to one Get, Create, Update, Patch or Delete (a DeleteCollection's
 	// answer is read up to it, then dropped). NewClient sets
-	// DefaultMaxFrameSize.
+	// raw.DefaultMaxFrameSize.
 	MaxFrameSize int
 	// WatchHeaderTimeout bounds the wait for a watch's response headers,
 	// which the API server sends once the watch is registered. The stream
@@ -102,7 +103,7 @@ func NewClient(cfg *kubeconfig.Config) (*Client, error) {
 		RetryMax:           4,
 		RetryWaitMin:       500 * time.Millisecond,
 		RetryWaitMax:       30 * time.Second,
-		MaxFrameSize:       DefaultMaxFrameSize,
+		MaxFrameSize:       raw.DefaultMaxFrameSize,
 		WatchHeaderTimeout: DefaultWatchHeaderTimeout,
 		Logger:             slog.Default(),
 		host:               host,

@@ -17,6 +17,7 @@ import (
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/require"
 )
 
@@ -356,9 +357,9 @@ func TestTransformAndDropManagedFields(t *testing.T) {
 	require.True(t, kept.Items[0].Get("metadata.managedFields").Exists(), "kept on request")
 	rc.KeepManagedFields = false
 
-	rc.Transform = func(o *Object) (*Object, error) {
+	rc.Transform = func(o *raw.Object) (*raw.Object, error) {
 		require.False(t, o.Get("metadata.managedFields").Exists(), "the transform runs after the drop")
-		return NewObject([]byte(`{"metadata":{"name":"t-` + o.Name() + `"}}`))
+		return raw.NewObject([]byte(`{"metadata":{"name":"t-` + o.Name() + `"}}`))
 	}
 	p, err := rc.List(context.Background(), ListOptions{})
 	require.NoError(t, err)
@@ -371,10 +372,10 @@ func TestTransformAndDropManagedFields(t *testing.T) {
 	require.Equal(t, "t-web-1", ev.Object.Name())
 
 	boom := errors.New("boom")
-	rc.Transform = func(o *Object) (*Object, error) { return nil, boom }
+	rc.Transform = func(o *raw.Object) (*raw.Object, error) { return nil, boom }
 	_, err = rc.List(context.Background(), ListOptions{})
 	require.ErrorIs(t, err, boom)
-	rc.Transform = func(o *Object) (*Object, error) { return nil, nil }
+	rc.Transform = func(o *raw.Object) (*raw.Object, error) { return nil, nil }
 	_, err = rc.List(context.Background(), ListOptions{})
 	require.ErrorContains(t, err, "returned no object")
 }
@@ -397,7 +398,7 @@ func TestWatchFrameTooLarge(t *testing.T) {
 	_, err = w.Next()
 	require.NoError(t, err)
 	_, err = w.Next()
-	require.ErrorIs(t, err, ErrFrameTooLarge)
+	require.ErrorIs(t, err, raw.ErrFrameTooLarge)
 	var de *DecodeError
 	require.ErrorAs(t, err, &de)
 	require.ErrorContains(t, err, "1024 bytes")
@@ -411,7 +412,7 @@ func TestListItemTooLarge(t *testing.T) {
 	c := newTestClient(t, srv.URL)
 	c.MaxFrameSize = 64 << 10
 	_, err := c.Resource(pods).ListPage(context.Background(), ListOptions{})
-	require.ErrorIs(t, err, ErrFrameTooLarge)
+	require.ErrorIs(t, err, raw.ErrFrameTooLarge)
 }
 
 func TestListBodyErrors(t *testing.T) {

@@ -174,6 +174,22 @@ func TestConformance4EndOfStream(t *testing.T) {
 		require.Equal(t, int64(len(podFrame)), de.Offset)
 		require.False(t, IsProbableEOF(err))
 	})
+	t.Run("object not JSON", func(t *testing.T) {
+		frame := `{"type":"MODIFIED","object":{"metadata":{"name":"b"},"spec":{"a" 1}}}`
+		w := openWatch(t, watchBody(t, podFrame+"\n"+frame+"\n"+podFrame+"\n"))
+		_, err := w.Next()
+		require.NoError(t, err)
+		_, err = w.Next()
+		var de *DecodeError
+		require.ErrorAs(t, err, &de)
+		require.Equal(t, int64(len(podFrame)+1), de.Offset, "the event's offset")
+		require.ErrorContains(t, err, "WATCH /api/v1/namespaces/fixtures/pods: decode response at byte")
+		require.ErrorContains(t, err, "event 2: ")
+		require.ErrorContains(t, err, "invalid JSON")
+		require.False(t, IsProbableEOF(err), "a broken stream is relisted, not resumed")
+		_, again := w.Next()
+		require.Equal(t, err, again, "one error, then the end")
+	})
 	t.Run("not an object between frames", func(t *testing.T) {
 		w := openWatch(t, watchBody(t, podFrame+`,`+podFrame))
 		w.Next()

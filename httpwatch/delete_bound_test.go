@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/listwatch/listwatch/internal/apitest"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,7 +29,7 @@ func TestDeleteAnswerIsBounded(t *testing.T) {
 	c.MaxFrameSize = 1 << 20
 	cms := c.Resource(Resource{Version: "v1", Resource: "configmaps", Namespace: "ns1"})
 	err := cms.Delete(context.Background(), "cfg")
-	require.ErrorIs(t, err, ErrFrameTooLarge)
+	require.ErrorIs(t, err, raw.ErrFrameTooLarge)
 	var de *DecodeError
 	require.ErrorAs(t, err, &de)
 	require.Equal(t, http.MethodDelete, de.Verb)

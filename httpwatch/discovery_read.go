@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/listwatch/listwatch/raw"
 )
 
 // acceptDiscovery asks for aggregated discovery, which lists every group's
@@ -277,9 +279,9 @@ func (c *Client) discoveryGet(ctx context.Context, path, accept string) ([]byte,
 		return nil, fmt.Errorf("GET %s: %w", path, err)
 	}
 	if len(body) > maxDiscovery {
-		return nil, &DecodeError{Verb: http.MethodGet, Path: path, Offset: maxDiscovery, Err: ErrFrameTooLarge}
+		return nil, &DecodeError{Verb: http.MethodGet, Path: path, Offset: maxDiscovery, Err: raw.ErrFrameTooLarge}
 	}
-	if err := validJSON(body); err != nil {
+	if err := raw.Validate(body); err != nil {
 		return nil, &DecodeError{Verb: http.MethodGet, Path: path, Err: fmt.Errorf("invalid JSON: %w", err)}
 	}
 	return body, nil

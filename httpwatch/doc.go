@@ -23,40 +23,25 @@
 //
 // # Objects
 //
-// An Object is the raw JSON of one API object, copied out of the read
-// buffer, with namespace, name, resourceVersion and uid located once; read
-// other fields with Get (gjson paths) or Decode into a struct. Objects are
-// immutable and cost their JSON plus a few dozen bytes. Items of built-in
-// lists carry no kind or apiVersion on the wire; the list scanner inserts
-// them (from the list's kind and apiVersion), so an object reads the same
-// whether it came from a list or a watch. metadata.managedFields is dropped
-// while copying unless ResourceClient.KeepManagedFields is set, and
-// ResourceClient.Transform, the one transform hook, rewrites each object once
-// as it is read, before anything caches it; MetadataOnly asks the server for
-// PartialObjectMetadata, for caches that need only labels and owners.
-//
-// # Projections: cache only what you read
-//
-// ResourceClient.Projection, made by NewProjection from gjson member paths
-// ("metadata.labels", "spec.nodeName"), keeps only those fields (and kind,
-// apiVersion and the identity in metadata) of every object, cutting the
-// rest while copying it out of the read buffer, before Transform: the
-// discarded bytes are never copied. A projected object reads as if the
-// server had sent nothing else. Heap per object is then about the kept
-// JSON: see Projection for the paths accepted and the cost.
+// Responses become objects of package raw: a raw.Object is the JSON of one
+// API object, copied out of the read buffer, with namespace, name,
+// resourceVersion and uid located once; read other fields with Get (gjson
+// paths) or Decode into a struct. metadata.managedFields is dropped while
+// copying unless ResourceClient.KeepManagedFields is set;
+// ResourceClient.Projection (a raw.Projection from gjson member paths such
+// as "metadata.labels") keeps only the fields it names, cutting the rest
+// while copying; and ResourceClient.Transform, the one transform hook,
+// rewrites each object once as it is read, before anything caches it.
+// MetadataOnly asks the server for PartialObjectMetadata, for caches that
+// need only labels and owners.
 //
 // # Reading
 //
-// Neither lists nor watches are ever decoded into a tree. A list body is
-// scanned item by item and each item is copied out as soon as it is whole,
-// so memory is the items plus one read buffer. A watch body is split into
-// frames by finding each JSON value's end directly (brackets
-// outside strings, escapes inside them): it does not depend on newlines or
-// on how the body was chunked, and it bounds the frame size
-// (Client.MaxFrameSize). The same pass checks each event and item as
-// encoding/json.Valid would, so one that is not JSON, at any depth, is a
-// *DecodeError naming the event or item and the byte, and never reaches a
-// cache.
+// Neither lists nor watches are ever decoded into a tree: package raw scans
+// a list body item by item, and frames a watch body event by event,
+// checking each as encoding/json.Valid would, within Client.MaxFrameSize.
+// What it cannot read is a *DecodeError naming the request, the event or
+// item and the byte, and never reaches a cache.
 //
 // Non-streaming requests are retried with backoff and jitter on connection
 // errors, 429 (honouring Retry-After) and 5xx; other errors are a

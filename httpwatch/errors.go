@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/internal/redact"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/tidwall/gjson"
 )
 
@@ -95,8 +96,8 @@ var reasonForCode = map[int]string{
 }
 
 // isStatus reports whether a JSON object is a meta/v1 Status.
-func isStatus(raw string) bool {
-	r := gjson.GetMany(raw, "kind", "apiVersion")
+func isStatus(body string) bool {
+	r := gjson.GetMany(body, "kind", "apiVersion")
 	if r[0].String() != "Status" {
 		return false
 	}
@@ -108,8 +109,8 @@ func isStatus(raw string) bool {
 }
 
 // statusFromJSON fills a StatusError from a Status object.
-func statusFromJSON(raw string) *StatusError {
-	r := gjson.GetMany(raw, "code", "reason", "message", "details")
+func statusFromJSON(body string) *StatusError {
+	r := gjson.GetMany(body, "code", "reason", "message", "details")
 	e := &StatusError{Code: int(r[0].Int()), Reason: r[1].String(), Message: r[2].String()}
 	d := r[3]
 	e.Details = StatusDetails{
@@ -146,7 +147,7 @@ func statusFromBody(verb, path string, code int, h http.Header, body []byte, now
 	var e *StatusError
 	// validJSON, unlike gjson.Valid, does not recurse: the body may be a
 	// megabyte of '['.
-	if validJSON(body) == nil && isStatus(string(body)) {
+	if raw.Validate(body) == nil && isStatus(string(body)) {
 		e = statusFromJSON(string(body))
 		if e.Code == 0 {
 			e.Code = code
@@ -347,7 +348,7 @@ var ErrInvalidEventType = errors.New("got invalid watch event type")
 // UnexpectedObjectError is the Err of an ERROR watch event whose object is
 // not a Status (conformance 6).
 type UnexpectedObjectError struct {
-	Object *Object
+	Object *raw.Object
 }
 
 func (e *UnexpectedObjectError) Error() string {

@@ -1,5 +1,7 @@
 package httpwatch
 
+import "github.com/listwatch/listwatch/raw"
+
 // EventType is the type of a watch event as the server spells it.
 type EventType string
 
@@ -24,6 +26,6 @@ const (
 // object.
 type Event struct {
 	Type   EventType
-	Object *Object
+	Object *raw.Object
 	Err    error
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // fixtureServer serves one recorded kube-apiserver response to every
@@ -113,7 +114,7 @@ func ExampleNewProjection() {
 		panic(err)
 	}
 	pods := c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods", Namespace: "fixtures"})
-	pods.Projection, err = httpwatch.NewProjection("metadata.labels", "status.phase")
+	pods.Projection, err = raw.NewProjection("metadata.labels", "status.phase")
 	if err != nil {
 		panic(err)
 	}
@@ -125,8 +126,8 @@ func ExampleNewProjection() {
 	fmt.Println(p)
 	fmt.Println(p.Labels(), p.Get("spec.containers").Exists())
 
-	_, err = httpwatch.NewProjection("spec.containers.#.image")
-	fmt.Println(errors.Is(err, httpwatch.ErrProjectionPath))
+	_, err = raw.NewProjection("spec.containers.#.image")
+	fmt.Println(errors.Is(err, raw.ErrProjectionPath))
 	// Output:
 	// {"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-1","namespace":"fixtures","uid":"20eb0800-339d-4377-be80-43e4346bb0c4","resourceVersion":"73","labels":{"app":"web","tier":"t1"}},"status":{"phase":"Pending"}}
 	// map[app:web tier:t1] false

@@ -13,13 +13,14 @@ import (
 	"testing"
 
 	"github.com/listwatch/listwatch/internal/fixtures"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the current output")
 
 // describeObject is one line naming what an Object holds.
-func describeObject(o *Object) string {
+func describeObject(o *raw.Object) string {
 	s := fmt.Sprintf("%s/%s rv=%s uid=%s kind=%s apiVersion=%s", o.Namespace(), o.Name(), o.ResourceVersion(), o.UID(), o.Kind(), o.APIVersion())
 	if l := o.Labels(); l != nil {
 		s += " labels=" + sortedMap(l)

@@ -3,6 +3,8 @@ package httpwatch
 import (
 	"context"
 	"fmt"
+
+	"github.com/listwatch/listwatch/raw"
 )
 
 // DefaultPageSize is the page size ListAll asks for when opts.Limit is 0, as
@@ -51,7 +53,7 @@ func ListAll(ctx context.Context, l PageLister, opts ListOptions, onPage func(*P
 				return page, nil // one page: no copy of the item slice
 			}
 			if r := page.RemainingItemCount; r != nil && *r > 0 && *r < 1<<24 {
-				all.Items = make([]*Object, 0, len(page.Items)+int(*r))
+				all.Items = make([]*raw.Object, 0, len(page.Items)+int(*r))
 			}
 		}
 		all.Items = append(all.Items, page.Items...)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,10 +33,10 @@ func (p *pager) ListPage(_ context.Context, opts ListOptions) (*Page, error) {
 	return p.pages[i], nil
 }
 
-func objs(t *testing.T, names ...string) []*Object {
-	var out []*Object
+func objs(t *testing.T, names ...string) []*raw.Object {
+	var out []*raw.Object
 	for _, n := range names {
-		o, err := NewObject([]byte(`{"metadata":{"name":"` + n + `"}}`))
+		o, err := raw.NewObject([]byte(`{"metadata":{"name":"` + n + `"}}`))
 		require.NoError(t, err)
 		out = append(out, o)
 	}
@@ -152,7 +153,7 @@ func TestListAllOverHTTP(t *testing.T) {
 }
 
 func page1Continue(t *testing.T) string {
-	p, err := NewObject(fixtures.Load(t, "pod-list-page1.json").Body)
+	p, err := raw.NewObject(fixtures.Load(t, "pod-list-page1.json").Body)
 	require.NoError(t, err)
 	return p.Get("metadata.continue").String()
 }

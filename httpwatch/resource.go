@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/listwatch/listwatch/raw"
 )
 
 // Resource names a collection on the server: group, version and resource
@@ -58,13 +60,13 @@ type ResourceClient struct {
 	KeepManagedFields bool
 	// Projection, if set, keeps only the fields it names of every object
 	// the client returns (those Transform sees), cutting the rest while
-	// copying it out of the read buffer; see Projection for the cost.
-	Projection *Projection
+	// copying it out of the read buffer; see raw.Projection for the cost.
+	Projection *raw.Projection
 	// Transform, if set, rewrites every object the client returns (list
 	// items, watch objects except bookmarks and errors, Get and write
 	// results, but not a subresource's answers) once, as it is read: the one
 	// place objects are transformed before anything caches them.
-	Transform Transform
+	Transform raw.Transform
 
 	c   *Client
 	res Resource
@@ -122,8 +124,9 @@ func itemPath(collection, name string) (string, error) {
 	return collection + "/" + url.PathEscape(name), nil
 }
 
-func (rc *ResourceClient) scanOptions() *scanOptions {
-	return &scanOptions{maxFrame: rc.c.MaxFrameSize, drop: !rc.KeepManagedFields, project: rc.Projection, transform: rc.Transform}
+// decoder is how the client's responses become objects.
+func (rc *ResourceClient) decoder() *raw.Decoder {
+	return &raw.Decoder{MaxFrameSize: rc.c.MaxFrameSize, DropManagedFields: !rc.KeepManagedFields, Projection: rc.Projection, Transform: rc.Transform}
 }
 
 // ListPage reads one page of the list: a single request with opts (Limit 0
@@ -144,13 +147,11 @@ func (rc *ResourceClient) ListPage(ctx context.Context, opts ListOptions) (*Page
 		return nil, err
 	}
 	defer resp.Body.Close()
-	so := rc.scanOptions()
-	so.sizeHint = int(min(max(opts.Limit, 0), maxSizeHint))
-	page, err := scanList(resp.Body, so)
+	list, err := rc.decoder().DecodeList(resp.Body, int(min(max(opts.Limit, 0), maxSizeHint)))
 	if err != nil {
 		return nil, requestError(http.MethodGet, path, err)
 	}
-	return page, nil
+	return (*Page)(list), nil
 }
 
 // maxSizeHint bounds the item slice ListPage allocates up front from the
@@ -160,10 +161,9 @@ const maxSizeHint = 10000
 // requestError names the request in a body error, as a *DecodeError when
 // the body was malformed.
 func requestError(verb, path string, err error) error {
-	var de *DecodeError
-	if errors.As(err, &de) {
-		de.Verb, de.Path = verb, path
-		return de
+	var ie *raw.InputError
+	if errors.As(err, &ie) {
+		return &DecodeError{Verb: verb, Path: path, Offset: ie.Offset, Err: ie.Err}
 	}
 	return fmt.Errorf("%s %s: %w", verb, path, err)
 }
@@ -176,7 +176,7 @@ func (rc *ResourceClient) List(ctx context.Context, opts ListOptions) (*Page, er
 // Get reads one object by name (in the client's namespace). A namespaced
 // resource needs one: without it Get fails with ErrNamespaceRequired (when
 // the server's discovery says the resource is namespaced).
-func (rc *ResourceClient) Get(ctx context.Context, name string) (*Object, error) {
+func (rc *ResourceClient) Get(ctx context.Context, name string) (*raw.Object, error) {
 	path, err := rc.objectPath(ctx, rc.res.Namespace, name, "")
 	if err != nil {
 		return nil, fmt.Errorf("get %q: %w", name, err)
@@ -192,8 +192,8 @@ func (rc *ResourceClient) Get(ctx context.Context, name string) (*Object, error)
 // (or, with DryRun, would store). The namespace is the client's or, when
 // that is "", the object's own; a namespaced resource needs one
 // (ErrNamespaceRequired).
-func (rc *ResourceClient) Create(ctx context.Context, raw []byte, opts ...WriteOptions) (*Object, error) {
-	o, err := NewObject(raw)
+func (rc *ResourceClient) Create(ctx context.Context, data []byte, opts ...WriteOptions) (*raw.Object, error) {
+	o, err := raw.NewObject(data)
 	if err != nil {
 		return nil, fmt.Errorf("create: %w", err)
 	}
@@ -210,20 +210,20 @@ func (rc *ResourceClient) Create(ctx context.Context, raw []byte, opts ...WriteO
 	if err := rc.c.checkScope(ctx, r); err != nil {
 		return nil, fmt.Errorf("create %q: %w", o.Name(), err)
 	}
-	return rc.objectRequest(ctx, request{method: http.MethodPost, path: coll, query: wo.values(), accept: acceptJSON, body: raw})
+	return rc.objectRequest(ctx, request{method: http.MethodPost, path: coll, query: wo.values(), accept: acceptJSON, body: data})
 }
 
 // Update replaces an object (raw JSON, named by its metadata.name; include
 // metadata.resourceVersion for optimistic concurrency, a conflict is a 409
 // IsConflict error) and returns what the server stored. The namespace is
 // the client's or the object's, as for Create.
-func (rc *ResourceClient) Update(ctx context.Context, raw []byte, opts ...WriteOptions) (*Object, error) {
-	return rc.update(ctx, "", raw, opts)
+func (rc *ResourceClient) Update(ctx context.Context, data []byte, opts ...WriteOptions) (*raw.Object, error) {
+	return rc.update(ctx, "", data, opts)
 }
 
-// update puts raw to the object it names, or to its subresource sub.
-func (rc *ResourceClient) update(ctx context.Context, sub string, raw []byte, opts []WriteOptions) (*Object, error) {
-	o, err := NewObject(raw)
+// update puts data to the object it names, or to its subresource sub.
+func (rc *ResourceClient) update(ctx context.Context, sub string, data []byte, opts []WriteOptions) (*raw.Object, error) {
+	o, err := raw.NewObject(data)
 	if err != nil {
 		return nil, fmt.Errorf("update: %w", err)
 	}
@@ -235,7 +235,7 @@ func (rc *ResourceClient) update(ctx context.Context, sub string, raw []byte, op
 	if err != nil {
 		return nil, fmt.Errorf("update: %w", err)
 	}
-	rq := request{method: http.MethodPut, path: path, query: wo.values(), accept: acceptJSON, body: raw}
+	rq := request{method: http.MethodPut, path: path, query: wo.values(), accept: acceptJSON, body: data}
 	return rc.answering(sub).objectRequest(ctx, rq)
 }
 
@@ -281,7 +281,7 @@ func (rc *ResourceClient) DeleteCollection(ctx context.Context, list ListOptions
 // discardRequest sends a request whose answer is not needed (a Status, or
 // the deleted objects). The answer is read, so the connection can be used
 // again, up to MaxFrameSize like any other object: past it, oneObject
-// makes the call fail with ErrFrameTooLarge, as Get would; otherwise (the
+// makes the call fail with raw.ErrFrameTooLarge, as Get would; otherwise (the
 // list a DeleteCollection answers, which may be long) reading just stops,
 // since the server has done the delete once it answers 2xx.
 func (rc *ResourceClient) discardRequest(ctx context.Context, rq request, oneObject bool) error {
@@ -296,7 +296,7 @@ func (rc *ResourceClient) discardRequest(ctx context.Context, rq request, oneObj
 		return fmt.Errorf("%s %s: read response: %w", rq.method, rq.path, err)
 	}
 	if n > int64(max) && oneObject {
-		return &DecodeError{Verb: rq.method, Path: rq.path, Offset: int64(max), Err: ErrFrameTooLarge}
+		return &DecodeError{Verb: rq.method, Path: rq.path, Offset: int64(max), Err: raw.ErrFrameTooLarge}
 	}
 	return nil
 }
@@ -304,7 +304,7 @@ func (rc *ResourceClient) discardRequest(ctx context.Context, rq request, oneObj
 // maxFrameSize is MaxFrameSize, or its default when unset.
 func (c *Client) maxFrameSize() int {
 	if c.MaxFrameSize <= 0 {
-		return DefaultMaxFrameSize
+		return raw.DefaultMaxFrameSize
 	}
 	return c.MaxFrameSize
 }
@@ -334,7 +334,7 @@ func (rc *ResourceClient) objectPath(ctx context.Context, ns, name, sub string) 
 	return path, nil
 }
 
-func (rc *ResourceClient) namespaceFor(o *Object) string {
+func (rc *ResourceClient) namespaceFor(o *raw.Object) string {
 	if rc.res.Namespace != "" {
 		return rc.res.Namespace
 	}
@@ -342,7 +342,7 @@ func (rc *ResourceClient) namespaceFor(o *Object) string {
 }
 
 // objectRequest sends a request whose response is one object.
-func (rc *ResourceClient) objectRequest(ctx context.Context, rq request) (*Object, error) {
+func (rc *ResourceClient) objectRequest(ctx context.Context, rq request) (*raw.Object, error) {
 	resp, err := rc.send(ctx, rq)
 	if err != nil {
 		return nil, err
@@ -354,12 +354,9 @@ func (rc *ResourceClient) objectRequest(ctx context.Context, rq request) (*Objec
 		return nil, fmt.Errorf("%s %s: read response: %w", rq.method, rq.path, err)
 	}
 	if len(body) > max {
-		return nil, &DecodeError{Verb: rq.method, Path: rq.path, Offset: int64(max), Err: ErrFrameTooLarge}
+		return nil, &DecodeError{Verb: rq.method, Path: rq.path, Offset: int64(max), Err: raw.ErrFrameTooLarge}
 	}
-	if err := validJSON(body); err != nil {
-		return nil, &DecodeError{Verb: rq.method, Path: rq.path, Err: fmt.Errorf("invalid JSON: %w", err)}
-	}
-	o, err := rc.scanOptions().object(body, nil, knownSpans{})
+	o, err := rc.decoder().Decode(body)
 	if err != nil {
 		return nil, &DecodeError{Verb: rq.method, Path: rq.path, Err: err}
 	}

@@ -1,6 +1,10 @@
 package httpwatch
 
-import "context"
+import (
+	"context"
+
+	"github.com/listwatch/listwatch/raw"
+)
 
 // ListOptions are the query parameters of a list or watch request (see
 // Values and ParseListOptions). Zero values are not sent.
@@ -31,7 +35,7 @@ type ListOptions struct {
 // Page is one page of a list response, or a whole list from ListAll
 // (Continue then empty).
 type Page struct {
-	Items              []*Object
+	Items              []*raw.Object
 	ResourceVersion    string
 	Continue           string
 	RemainingItemCount *int64

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+
+	"github.com/listwatch/listwatch/raw"
 )
 
 // SubresourceClient reads and writes one subresource of a resource's
@@ -27,14 +29,14 @@ type SubresourceClient struct {
 // Subresource returns a client for subresource name of the resource's
 // objects, in the client's namespace:
 //
-//	_, err := deployments.Subresource("status").Update(ctx, raw)
+//	_, err := deployments.Subresource("status").Update(ctx, data)
 //	scale, err := deployments.Subresource("scale").Get(ctx, "web")
 func (rc *ResourceClient) Subresource(name string) *SubresourceClient {
 	return &SubresourceClient{rc: rc, name: name}
 }
 
 // Get reads the subresource of object name.
-func (s *SubresourceClient) Get(ctx context.Context, name string) (*Object, error) {
+func (s *SubresourceClient) Get(ctx context.Context, name string) (*raw.Object, error) {
 	path, err := s.rc.objectPath(ctx, s.rc.res.Namespace, name, s.name)
 	if err != nil {
 		return nil, fmt.Errorf("get %q %s: %w", name, s.name, err)
@@ -42,22 +44,22 @@ func (s *SubresourceClient) Get(ctx context.Context, name string) (*Object, erro
 	return s.rc.answering(s.name).objectRequest(ctx, request{method: http.MethodGet, path: path, accept: acceptJSON})
 }
 
-// Update replaces the subresource of the object raw names (the whole object
+// Update replaces the subresource of the object data names (the whole object
 // for status, a Scale for scale; metadata.resourceVersion is checked as by
 // ResourceClient.Update).
-func (s *SubresourceClient) Update(ctx context.Context, raw []byte, opts ...WriteOptions) (*Object, error) {
-	return s.rc.update(ctx, s.name, raw, opts)
+func (s *SubresourceClient) Update(ctx context.Context, data []byte, opts ...WriteOptions) (*raw.Object, error) {
+	return s.rc.update(ctx, s.name, data, opts)
 }
 
 // Patch patches the subresource of object name, as ResourceClient.Patch.
-func (s *SubresourceClient) Patch(ctx context.Context, name string, pt PatchType, patch []byte, opts ...WriteOptions) (*Object, error) {
+func (s *SubresourceClient) Patch(ctx context.Context, name string, pt PatchType, patch []byte, opts ...WriteOptions) (*raw.Object, error) {
 	return s.rc.patch(ctx, name, s.name, pt, patch, opts)
 }
 
 // Apply applies a configuration to the subresource server-side, as
 // ResourceClient.Apply.
-func (s *SubresourceClient) Apply(ctx context.Context, raw []byte, opts ApplyOptions) (*Object, error) {
-	return s.rc.apply(ctx, s.name, raw, opts)
+func (s *SubresourceClient) Apply(ctx context.Context, data []byte, opts ApplyOptions) (*raw.Object, error) {
+	return s.rc.apply(ctx, s.name, data, opts)
 }
 
 // answering returns the client that reads answers from subresource sub:

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+
+	"github.com/listwatch/listwatch/raw"
 )
 
 // Watch opens a watch stream: GET ?watch=1 with opts. It returns once the
@@ -65,7 +67,7 @@ func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher,
 		defer resp.Body.Close()
 		return nil, rc.explain(ctx, statusFromResponse("WATCH", path, resp, rc.c.now()))
 	}
-	return newStreamWatcher(resp.Body, cancel, "WATCH", path, rc.scanOptions()), nil
+	return newStreamWatcher(resp.Body, cancel, "WATCH", path, rc.decoder()), nil
 }
 
 // emptyWatcher is a stream that has already ended.
@@ -80,18 +82,15 @@ type streamWatcher struct {
 	body       io.ReadCloser
 	cancel     context.CancelFunc
 	verb, path string
-	rd         *reader
-	so         *scanOptions
-	events     int // events returned, to name the one a DecodeError is about
+	events     *raw.EventReader
+	n          int // events returned, to name the one a DecodeError is about
 	stopped    atomic.Bool
 	closeOnce  sync.Once
 	err        error // sticky: returned by every Next after the first failure
 }
 
-func newStreamWatcher(body io.ReadCloser, cancel context.CancelFunc, verb, path string, so *scanOptions) *streamWatcher {
-	rd := newReader(body, so.maxFrame, false)
-	rd.sc.spans = &spanNotes{level: 3} // the members of the event's object
-	return &streamWatcher{body: body, cancel: cancel, verb: verb, path: path, so: so, rd: rd}
+func newStreamWatcher(body io.ReadCloser, cancel context.CancelFunc, verb, path string, d *raw.Decoder) *streamWatcher {
+	return &streamWatcher{body: body, cancel: cancel, verb: verb, path: path, events: d.Events(body)}
 }
 
 // Stop ends the stream: it closes the body, which unblocks a Next in
@@ -131,100 +130,47 @@ func (w *streamWatcher) Next() (Event, error) {
 }
 
 func (w *streamWatcher) next() (Event, error) {
-	c, err := w.rd.peek()
+	f, err := w.events.Next()
 	if err != nil {
 		if err == io.EOF {
 			return Event{}, io.EOF
 		}
-		return Event{}, fmt.Errorf("%s %s: read stream: %w", w.verb, w.path, err)
-	}
-	at := w.rd.offset()
-	if c != '{' {
-		return Event{}, w.decodeError(at, fmt.Errorf("expected a JSON object, found %q", c))
-	}
-	frame, err := w.rd.container()
-	if err != nil {
-		if w.rd.fromSource(err) {
-			return Event{}, fmt.Errorf("%s %s: read stream at byte %d: %w", w.verb, w.path, at, err)
+		var ie *raw.InputError
+		if errors.As(err, &ie) {
+			return Event{}, w.decodeError(ie.Offset, ie.Err)
 		}
-		return Event{}, w.decodeError(at, err)
+		return Event{}, fmt.Errorf("%s %s: %w", w.verb, w.path, err)
 	}
-	ev, err := decodeEvent(frame, &w.rd.sc, w.so)
+	ev, err := decodeEvent(&f)
 	if err != nil {
-		var se *StatusError
-		if errors.As(err, &se) {
-			se.Verb, se.Path = w.verb, w.path
-		}
-		return Event{}, w.decodeError(at, err)
+		return Event{}, w.decodeError(f.Offset, err)
 	}
 	if se, ok := ev.Err.(*StatusError); ok {
 		se.Verb, se.Path = w.verb, w.path
 	}
-	w.events++
+	w.n++
 	return ev, nil
 }
 
 // decodeError is the error for the event starting at stream offset at.
 func (w *streamWatcher) decodeError(at int64, err error) error {
-	return &DecodeError{Verb: w.verb, Path: w.path, Offset: at, Err: fmt.Errorf("event %d: %w", w.events+1, err)}
+	return &DecodeError{Verb: w.verb, Path: w.path, Offset: at, Err: fmt.Errorf("event %d: %w", w.n+1, err)}
 }
 
-// decodeEvent turns one frame, {"type": ..., "object": {...}}, into an
-// Event. sc is the scanner that framed it: its child is where the frame's
-// last container member ends, normally the object, which then needs no
-// second scan, nor do the object's members it noted.
-func decodeEvent(frame []byte, sc *frameScanner, so *scanOptions) (Event, error) {
-	child := sc.child
-	it := newObjectIter(frame, 0)
-	var typ []byte
-	var obj valueRange
-	for {
-		m, ok := it.nextKey()
-		if !ok {
-			break
-		}
-		if string(m.key) == "object" && it.i == child.start && child.end > child.start {
-			obj, it.i = child, child.end
-			continue
-		}
-		_, end, err := skipValue(frame, it.i)
-		if err != nil {
-			return Event{}, fmt.Errorf("value of %q: %w", m.key, err)
-		}
-		switch string(m.key) {
-		case "type":
-			typ = frame[it.i:end]
-		case "object":
-			obj = valueRange{it.i, end}
-		}
-		it.i = end
-	}
-	if it.err != nil {
-		return Event{}, it.err
-	}
-	if typ == nil || typ[0] != '"' {
-		return Event{}, errors.New(`event has no "type" string`)
-	}
-	t, err := keyString(typ)
-	if err != nil {
-		return Event{}, err
-	}
-	ev := Event{Type: EventType(t)}
+// decodeEvent turns one frame into an Event: a type the API defines, and
+// its object, built as the client says for the resource's own objects, and
+// as sent for a bookmark or an ERROR event (whose Status becomes Err).
+func decodeEvent(f *raw.Frame) (Event, error) {
+	ev := Event{Type: EventType(f.Type)}
+	var err error
 	switch ev.Type {
-	case Added, Modified, Deleted, Bookmark, Error:
-	default:
-		return Event{}, fmt.Errorf("%w %q", ErrInvalidEventType, t)
-	}
-	if obj.end == 0 || frame[obj.start] != '{' {
-		return Event{}, fmt.Errorf("%s event has no object", t)
-	}
-	src := frame[obj.start:obj.end]
-	switch ev.Type {
+	case Added, Modified, Deleted:
+		ev.Object, err = f.Object()
 	case Bookmark:
 		// Only metadata matters in a bookmark; the transform is for objects.
-		ev.Object, err = buildObject(src, buildOptions{})
+		ev.Object, err = f.Plain()
 	case Error:
-		ev.Object, err = buildObject(src, buildOptions{})
+		ev.Object, err = f.Plain()
 		if err == nil {
 			if isStatus(ev.Object.String()) {
 				ev.Err, ev.Object = statusFromJSON(ev.Object.String()), nil
@@ -233,12 +179,10 @@ func decodeEvent(frame []byte, sc *frameScanner, so *scanOptions) (Event, error)
 			}
 		}
 	default:
-		known := sc.spans.noted()
-		known.base = obj.start
-		ev.Object, err = so.object(src, nil, known)
+		return Event{}, fmt.Errorf("%w %q", ErrInvalidEventType, f.Type)
 	}
 	if err != nil {
-		return Event{}, fmt.Errorf("%s event: %w", t, err)
+		return Event{}, err
 	}
 	return ev, nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/listwatch/listwatch/raw"
 )
 
 // PatchType is the format of a patch, named by its media type.
@@ -39,11 +41,11 @@ const applyPatch = "application/apply-patch+yaml"
 // metadata.resourceVersion in a merge patch to have it checked).
 //
 //	o, err := cms.Patch(ctx, "settings", httpwatch.MergePatch, []byte(`{"metadata":{"labels":{"checked":"true"}}}`))
-func (rc *ResourceClient) Patch(ctx context.Context, name string, pt PatchType, patch []byte, opts ...WriteOptions) (*Object, error) {
+func (rc *ResourceClient) Patch(ctx context.Context, name string, pt PatchType, patch []byte, opts ...WriteOptions) (*raw.Object, error) {
 	return rc.patch(ctx, name, "", pt, patch, opts)
 }
 
-func (rc *ResourceClient) patch(ctx context.Context, name, sub string, pt PatchType, patch []byte, opts []WriteOptions) (*Object, error) {
+func (rc *ResourceClient) patch(ctx context.Context, name, sub string, pt PatchType, patch []byte, opts []WriteOptions) (*raw.Object, error) {
 	wo, err := optional(opts)
 	if err != nil {
 		return nil, fmt.Errorf("patch %q: %w", name, err)
@@ -68,7 +70,7 @@ func (rc *ResourceClient) patch(ctx context.Context, name, sub string, pt PatchT
 // ApplyOptions.FieldManager, which the server would refuse (422 Invalid).
 var ErrFieldManagerRequired = errors.New("server-side apply needs a field manager")
 
-// Apply applies a configuration server-side: raw is a JSON object with
+// Apply applies a configuration server-side: data is a JSON object with
 // apiVersion, kind, metadata.name (and the namespace, unless the client has
 // one) and the fields the manager opts.FieldManager wants to own; the server
 // creates the object or merges the configuration into it, and returns what
@@ -77,12 +79,12 @@ var ErrFieldManagerRequired = errors.New("server-side apply needs a field manage
 // (IsConflict; StatusError.Details.Causes name the fields and owners) unless
 // opts.Force takes it over. Retrying such a conflict changes nothing, so
 // do not wrap Apply in RetryOnConflict.
-func (rc *ResourceClient) Apply(ctx context.Context, raw []byte, opts ApplyOptions) (*Object, error) {
-	return rc.apply(ctx, "", raw, opts)
+func (rc *ResourceClient) Apply(ctx context.Context, data []byte, opts ApplyOptions) (*raw.Object, error) {
+	return rc.apply(ctx, "", data, opts)
 }
 
-func (rc *ResourceClient) apply(ctx context.Context, sub string, raw []byte, opts ApplyOptions) (*Object, error) {
-	o, err := NewObject(raw)
+func (rc *ResourceClient) apply(ctx context.Context, sub string, data []byte, opts ApplyOptions) (*raw.Object, error) {
+	o, err := raw.NewObject(data)
 	if err != nil {
 		return nil, fmt.Errorf("apply: %w", err)
 	}
@@ -93,7 +95,7 @@ func (rc *ResourceClient) apply(ctx context.Context, sub string, raw []byte, opt
 	if err != nil {
 		return nil, fmt.Errorf("apply %q: %w", o.Name(), err)
 	}
-	rq := request{method: http.MethodPatch, path: path, query: opts.values(), accept: acceptJSON, body: raw, contentType: applyPatch}
+	rq := request{method: http.MethodPatch, path: path, query: opts.values(), accept: acceptJSON, body: data, contentType: applyPatch}
 	return rc.answering(sub).objectRequest(ctx, rq)
 }
 

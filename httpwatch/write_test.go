@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/listwatch/listwatch/internal/apitest"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -177,7 +178,7 @@ func TestSubresourceSkipsTransform(t *testing.T) {
 	c, _ := recordWrites(t, scaleJSON)
 	rc := c.Resource(Resource{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "ns1"})
 	calls := 0
-	rc.Transform = func(o *Object) (*Object, error) { calls++; return o, nil }
+	rc.Transform = func(o *raw.Object) (*raw.Object, error) { calls++; return o, nil }
 	o, err := rc.Subresource("scale").Get(context.Background(), "web")
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), o.Get("spec.replicas").Int())
@@ -192,7 +193,7 @@ func TestSubresourceSkipsTransform(t *testing.T) {
 func TestSubresourceSkipsProjection(t *testing.T) {
 	c, _ := recordWrites(t, scaleJSON)
 	rc := c.Resource(depsNS1)
-	p, err := NewProjection("status.readyReplicas")
+	p, err := raw.NewProjection("status.readyReplicas")
 	require.NoError(t, err)
 	rc.Projection = p
 	ctx := context.Background()

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Named is what MetaNamespaceKey needs of an object. *httpwatch.Object
+// Named is what MetaNamespaceKey needs of an object. *raw.Object
 // satisfies it.
 type Named interface {
 	Namespace() string

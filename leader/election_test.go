@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // Three candidates start at once: they race to create the lease (two get
@@ -178,8 +178,8 @@ func TestExpiryIgnoresRecordedTimes(t *testing.T) {
 func writeLease(t *testing.T, h *harness, rec Record) {
 	t.Helper()
 	l := lease.Lease{Name: "lock"}
-	if raw, err := h.srv.Get(watchtest.Leases, "ns", "lock"); err == nil {
-		cur, err := httpwatch.NewObject(raw)
+	if data, err := h.srv.Get(watchtest.Leases, "ns", "lock"); err == nil {
+		cur, err := raw.NewObject(data)
 		require.NoError(t, err)
 		_, err = h.srv.Update(watchtest.Leases, l.Encode(cur, rec))
 		require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/leader"
+	"github.com/listwatch/listwatch/raw"
 )
 
 func Example() {
@@ -44,8 +45,8 @@ func Example() {
 		return
 	}
 	fmt.Println("run:", el.Run(ctx))
-	raw, _ := srv.Get(watchtest.Leases, "default", "example")
-	lease, _ := httpwatch.NewObject(raw)
+	data, _ := srv.Get(watchtest.Leases, "default", "example")
+	lease, _ := raw.NewObject(data)
 	fmt.Printf("holder %q, leaseDurationSeconds %d\n",
 		lease.Get("spec.holderIdentity").String(), lease.Get("spec.leaseDurationSeconds").Int())
 	// Output:

@@ -19,6 +19,7 @@ import (
 	"github.com/listwatch/listwatch/internal/lease"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // Short durations keep the step counts small; their ratios are the defaults'.
@@ -356,9 +357,9 @@ func (h *harness) live() (ids []string, started bool) {
 
 func (h *harness) record() Record {
 	h.t.Helper()
-	raw, err := h.srv.Get(watchtest.Leases, "ns", "lock")
+	data, err := h.srv.Get(watchtest.Leases, "ns", "lock")
 	require.NoError(h.t, err)
-	o, err := httpwatch.NewObject(raw)
+	o, err := raw.NewObject(data)
 	require.NoError(h.t, err)
 	return lease.RecordOf(o)
 }

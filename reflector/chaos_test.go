@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/require"
 )
@@ -22,18 +23,18 @@ import (
 // resourceVersion went backwards.
 type modelSink struct {
 	mu       sync.Mutex
-	objs     map[string]*httpwatch.Object
+	objs     map[string]*raw.Object
 	seen     map[string]uint64 // highest version received per key
 	backward []string
 }
 
 func newModelSink() *modelSink {
-	return &modelSink{objs: map[string]*httpwatch.Object{}, seen: map[string]uint64{}}
+	return &modelSink{objs: map[string]*raw.Object{}, seen: map[string]uint64{}}
 }
 
-func key(o *httpwatch.Object) string { return o.Namespace() + "/" + o.Name() }
+func key(o *raw.Object) string { return o.Namespace() + "/" + o.Name() }
 
-func (s *modelSink) note(o *httpwatch.Object) {
+func (s *modelSink) note(o *raw.Object) {
 	rv, _ := strconv.ParseUint(o.ResourceVersion(), 10, 64)
 	if rv < s.seen[key(o)] {
 		s.backward = append(s.backward, fmt.Sprintf("%s: %d after %d", key(o), rv, s.seen[key(o)]))
@@ -41,9 +42,9 @@ func (s *modelSink) note(o *httpwatch.Object) {
 	s.seen[key(o)] = rv
 }
 
-func (s *modelSink) Add(o *httpwatch.Object) error { return s.Update(o) }
+func (s *modelSink) Add(o *raw.Object) error { return s.Update(o) }
 
-func (s *modelSink) Update(o *httpwatch.Object) error {
+func (s *modelSink) Update(o *raw.Object) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.note(o)
@@ -51,7 +52,7 @@ func (s *modelSink) Update(o *httpwatch.Object) error {
 	return nil
 }
 
-func (s *modelSink) Delete(o *httpwatch.Object) error {
+func (s *modelSink) Delete(o *raw.Object) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.note(o)
@@ -59,10 +60,10 @@ func (s *modelSink) Delete(o *httpwatch.Object) error {
 	return nil
 }
 
-func (s *modelSink) Replace(items []*httpwatch.Object, _ string) error {
+func (s *modelSink) Replace(items []*raw.Object, _ string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.objs = map[string]*httpwatch.Object{}
+	s.objs = map[string]*raw.Object{}
 	for _, o := range items {
 		s.note(o)
 		s.objs[key(o)] = o
@@ -84,8 +85,8 @@ func (s *modelSink) state() map[string]string {
 
 func serverState(t *testing.T, s *watchtest.Server) map[string]string {
 	out := map[string]string{}
-	for _, raw := range s.List(watchtest.Pods, "") {
-		o, err := httpwatch.NewObject(raw)
+	for _, data := range s.List(watchtest.Pods, "") {
+		o, err := raw.NewObject(data)
 		require.NoError(t, err)
 		out[key(o)] = o.ResourceVersion()
 	}

@@ -11,7 +11,7 @@
 // delta.FIFO. Running one alone takes a source and a Sink:
 //
 //	pods := client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"})
-//	r := reflector.New(pods, sink) // e.g. a *delta.FIFO[*httpwatch.Object]
+//	r := reflector.New(pods, sink) // e.g. a *delta.FIFO[*raw.Object]
 //	r.LabelSelector = "app=web"
 //	go r.Run(ctx)
 //

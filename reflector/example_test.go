@@ -9,6 +9,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 )
 
@@ -19,12 +20,12 @@ type printSink struct {
 	changes chan struct{}
 }
 
-func (s *printSink) Add(o *httpwatch.Object) error    { return s.change("add", o) }
-func (s *printSink) Update(o *httpwatch.Object) error { return s.change("update", o) }
-func (s *printSink) Delete(o *httpwatch.Object) error { return s.change("delete", o) }
-func (s *printSink) Resync() error                    { return nil }
+func (s *printSink) Add(o *raw.Object) error    { return s.change("add", o) }
+func (s *printSink) Update(o *raw.Object) error { return s.change("update", o) }
+func (s *printSink) Delete(o *raw.Object) error { return s.change("delete", o) }
+func (s *printSink) Resync() error              { return nil }
 
-func (s *printSink) Replace(items []*httpwatch.Object, _ string) error {
+func (s *printSink) Replace(items []*raw.Object, _ string) error {
 	var names []string
 	for _, o := range items {
 		names = append(names, o.Name())
@@ -35,7 +36,7 @@ func (s *printSink) Replace(items []*httpwatch.Object, _ string) error {
 	return nil
 }
 
-func (s *printSink) change(what string, o *httpwatch.Object) error {
+func (s *printSink) change(what string, o *raw.Object) error {
 	fmt.Println(what, o.Namespace()+"/"+o.Name())
 	s.changes <- struct{}{}
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // Sink receives everything a Reflector learns from the server.
@@ -17,10 +18,10 @@ import (
 // goroutine running Run, one call at a time; a Sink shared with a consumer
 // must still be safe for concurrent use.
 type Sink interface {
-	Add(obj *httpwatch.Object) error
-	Update(obj *httpwatch.Object) error
-	Delete(obj *httpwatch.Object) error
-	Replace(items []*httpwatch.Object, resourceVersion string) error
+	Add(obj *raw.Object) error
+	Update(obj *raw.Object) error
+	Delete(obj *raw.Object) error
+	Replace(items []*raw.Object, resourceVersion string) error
 	Resync() error
 }
 

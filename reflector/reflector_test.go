@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -59,7 +60,7 @@ func (s *scriptSource) Watch(ctx context.Context, o httpwatch.ListOptions) (http
 
 func (s *scriptSource) SupportsWatchList() bool { return !s.noWL }
 
-func page(rv, cont string, objs ...*httpwatch.Object) func(httpwatch.ListOptions) (*httpwatch.Page, error) {
+func page(rv, cont string, objs ...*raw.Object) func(httpwatch.ListOptions) (*httpwatch.Page, error) {
 	return func(httpwatch.ListOptions) (*httpwatch.Page, error) {
 		return &httpwatch.Page{Items: objs, ResourceVersion: rv, Continue: cont}, nil
 	}
@@ -118,7 +119,7 @@ func (w *scriptWatcher) Next() (httpwatch.Event, error) {
 
 func (w *scriptWatcher) Stop() { w.once.Do(func() { close(w.stopped) }) }
 
-func ev(t httpwatch.EventType, o *httpwatch.Object) watchStep {
+func ev(t httpwatch.EventType, o *raw.Object) watchStep {
 	return watchStep{ev: httpwatch.Event{Type: t, Object: o}}
 }
 func errEv(err error) watchStep {
@@ -126,16 +127,16 @@ func errEv(err error) watchStep {
 }
 func end(err error) watchStep { return watchStep{err: err} }
 
-func obj(name, rv string) *httpwatch.Object {
-	o, err := httpwatch.NewObject(fmt.Appendf(nil, `{"metadata":{"name":%q,"namespace":"ns","resourceVersion":%q}}`, name, rv))
+func obj(name, rv string) *raw.Object {
+	o, err := raw.NewObject(fmt.Appendf(nil, `{"metadata":{"name":%q,"namespace":"ns","resourceVersion":%q}}`, name, rv))
 	if err != nil {
 		panic(err)
 	}
 	return o
 }
 
-func endBookmark(rv string) *httpwatch.Object {
-	o, err := httpwatch.NewObject(fmt.Appendf(nil, `{"kind":"Pod","metadata":{"resourceVersion":%q,"annotations":{"k8s.io/initial-events-end":"true"}}}`, rv))
+func endBookmark(rv string) *raw.Object {
+	o, err := raw.NewObject(fmt.Appendf(nil, `{"kind":"Pod","metadata":{"resourceVersion":%q,"annotations":{"k8s.io/initial-events-end":"true"}}}`, rv))
 	if err != nil {
 		panic(err)
 	}
@@ -157,17 +158,17 @@ func (s *recordSink) add(format string, a ...any) error {
 	return nil
 }
 
-func (s *recordSink) Add(o *httpwatch.Object) error {
+func (s *recordSink) Add(o *raw.Object) error {
 	return s.add("add %s@%s", o.Name(), o.ResourceVersion())
 }
-func (s *recordSink) Update(o *httpwatch.Object) error {
+func (s *recordSink) Update(o *raw.Object) error {
 	return s.add("update %s@%s", o.Name(), o.ResourceVersion())
 }
-func (s *recordSink) Delete(o *httpwatch.Object) error {
+func (s *recordSink) Delete(o *raw.Object) error {
 	return s.add("delete %s@%s", o.Name(), o.ResourceVersion())
 }
 func (s *recordSink) Bookmark(rv string) { _ = s.add("bookmark %s", rv) }
-func (s *recordSink) Replace(items []*httpwatch.Object, rv string) error {
+func (s *recordSink) Replace(items []*raw.Object, rv string) error {
 	return s.add("replace %d@%s", len(items), rv)
 }
 func (s *recordSink) Resync() error {
@@ -336,8 +337,8 @@ func TestReflectorResync(t *testing.T) {
 // conformance 18: an event carrying another kind of object (or a Table) is
 // dropped and reported; the watch goes on.
 func TestReflectorDropsUnexpectedKinds(t *testing.T) {
-	pod := func(kind, apiVersion, name string) *httpwatch.Object {
-		o, err := httpwatch.NewObject(fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":{"name":%q,"namespace":"ns","resourceVersion":"7"}}`, kind, apiVersion, name))
+	pod := func(kind, apiVersion, name string) *raw.Object {
+		o, err := raw.NewObject(fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":{"name":%q,"namespace":"ns","resourceVersion":"7"}}`, kind, apiVersion, name))
 		require.NoError(t, err)
 		return o
 	}

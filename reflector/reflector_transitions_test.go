@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -386,7 +387,7 @@ func streamOf(w *scriptWatcher, m memory) state {
 // initialOf is streamOf for a watch-list before its end bookmark.
 func initialOf(w *scriptWatcher, m memory) state {
 	s := streamOf(w, m)
-	s.initial = map[string]*httpwatch.Object{}
+	s.initial = map[string]*raw.Object{}
 	s.warnAt = t0.Add(initialWait)
 	return s
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // The reflector is a state machine: Run calls step with a state and gets
@@ -75,7 +75,7 @@ type watching struct {
 	fromAny bool
 	// initial collects a watch-list's initial events until the end bookmark;
 	// nil once they are in the sink.
-	initial map[string]*httpwatch.Object
+	initial map[string]*raw.Object
 	// warnAt is when to look again whether a watch-list waiting for its end
 	// bookmark has been quiet since warnSeen events (conformance 29).
 	warnAt   time.Time

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // stream takes the next thing that happens to the open watch: a deadline
@@ -124,7 +125,7 @@ func (r *Reflector) collectInitial(s *state, ev httpwatch.Event) time.Duration {
 		if ev.Object.Get(`metadata.annotations.k8s\.io/initial-events-end`).String() != "true" {
 			return 0
 		}
-		items := make([]*httpwatch.Object, 0, len(s.initial))
+		items := make([]*raw.Object, 0, len(s.initial))
 		for _, o := range s.initial {
 			items = append(items, o)
 		}
@@ -140,7 +141,7 @@ func (r *Reflector) collectInitial(s *state, ev httpwatch.Event) time.Duration {
 	return 0
 }
 
-func objectKey(o *httpwatch.Object) string {
+func objectKey(o *raw.Object) string {
 	if o.Namespace() == "" {
 		return o.Name()
 	}

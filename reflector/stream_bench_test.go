@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 )
 
@@ -37,7 +38,7 @@ type sliceWatcher struct {
 
 func (w *sliceWatcher) Next() (httpwatch.Event, error) {
 	if len(w.raw) > 0 {
-		o, err := httpwatch.NewObject(w.raw[0])
+		o, err := raw.NewObject(w.raw[0])
 		w.raw = w.raw[1:]
 		return httpwatch.Event{Type: httpwatch.Modified, Object: o}, err
 	}
@@ -67,16 +68,16 @@ type countSink struct {
 	done    chan struct{}
 }
 
-func (s *countSink) Add(*httpwatch.Object) error { return nil }
-func (s *countSink) Update(*httpwatch.Object) error {
+func (s *countSink) Add(*raw.Object) error { return nil }
+func (s *countSink) Update(*raw.Object) error {
 	if s.seen++; s.seen == s.n {
 		close(s.done)
 	}
 	return nil
 }
-func (s *countSink) Delete(*httpwatch.Object) error            { return nil }
-func (s *countSink) Replace([]*httpwatch.Object, string) error { return nil }
-func (s *countSink) Resync() error                             { return nil }
+func (s *countSink) Delete(*raw.Object) error            { return nil }
+func (s *countSink) Replace([]*raw.Object, string) error { return nil }
+func (s *countSink) Resync() error                       { return nil }
 
 // BenchmarkReflectorWatchEvents measures the time per watch event from the
 // watcher's Next to the sink's Update: with the events decoded up front
@@ -90,13 +91,13 @@ func BenchmarkReflectorWatchEvents(b *testing.B) {
 			src := &sliceSource{}
 			for i := range n {
 				// As in a watch event, kind and apiVersion come first.
-				raw := `{"kind":"Pod","apiVersion":"v1",` + fmt.Sprintf(pod, fmt.Sprintf("p%d", i%100))[1:]
-				raw = strings.Replace(raw, `"resourceVersion":"`, `"resourceVersion":"1`+strconv.Itoa(i), 1)
+				data := `{"kind":"Pod","apiVersion":"v1",` + fmt.Sprintf(pod, fmt.Sprintf("p%d", i%100))[1:]
+				data = strings.Replace(data, `"resourceVersion":"`, `"resourceVersion":"1`+strconv.Itoa(i), 1)
 				if decode {
-					src.raw = append(src.raw, []byte(raw))
+					src.raw = append(src.raw, []byte(data))
 					continue
 				}
-				o, err := httpwatch.NewObject([]byte(raw))
+				o, err := raw.NewObject([]byte(data))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/tidwall/gjson"
 )
@@ -54,7 +55,7 @@ func BenchmarkReflectorInitialSync(b *testing.B) {
 					runtime.GC()
 					var before runtime.MemStats
 					runtime.ReadMemStats(&before)
-					fifo := delta.NewFIFO(indexer.MetaNamespaceKey[*httpwatch.Object])
+					fifo := delta.NewFIFO(indexer.MetaNamespaceKey[*raw.Object])
 					r := reflector.New(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), fifo)
 					r.WatchList = watchList
 					ctx, cancel := context.WithCancel(context.Background())

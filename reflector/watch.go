@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 )
 
 func (r *Reflector) watchTimeout() int64 {
@@ -111,7 +112,7 @@ func (r *Reflector) opened(ctx context.Context, cancel context.CancelFunc, s *st
 	s.opened = r.Clock.Now()
 	s.fromAny = fromAny
 	if initial {
-		s.initial = map[string]*httpwatch.Object{}
+		s.initial = map[string]*raw.Object{}
 		s.warnAt = s.opened.Add(initialWait)
 	}
 }

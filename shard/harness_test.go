@@ -19,6 +19,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // Short durations keep the step counts small; their ratios are the defaults'.
@@ -501,9 +502,9 @@ func (h *harness) want(members ...string) map[string]string {
 // renewTime is the renewTime of id's lease, as the server holds it.
 func (h *harness) renewTime(id string) time.Time {
 	h.t.Helper()
-	raw, err := h.srv.Get(watchtest.Leases, "ns", "g-"+id)
+	data, err := h.srv.Get(watchtest.Leases, "ns", "g-"+id)
 	require.NoError(h.t, err)
-	o, err := httpwatch.NewObject(raw)
+	o, err := raw.NewObject(data)
 	require.NoError(h.t, err)
 	t, err := time.Parse(time.RFC3339Nano, o.Get("spec.renewTime").String())
 	require.NoError(h.t, err)

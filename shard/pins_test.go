@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // The exact key → owner mapping is part of the protocol: during a rolling
@@ -52,9 +53,9 @@ func TestOwnerGolden(t *testing.T) {
 // holderAndRenewal reads id's lease as the server holds it.
 func (h *harness) holderAndRenewal(id string) (string, time.Time) {
 	h.t.Helper()
-	raw, err := h.srv.Get(watchtest.Leases, "ns", "g-"+id)
+	data, err := h.srv.Get(watchtest.Leases, "ns", "g-"+id)
 	require.NoError(h.t, err)
-	o, err := httpwatch.NewObject(raw)
+	o, err := raw.NewObject(data)
 	require.NoError(h.t, err)
 	rec := lease.RecordOf(o)
 	return rec.HolderIdentity, rec.RenewTime
@@ -126,8 +127,8 @@ func (s eventSource) Watch(context.Context, httpwatch.ListOptions) (httpwatch.Wa
 // cache never held), and pass bookmarks. Decision 22.
 func TestSourceSkipsOtherMembersEvents(t *testing.T) {
 	m := &Member{cfg: Config{Identity: "a"}, view: []string{"a", "b"}}
-	obj := func(name string) *httpwatch.Object {
-		o, err := httpwatch.NewObject([]byte(fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns","resourceVersion":"7"}}`, name)))
+	obj := func(name string) *raw.Object {
+		o, err := raw.NewObject([]byte(fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns","resourceVersion":"7"}}`, name)))
 		require.NoError(t, err)
 		return o
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // Source returns lw filtered to the keys this member owns by its current
@@ -22,7 +23,7 @@ type source struct {
 	m  *Member
 }
 
-func (s *source) owns(o *httpwatch.Object) bool {
+func (s *source) owns(o *raw.Object) bool {
 	return s.m.Owns(indexer.JoinKey(o.Namespace(), o.Name()))
 }
 
@@ -32,7 +33,7 @@ func (s *source) ListPage(ctx context.Context, opts httpwatch.ListOptions) (*htt
 		return p, err
 	}
 	out := *p
-	out.Items = make([]*httpwatch.Object, 0, len(p.Items))
+	out.Items = make([]*raw.Object, 0, len(p.Items))
 	for _, o := range p.Items {
 		if s.owns(o) {
 			out.Items = append(out.Items, o)

@@ -8,20 +8,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/fixtures"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/tidwall/gjson"
 )
 
 // realPods returns n copies of a real pod as an informer caches it
 // (managedFields dropped).
-func realPods(b *testing.B, n int) []*httpwatch.Object {
+func realPods(b *testing.B, n int) []*raw.Object {
 	item := gjson.GetBytes(fixtures.Load(b, "pod-list.json").Body, "items.0")
 	tmpl := strings.Replace(item.Raw, `"managedFields":`+item.Get("metadata.managedFields").Raw+`,`, "", 1)
 	tmpl = strings.Replace(tmpl, `"name":"`+item.Get("metadata.name").String()+`"`, `"name":"%s"`, 1)
-	out := make([]*httpwatch.Object, n)
+	out := make([]*raw.Object, n)
 	for i := range out {
-		o, err := httpwatch.NewObject(fmt.Appendf(nil, tmpl, fmt.Sprintf("pod-%06d", i)))
+		o, err := raw.NewObject(fmt.Appendf(nil, tmpl, fmt.Sprintf("pod-%06d", i)))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/snapshot"
 )
 
@@ -15,9 +15,9 @@ func Example() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "pods.v1.snap")
 
-	pod, _ := httpwatch.NewObject([]byte(`{"kind":"Pod","metadata":{"name":"a","namespace":"ns","resourceVersion":"7"}}`))
+	pod, _ := raw.NewObject([]byte(`{"kind":"Pod","metadata":{"name":"a","namespace":"ns","resourceVersion":"7"}}`))
 	key := snapshot.Key{Server: "https://10.0.0.1:6443", Resource: "pods.v1"}
-	err := snapshot.WriteFile(path, &snapshot.Snapshot{Key: key, ResourceVersion: "7", Objects: []*httpwatch.Object{pod}, Written: time.Now()})
+	err := snapshot.WriteFile(path, &snapshot.Snapshot{Key: key, ResourceVersion: "7", Objects: []*raw.Object{pod}, Written: time.Now()})
 	fmt.Println(err)
 
 	snap, err := snapshot.ReadFile(path, key, snapshot.Limits{})

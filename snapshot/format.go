@@ -14,7 +14,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // Version is the format version this package writes and reads.
@@ -60,7 +60,7 @@ type Key struct {
 type Snapshot struct {
 	Key             Key
 	ResourceVersion string
-	Objects         []*httpwatch.Object
+	Objects         []*raw.Object
 	Written         time.Time
 }
 
@@ -68,7 +68,7 @@ type Snapshot struct {
 type Limits struct {
 	// MaxSize bounds the whole file: 4 GiB by default.
 	MaxSize int64
-	// MaxObject bounds one object: httpwatch.DefaultMaxFrameSize by default.
+	// MaxObject bounds one object: raw.DefaultMaxFrameSize by default.
 	MaxObject int
 }
 
@@ -79,7 +79,7 @@ func (l Limits) withDefaults() Limits {
 		l.MaxSize = 4 << 30
 	}
 	if l.MaxObject <= 0 {
-		l.MaxObject = httpwatch.DefaultMaxFrameSize
+		l.MaxObject = raw.DefaultMaxFrameSize
 	}
 	return l
 }
@@ -155,10 +155,10 @@ func Encode(w io.Writer, s *Snapshot) error {
 	put(n[:])
 	put(hj)
 	for _, o := range s.Objects {
-		raw := o.Raw()
-		binary.LittleEndian.PutUint32(n[:], uint32(len(raw)))
+		js := o.Raw()
+		binary.LittleEndian.PutUint32(n[:], uint32(len(js)))
 		put(n[:])
-		put(raw)
+		put(js)
 	}
 	binary.LittleEndian.PutUint32(n[:], crc.Sum32())
 	_, _ = bw.Write(n[:])
@@ -185,15 +185,15 @@ func Decode(r io.Reader, want Key, lim Limits) (*Snapshot, error) {
 		return nil, fmt.Errorf("%w: header claims %d objects of %d bytes", ErrCorrupt, h.Objects, h.Bytes)
 	}
 	s := &Snapshot{Key: want, ResourceVersion: h.ResourceVersion, Written: h.Written,
-		Objects: make([]*httpwatch.Object, 0, min(h.Objects, 1<<16))}
+		Objects: make([]*raw.Object, 0, min(h.Objects, 1<<16))}
 	var total int64
 	for i := range h.Objects {
-		raw, err := d.object(lim.MaxObject)
+		js, err := d.object(lim.MaxObject)
 		if err != nil {
 			return nil, fmt.Errorf("object %d: %w", i, err)
 		}
-		total += int64(len(raw))
-		o, err := httpwatch.NewObject(raw)
+		total += int64(len(js))
+		o, err := raw.NewObject(js)
 		if err != nil {
 			return nil, fmt.Errorf("%w: object %d: %w", ErrCorrupt, i, err)
 		}

@@ -8,21 +8,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/require"
 )
 
-func objects(t testing.TB, n int) []*httpwatch.Object {
+func objects(t testing.TB, n int) []*raw.Object {
 	t.Helper()
 	out, err := makeObjects(n)
 	require.NoError(t, err)
 	return out
 }
 
-func makeObjects(n int) ([]*httpwatch.Object, error) {
-	out := make([]*httpwatch.Object, n)
+func makeObjects(n int) ([]*raw.Object, error) {
+	out := make([]*raw.Object, n)
 	for i := range out {
-		o, err := httpwatch.NewObject(fmt.Appendf(nil, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p%d","namespace":"ns","resourceVersion":"%d"},"spec":{"nodeName":"n1"}}`, i, i+10))
+		o, err := raw.NewObject(fmt.Appendf(nil, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p%d","namespace":"ns","resourceVersion":"%d"},"spec":{"nodeName":"n1"}}`, i, i+10))
 		if err != nil {
 			return nil, err
 		}

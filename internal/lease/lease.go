@@ -16,6 +16,7 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // microTime is how the API server writes and wants MicroTime fields.
@@ -58,7 +59,7 @@ func (r Record) spec() leaseSpec {
 }
 
 // RecordOf reads the spec of the Lease o.
-func RecordOf(o *httpwatch.Object) Record {
+func RecordOf(o *raw.Object) Record {
 	r := Record{
 		HolderIdentity:       o.Get("spec.holderIdentity").String(),
 		LeaseDurationSeconds: int(o.Get("spec.leaseDurationSeconds").Int()),
@@ -88,7 +89,7 @@ type Lease struct {
 
 	// What this identity last read or wrote, and when (local clock) it
 	// last saw the record change.
-	observed     *httpwatch.Object
+	observed     *raw.Object
 	observedTime time.Time
 }
 
@@ -200,7 +201,7 @@ func (l *Lease) clear(ctx context.Context, op string) error {
 
 // Observe remembers o, read now; the expiry clock restarts only when the
 // record or its resourceVersion changed.
-func (l *Lease) Observe(o *httpwatch.Object) {
+func (l *Lease) Observe(o *raw.Object) {
 	if l.observed == nil || l.observed.ResourceVersion() != o.ResourceVersion() ||
 		RecordOf(l.observed) != RecordOf(o) {
 		l.observedTime = l.Clock.Now()
@@ -209,7 +210,7 @@ func (l *Lease) Observe(o *httpwatch.Object) {
 }
 
 // Observed is the lease as last read or written, nil before that.
-func (l *Lease) Observed() *httpwatch.Object { return l.observed }
+func (l *Lease) Observed() *raw.Object { return l.observed }
 
 // ExpiresIn is how long until another holder's lease expires by this
 // identity's observation; false if no other identity holds it.
@@ -236,7 +237,7 @@ func (l *Lease) seconds() int { return int((l.Duration + time.Second - 1) / time
 // resourceVersion for the optimistic-concurrency check, and any fields
 // this package does not know) with rec as its spec, Annotations over its
 // annotations, and, when cur is nil, Labels as its labels.
-func (l *Lease) Encode(cur *httpwatch.Object, rec Record) []byte {
+func (l *Lease) Encode(cur *raw.Object, rec Record) []byte {
 	obj := map[string]any{}
 	if cur != nil {
 		_ = json.Unmarshal(cur.Raw(), &obj)

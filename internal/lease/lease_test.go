@@ -12,6 +12,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 )
 
 // A lease of this name made by someone else (its labels differ) is not
@@ -80,9 +81,9 @@ func TestDurationIsWrittenInWholeSecondsRoundedUp(t *testing.T) {
 		l, s := testLease(t, "g-a", d)
 		_, err := l.Try(context.Background())
 		require.NoError(t, err)
-		raw, err := s.Get(watchtest.Leases, "ns", "g-a")
+		data, err := s.Get(watchtest.Leases, "ns", "g-a")
 		require.NoError(t, err)
-		o, err := httpwatch.NewObject(raw)
+		o, err := raw.NewObject(data)
 		require.NoError(t, err)
 		assert.Equal(t, want, o.Get("spec.leaseDurationSeconds").Int(), "%v", d)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/listwatch/listwatch/bench/internal/measure"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
 )
 
 func main() {
@@ -38,9 +39,9 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		var projection *httpwatch.Projection
+		var projection *raw.Projection
 		if *projected {
-			projection, err = httpwatch.NewProjection("metadata.labels", "metadata.ownerReferences", "spec.nodeName", "status.phase")
+			projection, err = raw.NewProjection("metadata.labels", "metadata.ownerReferences", "spec.nodeName", "status.phase")
 			if err != nil {
 				return nil, err
 			}

@@ -1,0 +1,26 @@
+//go:build !purego
+
+package raw
+
+// classify returns, for the 64 bytes at p, a mask with bit k set when byte k
+// is a quote, one for backslashes, one for '{' or '[' and one for '}' or
+// ']'. On amd64 it is a few SSE2 instructions per 16 bytes (SSE2 is part of
+// every amd64 CPU); elsewhere, or with the purego build tag, classifyWords.
+//
+//go:noescape
+func classify(p *[64]byte) (quote, backslash, open, close uint64)
+
+// classifyJSON returns, for the 64 bytes at p, masks of the quotes, the
+// backslashes, the opening and the closing brackets, the separators (':'
+// and ','), the spaces and the control bytes (below 0x20). On amd64 it is SSE2, as
+// classify; elsewhere, or with the purego build tag, classifyJSONWords.
+//
+//go:noescape
+func classifyJSON(p *[64]byte) (quote, backslash, open, close, separator, space, control uint64)
+
+// plainRun counts the bytes of p before the first quote, backslash or
+// control byte, 16 at a time with SSE2: with none, the bytes of p's whole
+// 16-byte chunks. Elsewhere, plainRunWords.
+//
+//go:noescape
+func plainRun(p []byte) int
