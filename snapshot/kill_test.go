@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 // writerEnv names the file a child process of TestKillWhileWriting writes.
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(writerEnv); path != "" {
 		writeForever(path)
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // writeForever writes snapshots of 100 and 300 objects in turn, at
