@@ -78,7 +78,8 @@ type Informer struct {
 	// and starts from it (a warm start, decision 36): handlers hear its
 	// objects as initial adds, the cache serves them at once (see Restored
 	// and Loaded), and the watch resumes from its resourceVersion; the
-	// informer is synced once the server confirms it.
+	// informer is synced once the server confirms it. A restored
+	// snapshot's version takes the place of Reflector.ResourceVersion.
 	Snapshot snapshot.Options
 
 	resync    time.Duration // default handler resync period
