@@ -152,8 +152,14 @@ func (inf *Informer) restore(snap *snapshot.Snapshot) error {
 		}
 		seen[key] = struct{}{}
 	}
-	if err := inf.indexer.Replace(snap.Objects, snap.ResourceVersion); err != nil {
-		return fmt.Errorf("%w: %w", snapshot.ErrCorrupt, err)
+	for i, o := range snap.Objects {
+		if err := inf.indexer.Add(o); err != nil {
+			// An index function refused it: leave the cache as it was.
+			for _, added := range snap.Objects[:i] {
+				_ = inf.indexer.Delete(added)
+			}
+			return fmt.Errorf("%w: %w", snapshot.ErrCorrupt, err)
+		}
 	}
 	for _, o := range snap.Objects {
 		inf.processor.Distribute(processor.Added(o, true))
