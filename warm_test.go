@@ -397,12 +397,13 @@ func TestFactorySnapshots(t *testing.T) {
 	f = NewFactory(r.client)
 	f.Snapshot = snapshot.Options{Dir: r.dir}
 	pods := f.ForResource(podsRes)
-	f.ForResource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: "ns"})
+	cms := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: "ns"})
 	ctx, cancel = context.WithCancel(context.Background())
 	defer func() { cancel(); f.Shutdown() }()
 	f.Start(ctx)
 	testwait.Recv(t, pods.Loaded(), "pods restored")
-	require.NoError(t, r.s.WaitForWatches(testwait.Context(t), 2))
+	testwait.Recv(t, cms.Loaded(), "configmaps restored")
+	require.Eventually(t, func() bool { return pods.Stats().Watches == 1 && cms.Stats().Watches == 1 }, wait, time.Millisecond)
 	r.s.SendBookmarks()
 	require.NoError(t, f.WaitForSync(testwait.Context(t)))
 	for _, q := range r.requestsSince(before) {
