@@ -174,6 +174,10 @@ func (inf *Informer) runWarm(ctx context.Context) {
 	case <-inf.fifo.Done():
 	case <-inf.warm.confirmed:
 	case <-ctx.Done():
+		if inf.HasSynced() { // both ready: Synced must not stay open
+			inf.warm.markSynced()
+			inf.warm.markLoaded()
+		}
 		return
 	}
 	inf.warm.restored.Store(false)
