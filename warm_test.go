@@ -431,3 +431,15 @@ func TestSnapshotWaitsForAnIdleQueue(t *testing.T) {
 	assert.False(t, ok, "a change is popped but not applied")
 	assert.Nil(t, objs)
 }
+
+// decision 36: the server a snapshot is keyed by carries no user
+// information, and is written only hashed.
+func TestSnapshotKeyHasNoCredentials(t *testing.T) {
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: "https://agent:s3cret@10.0.0.1:6443/base"})
+	require.NoError(t, err)
+	rc := client.Resource(podsRes)
+	assert.Equal(t, "https://10.0.0.1:6443/base", rc.Server())
+	key, err := snapshotKey(rc, NewInformer(rc, 0), snapshot.Options{})
+	require.NoError(t, err)
+	assert.NotContains(t, fmt.Sprint(key), "s3cret")
+}
