@@ -90,6 +90,10 @@ func (inf *Informer) startWarm() {
 		inf.logger().Info("informer: no snapshots kept", "resource", inf.Reflector.Name, "reason", err.Error())
 		return
 	}
+	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
+		inf.logger().Warn("informer: no snapshots kept", "resource", inf.Reflector.Name, "err", err)
+		return
+	}
 	inf.warm.opts, inf.warm.key, inf.warm.path = o, key, o.Path(key)
 	snapshot.RemoveTemporary(inf.warm.path)
 	snap := inf.readSnapshot()

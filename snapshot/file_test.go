@@ -88,3 +88,12 @@ func TestPath(t *testing.T) {
 	o.Name = "mine.snap"
 	require.Equal(t, "/var/lib/agent/mine.snap", o.Path(Key{Resource: "pods.v1"}))
 }
+
+// Decision 36: a snapshot may hold Secrets: only its owner may read it.
+func TestFileIsPrivate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.snap")
+	require.NoError(t, WriteFile(path, &Snapshot{Key: testKey}))
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+}

@@ -17,7 +17,11 @@ const (
 // Snapshot field; a Factory's applies to each of its informers). The zero
 // value keeps none.
 type Options struct {
-	// Dir is the directory of the snapshot file; "" keeps no snapshot.
+	// Dir is the directory of the snapshot file; "" keeps no snapshot. It
+	// is created (mode 0700) if missing, and files are written mode 0600:
+	// a snapshot holds the objects as the server sent them, a Secret's
+	// data included, so keep Dir as private as the credentials that read
+	// them.
 	Dir string
 	// Name is the file's name in Dir; "" derives one from the resource
 	// and namespace ("pods.v1_default.snap"). Informers of one resource
