@@ -2,17 +2,23 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/realapi"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/snapshot"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,20 +61,18 @@ func startInformer(t *testing.T, inf *listwatch.Informer) (stop func()) {
 	return stop
 }
 
-// decision 36 on the real server: an agent restarted with its snapshot
-// (saved at stop, or by the periodic save before a SIGKILL) reaches synced
-// with no list, converges with what changed while it was down, and its
-// handler hears adds for the snapshot and the changes as what they are.
+// decision 36 on the real server: an agent restarted with its snapshot —
+// saved when it stopped, or periodically by an agent process killed with
+// SIGKILL — reaches synced with no list, converges with what changed while
+// it was down, and its handler hears adds for the snapshot and the changes
+// as what they are.
 func TestWarmStartOnRealServer(t *testing.T) {
-	for _, how := range []string{"stop", "kill"} {
+	for _, how := range []string{"stop", "sigkill"} {
 		t.Run(how, func(t *testing.T) {
 			c := client(t)
 			ns := namespace(t, c)
 			res := httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: ns}
 			rc := c.Resource(res) // the test's reads and writes
-			agent := client(t)    // the informers', counted
-			counts := &verbCounter{resource: "configmaps", n: map[string]int{}}
-			agent.Metrics = counts
 			ctx := context.Background()
 			for i := range 10 {
 				_, err := rc.Create(ctx, configMap(ns, fmt.Sprintf("cm-%02d", i), "0"))
@@ -76,23 +80,15 @@ func TestWarmStartOnRealServer(t *testing.T) {
 			}
 			dir := t.TempDir()
 			opts := snapshot.Options{Dir: dir, Interval: 200 * time.Millisecond}
-
-			first := listwatch.NewInformer(agent.Resource(res), 0)
-			first.Snapshot = opts
-			stop := startInformer(t, first)
-			require.NoError(t, first.WaitForSync(ctxTimeout(t, wait)))
-			converges(t, first, rc)
 			path := filepath.Join(dir, "configmaps.v1_"+ns+".snap")
-			var periodic []byte
-			require.Eventually(t, func() bool {
-				snap, err := os.ReadFile(path)
-				periodic = snap
-				return err == nil
-			}, wait, 10*time.Millisecond, "the periodic save")
-			stop()
-			if how == "kill" {
-				// As if killed before stopping: only the periodic save is there.
-				require.NoError(t, os.WriteFile(path, periodic, 0o600))
+			if how == "stop" {
+				first := listwatch.NewInformer(client(t).Resource(res), 0)
+				first.Snapshot = opts
+				stop := startInformer(t, first)
+				require.NoError(t, first.WaitForSync(ctxTimeout(t, wait)))
+				stop()
+			} else {
+				killedAgent(t, ns, dir, path)
 			}
 
 			o, err := rc.Get(ctx, "cm-01")
@@ -103,7 +99,9 @@ func TestWarmStartOnRealServer(t *testing.T) {
 			_, err = rc.Create(ctx, configMap(ns, "cm-new", "1"))
 			require.NoError(t, err)
 
-			counts.take()
+			agent := client(t) // the restarted agent's, its requests counted
+			counts := &verbCounter{resource: "configmaps", n: map[string]int{}}
+			agent.Metrics = counts
 			second := listwatch.NewInformer(agent.Resource(res), 0)
 			second.Snapshot = opts
 			ev := newEvents()
@@ -117,7 +115,8 @@ func TestWarmStartOnRealServer(t *testing.T) {
 
 			n := counts.take()
 			assert.Zero(t, n["list"], "no list: %v", n)
-			assert.Positive(t, n["watch"], "%v", n)
+			assert.Equal(t, 1, n["watch"], "one watch, from the snapshot's version: %v", n)
+			assert.Zero(t, second.Stats().Lists)
 			lines := ev.lines()
 			require.Len(t, lines, 13, "%q", lines)
 			for i := range 10 {
@@ -128,6 +127,47 @@ func TestWarmStartOnRealServer(t *testing.T) {
 			assert.Equal(t, []string{"add " + ns + "/cm-new", "delete " + ns + "/cm-02", "update " + ns + "/cm-01"}, changes)
 		})
 	}
+}
+
+// agentEnv, set, makes the test binary an agent (see runAgent).
+const agentEnv = "LISTWATCH_E2E_AGENT"
+
+// killedAgent runs this test binary as an agent keeping snapshots of the
+// configmaps of ns in dir, waits for its periodic save of the whole
+// namespace, and kills it with SIGKILL: it never saves at stop.
+func killedAgent(t *testing.T, ns, dir, path string) {
+	t.Helper()
+	realapi.Env(t, "REALAPI_URL")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), agentEnv+"="+ns+" "+dir)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	// The agent saves once synced, so its first save holds the namespace.
+	// Read with a key of no informer, a whole file is a mismatch.
+	require.Eventually(t, func() bool {
+		_, err := snapshot.ReadFile(path, snapshot.Key{}, snapshot.Limits{})
+		return errors.Is(err, snapshot.ErrMismatch)
+	}, wait, 10*time.Millisecond, "the agent's periodic save")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+	_, err := os.Stat(path)
+	require.NoError(t, err)
+}
+
+// runAgent is the agent killedAgent kills: an informer of the configmaps
+// of a namespace saving a snapshot every 200 ms, until killed.
+func runAgent(spec string) {
+	ns, dir, _ := strings.Cut(spec, " ")
+	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: os.Getenv("REALAPI_URL"), BearerToken: os.Getenv("REALAPI_TOKEN"), CAFile: os.Getenv("REALAPI_CA"), QPS: -1})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agent:", err)
+		os.Exit(2)
+	}
+	inf := listwatch.NewInformer(c.Resource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: ns}), 0)
+	inf.Snapshot = snapshot.Options{Dir: dir, Interval: 200 * time.Millisecond}
+	inf.Run(context.Background())
+	os.Exit(3) // never: it is killed
 }
 
 // decision 36 on the real server: a snapshot whose version etcd compacted
