@@ -8,9 +8,10 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
-	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/patch"
 	"github.com/listwatch/listwatch/ratelimit"
+	"github.com/listwatch/listwatch/store"
 )
 
 // labeller labels every configmap checked=true, at the version it checked.
@@ -42,7 +43,7 @@ func (l *labeller) work(ctx context.Context) {
 // configmap changed since is a 409 Conflict, and is checked again at its
 // latest version.
 func (l *labeller) reconcile(ctx context.Context, key string) error {
-	ns, name, err := indexer.SplitKey(key)
+	ns, name, err := store.SplitKey(key)
 	if err != nil {
 		return err
 	}
@@ -58,8 +59,11 @@ func (l *labeller) reconcile(ctx context.Context, key string) error {
 		if v, _ := cm.Label("checked"); v == "true" {
 			return nil
 		}
-		patch := fmt.Appendf(nil, `{"metadata":{"resourceVersion":%q,"labels":{"checked":"true"}}}`, cm.ResourceVersion())
-		_, err := live.Patch(ctx, name, httpwatch.MergePatch, patch, httpwatch.WriteOptions{FieldManager: "labeller"})
+		body, err := patch.Merge(cm, patch.ResourceVersion).Set("metadata.labels.checked", "true").Bytes()
+		if err != nil {
+			return err
+		}
+		_, err = live.Patch(ctx, name, httpwatch.MergePatch, body, httpwatch.WriteOptions{FieldManager: "labeller"})
 		if httpwatch.IsConflict(err) {
 			if latest, getErr := live.Get(ctx, name); getErr == nil {
 				cm = latest

@@ -16,6 +16,7 @@ import (
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/snapshot"
+	"github.com/listwatch/listwatch/store"
 )
 
 // Object is the type every cache in this package holds.
@@ -113,9 +114,9 @@ func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer
 		checkPeriod: max(resync, 0),
 		warm:        newWarm(),
 		processor:   processor.New[*Object](),
-		indexer:     indexer.New(indexer.MetaNamespaceKey[*Object], indexer.Indexers[*Object]{indexer.Namespace: indexer.NamespaceIndex[*Object]}),
+		indexer:     indexer.New(store.MetaNamespaceKey[*Object], indexer.Indexers[*Object]{indexer.Namespace: indexer.NamespaceIndex[*Object]}),
 	}
-	inf.fifo = delta.NewFIFO(indexer.MetaNamespaceKey[*Object])
+	inf.fifo = delta.NewFIFO(store.MetaNamespaceKey[*Object])
 	inf.fifo.KnownObjects = inf.indexer
 	inf.reflector = reflector.New(source, inf.fifo)
 	inf.processor.Synced = inf.HasSynced
@@ -387,8 +388,8 @@ func (inf *Informer) applyDelete(d delta.Delta[*Object]) error {
 }
 
 // Key returns the key under which obj is cached and queued: "namespace/name",
-// or "name" for cluster-scoped objects. indexer.SplitKey splits it back.
-func Key(obj *Object) string { return indexer.JoinKey(obj.Namespace(), obj.Name()) }
+// or "name" for cluster-scoped objects. store.SplitKey splits it back.
+func Key(obj *Object) string { return store.JoinKey(obj.Namespace(), obj.Name()) }
 
 // Relist makes the informer list again as soon as it can (see
 // reflector.Reflector.Relist): handlers then hear of every difference

@@ -6,6 +6,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/selector"
+	"github.com/listwatch/listwatch/store"
 )
 
 // Lister reads an informer's cache across all namespaces: by label
@@ -76,7 +77,7 @@ func (l *NamespaceLister) Get(name string) (*Object, error) {
 }
 
 func get(cache *indexer.Cache[*Object], namespace, name string) (*Object, error) {
-	key := indexer.JoinKey(namespace, name)
+	key := store.JoinKey(namespace, name)
 	o, ok, err := cache.GetByKey(key)
 	if err != nil {
 		return nil, fmt.Errorf("get %q: %w", key, err)

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/snapshot"
+	"github.com/listwatch/listwatch/store"
 )
 
 // warm is an informer's warm start (decision 36): the snapshot it
@@ -147,7 +147,7 @@ var errTooOld = errors.New("snapshot too old")
 func (inf *Informer) restore(snap *snapshot.Snapshot) error {
 	seen := make(map[string]struct{}, len(snap.Objects))
 	for _, o := range snap.Objects {
-		key, err := indexer.MetaNamespaceKey(o)
+		key, err := store.MetaNamespaceKey(o)
 		if err != nil {
 			return fmt.Errorf("%w: %w", snapshot.ErrCorrupt, err)
 		}

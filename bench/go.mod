@@ -6,6 +6,7 @@ require (
 	github.com/listwatch/listwatch v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	github.com/tidwall/gjson v1.20.1
+	github.com/tidwall/sjson v1.2.5
 	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/store"
 )
 
 // DeltaType says what happened to an object.
@@ -57,7 +57,7 @@ func tombstone[T any](key string, last T) Delta[T] {
 
 // Key returns the key of the object d is about: the tombstone's key, or
 // key(d.Object).
-func (d Delta[T]) Key(key indexer.KeyFunc[T]) (string, error) {
+func (d Delta[T]) Key(key store.KeyFunc[T]) (string, error) {
 	if d.Tombstone != nil {
 		return d.Tombstone.Key, nil
 	}
@@ -87,7 +87,7 @@ func (d Deltas[T]) Newest() *Delta[T] {
 }
 
 // Key returns the key of the newest delta.
-func (d Deltas[T]) Key(key indexer.KeyFunc[T]) (string, error) {
+func (d Deltas[T]) Key(key store.KeyFunc[T]) (string, error) {
 	if len(d) == 0 {
 		return "", ErrNoDeltas
 	}

@@ -9,7 +9,7 @@
 // lets Replace emit tombstones for objects deleted while the watch was down,
 // and Resync re-emit what the consumer holds.
 //
-//	q := delta.NewFIFO(indexer.MetaNamespaceKey[*pod])
+//	q := delta.NewFIFO(store.MetaNamespaceKey[*pod])
 //	q.KnownObjects = cache // e.g. an indexer.Cache[*pod]
 //	_ = q.Replace(pods, "42")
 //	_, err := q.Pop(func(d delta.Deltas[*pod], isInInitialList bool) error {

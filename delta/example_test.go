@@ -6,6 +6,7 @@ import (
 
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/store"
 )
 
 type node struct{ name, status string }
@@ -16,7 +17,7 @@ func (n *node) Name() string      { return n.name }
 // Example wires a FIFO to a cache the way an informer does: relist, watch
 // events, then Pop until closed, applying each key's deltas.
 func Example() {
-	keyOf := indexer.MetaNamespaceKey[*node]
+	keyOf := store.MetaNamespaceKey[*node]
 	cache := indexer.New(keyOf, nil)
 	q := delta.NewFIFO(keyOf)
 	q.KnownObjects = cache

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/store"
 )
 
 var (
@@ -17,7 +17,8 @@ var (
 )
 
 // KnownObjects is the consumer's view of what it has already applied: the
-// objects popped and stored so far. An indexer.Cache satisfies it.
+// objects popped and stored so far. A store.Store (so an indexer.Cache)
+// satisfies it.
 type KnownObjects[T any] interface {
 	ListKeys() []string
 	GetByKey(key string) (T, bool, error)
@@ -42,7 +43,7 @@ type FIFO[T any] struct {
 	// default); false emits Sync, as very old client-go did.
 	EmitDeltaTypeReplaced bool
 
-	key   indexer.KeyFunc[T]
+	key   store.KeyFunc[T]
 	popMu sync.Mutex // one Pop at a time
 	mu    sync.Mutex
 	cond  sync.Cond // signalled when the queue gains a key or closes
@@ -64,9 +65,9 @@ type FIFO[T any] struct {
 }
 
 // NewFIFO returns an empty FIFO filing objects under key(obj).
-func NewFIFO[T any](key indexer.KeyFunc[T]) *FIFO[T] {
+func NewFIFO[T any](key store.KeyFunc[T]) *FIFO[T] {
 	if key == nil {
-		key = func(T) (string, error) { return "", indexer.ErrNoKeyFunc }
+		key = func(T) (string, error) { return "", store.ErrNoKeyFunc }
 	}
 	f := &FIFO[T]{
 		EmitDeltaTypeReplaced: true,

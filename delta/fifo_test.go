@@ -15,6 +15,7 @@ import (
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/internal/parked"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -26,7 +27,7 @@ func (o *obj) Namespace() string { return o.ns }
 func (o *obj) Name() string      { return o.name }
 func (o *obj) String() string    { return o.ns + "/" + o.name + "@" + o.v }
 
-var key = indexer.MetaNamespaceKey[*obj]
+var key = store.MetaNamespaceKey[*obj]
 
 func o(name, v string) *obj { return &obj{ns: "ns", name: name, v: v} }
 
@@ -184,7 +185,8 @@ func TestDeleteOfUnknownKeyIsDropped(t *testing.T) {
 	}
 }
 
-// conformance 35; decision 2: a relist reaches the queue as one Replace.
+// conformance 35, 51; decision 2: a relist reaches the queue as one
+// Replace (the cache has none of its own).
 func TestReplace(t *testing.T) {
 	boom := errors.New("boom")
 	f := delta.NewFIFO(key)
@@ -230,7 +232,7 @@ func TestReplaceIsAtomicOnError(t *testing.T) {
 	f := delta.NewFIFO(key)
 	f.KnownObjects = knownOf(o("k", "1"))
 	err := f.Replace([]*obj{o("a", "1"), {ns: "ns"}}, "1")
-	require.ErrorIs(t, err, indexer.ErrNoName)
+	require.ErrorIs(t, err, store.ErrNoName)
 	assert.Equal(t, 0, f.Len())
 	assert.False(t, f.HasSynced())
 }
@@ -477,7 +479,7 @@ func TestGet(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok)
 	_, _, err = f.Get(&obj{})
-	require.ErrorIs(t, err, indexer.ErrNoName)
+	require.ErrorIs(t, err, store.ErrNoName)
 }
 
 func TestKeyErrors(t *testing.T) {
@@ -486,12 +488,12 @@ func TestKeyErrors(t *testing.T) {
 	for name, err := range map[string]error{
 		"add": f.Add(bad), "update": f.Update(bad), "delete": f.Delete(bad), "replace": f.Replace([]*obj{bad}, "1"),
 	} {
-		require.ErrorIs(t, err, indexer.ErrNoName, name)
+		require.ErrorIs(t, err, store.ErrNoName, name)
 		assert.Contains(t, err.Error(), name)
 	}
 	assert.Equal(t, 0, f.Len())
-	var nilKey indexer.KeyFunc[*obj]
-	require.ErrorIs(t, delta.NewFIFO(nilKey).Add(o("a", "1")), indexer.ErrNoKeyFunc)
+	var nilKey store.KeyFunc[*obj]
+	require.ErrorIs(t, delta.NewFIFO(nilKey).Add(o("a", "1")), store.ErrNoKeyFunc)
 }
 
 // apply is what an informer does with popped deltas: Deleted removes the

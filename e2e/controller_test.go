@@ -2,17 +2,17 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/patch"
 	"github.com/listwatch/listwatch/ratelimit"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -54,7 +54,7 @@ func (l *labeller) work(ctx context.Context) {
 }
 
 func (l *labeller) reconcile(ctx context.Context, key string) error {
-	ns, name, err := indexer.SplitKey(key)
+	ns, name, err := store.SplitKey(key)
 	if err != nil {
 		return err
 	}
@@ -73,9 +73,12 @@ func (l *labeller) reconcile(ctx context.Context, key string) error {
 		if err := l.check(ctx, cm); err != nil {
 			return err
 		}
-		patch := fmt.Appendf(nil, `{"metadata":{"resourceVersion":%q,"labels":{"checked":"true"},"annotations":{%q:%[1]q}}}`,
-			cm.ResourceVersion(), checkedVersion)
-		_, err := cms.Patch(ctx, name, httpwatch.MergePatch, patch, httpwatch.WriteOptions{FieldManager: "labeller"})
+		body, err := patch.Merge(cm, patch.ResourceVersion).Set("metadata.labels.checked", "true").
+			Set(patch.Path("metadata", "annotations", checkedVersion), cm.ResourceVersion()).Bytes()
+		if err != nil {
+			return err
+		}
+		_, err = cms.Patch(ctx, name, httpwatch.MergePatch, body, httpwatch.WriteOptions{FieldManager: "labeller"})
 		if httpwatch.IsConflict(err) {
 			l.conflicts.Add(1)
 			// The cache was behind the server: check the latest version.

@@ -31,12 +31,12 @@ import (
 // RenewDeadline, RetryPeriod.
 const scaleLease, scaleRenew, scaleRetry = 4 * time.Second, 3 * time.Second, time.Second
 
-// controllerBinary builds examples/controller once into a temporary
+// controllerBinary builds examples/tally once into a temporary
 // directory and returns its path.
 func controllerBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "controller")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/listwatch/listwatch/examples/controller")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/listwatch/listwatch/examples/tally")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
 	return bin

@@ -45,9 +45,7 @@ func BenchmarkAdd(b *testing.B) {
 func BenchmarkUpdate(b *testing.B) {
 	objs := population(10000)
 	c := twoIndexCache()
-	if err := c.Replace(objs, "1"); err != nil {
-		b.Fatal(err)
-	}
+	fill(b, c, objs)
 	next := make([]*obj, len(objs))
 	for i, o := range objs {
 		next[i] = pod(o.ns, o.name, fmt.Sprint("app-", (i+i%2)%1000))
@@ -69,9 +67,7 @@ func BenchmarkUpdate(b *testing.B) {
 // namespace, 100 per app label.
 func BenchmarkByIndex(b *testing.B) {
 	c := twoIndexCache()
-	if err := c.Replace(population(100000), "1"); err != nil {
-		b.Fatal(err)
-	}
+	fill(b, c, population(100000))
 	for _, bc := range []struct{ name, index, value string }{
 		{"namespace", indexer.Namespace, "ns-7"},
 		{"label", byApp, "app-7"},
@@ -85,5 +81,13 @@ func BenchmarkByIndex(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func fill(b *testing.B, c *indexer.Cache[*obj], objs []*obj) {
+	for _, o := range objs {
+		if err := c.Add(o); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/store"
 )
 
 type pet struct{ namespace, name, kind string }
@@ -19,7 +20,7 @@ func (p pet) Label(key string) (string, bool) {
 }
 
 func Example() {
-	pets := indexer.New(indexer.MetaNamespaceKey[pet], indexer.Indexers[pet]{
+	pets := indexer.New(store.MetaNamespaceKey[pet], indexer.Indexers[pet]{
 		indexer.Namespace: indexer.NamespaceIndex[pet],
 		"kind":            indexer.LabelIndex[pet]("kind"),
 	})

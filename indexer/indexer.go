@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
+
+	"github.com/listwatch/listwatch/store"
 )
 
 // IndexFunc returns the values an object is indexed under. It must be pure.
@@ -22,85 +23,87 @@ var (
 	ErrIndexConflict = errors.New("index already exists")
 )
 
-// Cache is a keyed collection of objects with named indices. Reads share a sync.RWMutex and hand
-// out stored objects without copying; treat them as immutable. The zero
-// value is not usable; call New.
+// Cache is a store.Store with named indices, kept in step with its objects
+// under the store's lock. The zero value is not usable; call New.
 type Cache[T any] struct {
-	key   KeyFunc[T]
-	mu    sync.RWMutex
-	items map[string]T
+	*store.Store[T] // Add, Update, Delete, Get, GetByKey, List, ListKeys, Len
+	ix              *indices[T]
+}
+
+// indices are a Cache's indices, the store.Index of its Store. They are
+// guarded by the store's lock: written in its Put and Remove and in
+// Reindex, read in View.
+type indices[T any] struct {
 	// byName and ordered hold the same indices; ordered (by name) pairs each
 	// index with its position in a values slice computed ahead of a write.
 	byName  map[string]*index[T]
 	ordered []*index[T]
-	rv      string
 }
 
 // New returns an empty Cache filing objects under key(obj) and indexing
-// them with indexers (which may be nil).
-func New[T any](key KeyFunc[T], indexers Indexers[T]) *Cache[T] {
-	if key == nil {
-		key = func(T) (string, error) { return "", ErrNoKeyFunc }
-	}
-	c := &Cache[T]{key: key, items: make(map[string]T), byName: make(map[string]*index[T])}
+// them with indexers (which may be nil). A nil key makes every write fail
+// with store.ErrNoKeyFunc.
+func New[T any](key store.KeyFunc[T], indexers Indexers[T]) *Cache[T] {
+	ix := &indices[T]{byName: make(map[string]*index[T])}
 	for _, name := range slices.Sorted(maps.Keys(indexers)) {
-		c.addIndexLocked(name, indexers[name])
+		ix.add(name, indexers[name])
 	}
-	return c
+	return &Cache[T]{Store: store.NewIndexed(key, ix), ix: ix}
 }
 
-func (c *Cache[T]) addIndexLocked(name string, fn IndexFunc[T]) *index[T] {
+func (ix *indices[T]) add(name string, fn IndexFunc[T]) *index[T] {
 	x := &index[T]{name: name, fn: fn, sets: make(map[string]set)}
-	c.byName[name] = x
-	c.ordered = append(c.ordered, x)
+	ix.byName[name] = x
+	ix.ordered = append(ix.ordered, x)
 	return x
 }
-
-// Add stores obj, replacing and re-indexing any object with the same key.
-func (c *Cache[T]) Add(obj T) error { return c.put("add", obj) }
-
-// Update is Add.
-func (c *Cache[T]) Update(obj T) error { return c.put("update", obj) }
 
 // valueBuf sizes the on-stack scratch for index values; more indices than
 // this spill to the heap.
 const valueBuf = 4
 
-func (c *Cache[T]) put(op string, obj T) error {
-	key, err := c.key(obj)
-	if err != nil {
-		return fmt.Errorf("indexer %s: %w", op, err)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// Put files key under obj's values, moving it from old's if replacing. It
+// computes every value before changing anything, so a failing index
+// function changes nothing.
+func (ix *indices[T]) Put(key string, obj, old T, replacing bool) error {
 	var nbuf, obuf [valueBuf][]string
-	next, err := c.valuesLocked(nbuf[:0], obj)
+	next, err := ix.values(nbuf[:0], obj)
 	if err != nil {
-		return fmt.Errorf("indexer %s %q: %w", op, key, err)
+		return err
 	}
-	old, had := c.items[key]
 	var prev [][]string
-	if had {
-		if prev, err = c.valuesLocked(obuf[:0], old); err != nil {
-			return fmt.Errorf("indexer %s %q: stored object: %w", op, key, err)
+	if replacing {
+		if prev, err = ix.values(obuf[:0], old); err != nil {
+			return fmt.Errorf("stored object: %w", err)
 		}
 	}
-	for i, x := range c.ordered {
-		if had {
+	for i, x := range ix.ordered {
+		if replacing {
 			x.move(key, prev[i], next[i])
 		} else {
 			x.add(key, next[i])
 		}
 	}
-	c.items[key] = obj
-	noteVersion(&c.rv, obj)
 	return nil
 }
 
-// valuesLocked computes obj's values for every index, in c.ordered order,
+// Remove takes key out of old's values.
+func (ix *indices[T]) Remove(key string, old T) error {
+	var obuf [valueBuf][]string
+	prev, err := ix.values(obuf[:0], old)
+	if err != nil {
+		return fmt.Errorf("stored object: %w", err)
+	}
+	for i, x := range ix.ordered {
+		x.remove(key, prev[i])
+	}
+	return nil
+}
+
+// values computes obj's values for every index, in ordered order,
 // appending to buf.
-func (c *Cache[T]) valuesLocked(buf [][]string, obj T) ([][]string, error) {
-	for _, x := range c.ordered {
+func (ix *indices[T]) values(buf [][]string, obj T) ([][]string, error) {
+	for _, x := range ix.ordered {
 		v, err := x.fn(obj)
 		if err != nil {
 			return nil, fmt.Errorf("index %q: %w", x.name, err)
@@ -110,216 +113,108 @@ func (c *Cache[T]) valuesLocked(buf [][]string, obj T) ([][]string, error) {
 	return buf, nil
 }
 
-// Delete removes the object with obj's key and its index entries. Deleting
-// an absent key does nothing.
-func (c *Cache[T]) Delete(obj T) error {
-	key, err := c.key(obj)
-	if err != nil {
-		return fmt.Errorf("indexer delete: %w", err)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	noteVersion(&c.rv, obj)
-	old, had := c.items[key]
-	if !had {
-		return nil
-	}
-	var obuf [valueBuf][]string
-	prev, err := c.valuesLocked(obuf[:0], old)
-	if err != nil {
-		return fmt.Errorf("indexer delete %q: stored object: %w", key, err)
-	}
-	for i, x := range c.ordered {
-		x.remove(key, prev[i])
-	}
-	delete(c.items, key)
-	return nil
-}
-
-// Get returns the stored object with obj's key.
-func (c *Cache[T]) Get(obj T) (T, bool, error) {
-	key, err := c.key(obj)
-	if err != nil {
-		var zero T
-		return zero, false, fmt.Errorf("indexer get: %w", err)
-	}
-	return c.GetByKey(key)
-}
-
-// GetByKey returns the object filed under key. The error is always nil.
-func (c *Cache[T]) GetByKey(key string) (T, bool, error) {
-	c.mu.RLock()
-	obj, ok := c.items[key]
-	c.mu.RUnlock()
-	return obj, ok, nil
-}
-
-// List returns every stored object, in no particular order.
-func (c *Cache[T]) List() []T {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]T, 0, len(c.items))
-	for _, obj := range c.items {
-		out = append(out, obj)
-	}
-	return out
-}
-
-// ListKeys returns every key, in no particular order.
-func (c *Cache[T]) ListKeys() []string {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]string, 0, len(c.items))
-	for key := range c.items {
-		out = append(out, key)
-	}
-	return out
-}
-
-// Len is the number of stored objects.
-func (c *Cache[T]) Len() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.items)
-}
-
-// Replace makes items the whole content and rebuilds every index. Nothing
-// changes if a key, transform or index function fails.
-func (c *Cache[T]) Replace(items []T, resourceVersion string) error {
-	next := make(map[string]T, len(items))
-	for _, obj := range items {
-		key, err := c.key(obj)
-		if err != nil {
-			return fmt.Errorf("indexer replace: %w", err)
-		}
-		next[key] = obj
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	sets := make([]map[string]set, len(c.ordered))
-	for i, x := range c.ordered {
-		built, err := x.build(next)
-		if err != nil {
-			return fmt.Errorf("indexer replace: %w", err)
-		}
-		sets[i] = built
-	}
-	for i, x := range c.ordered {
-		x.sets = sets[i]
-	}
-	c.items = next
-	c.rv = resourceVersion
-	return nil
-}
-
-// Resync does nothing; it is there for the Store interface.
-func (c *Cache[T]) Resync() error { return nil }
-
-// LastResourceVersion is the version given to the last Replace, or of the
-// last object written or deleted if T is Versioned, whichever came last; ""
-// before either.
-func (c *Cache[T]) LastResourceVersion() string {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.rv
-}
-
-func (c *Cache[T]) indexLocked(name string) (*index[T], error) {
-	if x, ok := c.byName[name]; ok {
+func (ix *indices[T]) lookup(name string) (*index[T], error) {
+	if x, ok := ix.byName[name]; ok {
 		return x, nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownIndex, name)
 }
 
-// Index implements Indexer.
-func (c *Cache[T]) Index(name string, obj T) ([]T, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	x, err := c.indexLocked(name)
-	if err != nil {
-		return nil, err
-	}
-	values, err := x.fn(obj)
-	if err != nil {
-		return nil, fmt.Errorf("index %q: %w", name, err)
-	}
-	if len(values) == 1 {
-		return c.objectsLocked(x, values[0]), nil
-	}
-	union := make(map[string]struct{})
-	for _, v := range values {
-		if s, ok := x.sets[v]; ok {
-			s.each(func(key string) { union[key] = struct{}{} })
+// Index returns the objects sharing any of obj's values in the named index.
+func (c *Cache[T]) Index(name string, obj T) (out []T, err error) {
+	c.View(func(items map[string]T) {
+		var x *index[T]
+		if x, err = c.ix.lookup(name); err != nil {
+			return
 		}
-	}
-	out := make([]T, 0, len(union))
-	for key := range union {
-		out = append(out, c.items[key])
-	}
-	return out, nil
+		var values []string
+		if values, err = x.fn(obj); err != nil {
+			err = fmt.Errorf("index %q: %w", name, err)
+			return
+		}
+		if len(values) == 1 {
+			out = objects(items, x, values[0])
+			return
+		}
+		union := make(map[string]struct{})
+		for _, v := range values {
+			if s, ok := x.sets[v]; ok {
+				s.each(func(key string) { union[key] = struct{}{} })
+			}
+		}
+		out = make([]T, 0, len(union))
+		for key := range union {
+			out = append(out, items[key])
+		}
+	})
+	return out, err
 }
 
-// ByIndex implements Indexer. It allocates nothing but the result.
-func (c *Cache[T]) ByIndex(name, value string) ([]T, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	x, err := c.indexLocked(name)
-	if err != nil {
-		return nil, err
-	}
-	return c.objectsLocked(x, value), nil
+// ByIndex returns the objects filed under value in the named index. It
+// allocates nothing but the result.
+func (c *Cache[T]) ByIndex(name, value string) (out []T, err error) {
+	c.View(func(items map[string]T) {
+		var x *index[T]
+		if x, err = c.ix.lookup(name); err == nil {
+			out = objects(items, x, value)
+		}
+	})
+	return out, err
 }
 
-func (c *Cache[T]) objectsLocked(x *index[T], value string) []T {
+func objects[T any](items map[string]T, x *index[T], value string) []T {
 	s, ok := x.sets[value]
 	if !ok {
 		return []T{}
 	}
 	out := make([]T, 0, s.len())
-	s.each(func(key string) { out = append(out, c.items[key]) })
+	s.each(func(key string) { out = append(out, items[key]) })
 	return out
 }
 
-// IndexKeys implements Indexer.
-func (c *Cache[T]) IndexKeys(name, value string) ([]string, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	x, err := c.indexLocked(name)
-	if err != nil {
-		return nil, err
-	}
-	s, ok := x.sets[value]
-	if !ok {
-		return []string{}, nil
-	}
-	out := make([]string, 0, s.len())
-	s.each(func(key string) { out = append(out, key) })
-	return out, nil
+// IndexKeys returns the keys filed under value in the named index.
+func (c *Cache[T]) IndexKeys(name, value string) (out []string, err error) {
+	c.View(func(map[string]T) {
+		var x *index[T]
+		if x, err = c.ix.lookup(name); err != nil {
+			return
+		}
+		s, ok := x.sets[value]
+		if !ok {
+			out = []string{}
+			return
+		}
+		out = make([]string, 0, s.len())
+		s.each(func(key string) { out = append(out, key) })
+	})
+	return out, err
 }
 
-// ListIndexFuncValues implements Indexer.
-func (c *Cache[T]) ListIndexFuncValues(name string) ([]string, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	x, err := c.indexLocked(name)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(x.sets))
-	for v := range x.sets {
-		out = append(out, v)
-	}
-	return out, nil
+// ListIndexFuncValues returns the values of the named index that have
+// objects.
+func (c *Cache[T]) ListIndexFuncValues(name string) (out []string, err error) {
+	c.View(func(map[string]T) {
+		var x *index[T]
+		if x, err = c.ix.lookup(name); err != nil {
+			return
+		}
+		out = make([]string, 0, len(x.sets))
+		for v := range x.sets {
+			out = append(out, v)
+		}
+	})
+	return out, err
 }
 
-// GetIndexers implements Indexer.
+// GetIndexers returns the index functions by name.
 func (c *Cache[T]) GetIndexers() Indexers[T] {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make(Indexers[T], len(c.ordered))
-	for _, x := range c.ordered {
-		out[x.name] = x.fn
-	}
+	var out Indexers[T]
+	c.View(func(map[string]T) {
+		out = make(Indexers[T], len(c.ix.ordered))
+		for _, x := range c.ix.ordered {
+			out[x.name] = x.fn
+		}
+	})
 	return out
 }
 
@@ -327,34 +222,25 @@ func (c *Cache[T]) GetIndexers() Indexers[T] {
 // name already in use, or an index function failing on a stored object,
 // is an error and adds none of the indices.
 func (c *Cache[T]) AddIndexers(indexers Indexers[T]) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	names := slices.Sorted(maps.Keys(indexers))
-	for _, name := range names {
-		if _, ok := c.byName[name]; ok {
-			return fmt.Errorf("add indexers: %w: %q", ErrIndexConflict, name)
+	return c.Reindex(func(items map[string]T) error {
+		names := slices.Sorted(maps.Keys(indexers))
+		for _, name := range names {
+			if _, ok := c.ix.byName[name]; ok {
+				return fmt.Errorf("add indexers: %w: %q", ErrIndexConflict, name)
+			}
 		}
-	}
-	built := make([]map[string]set, len(names))
-	for i, name := range names {
-		x := index[T]{name: name, fn: indexers[name]}
-		sets, err := x.build(c.items)
-		if err != nil {
-			return fmt.Errorf("add indexers: %w", err)
+		built := make([]map[string]set, len(names))
+		for i, name := range names {
+			x := index[T]{name: name, fn: indexers[name]}
+			sets, err := x.build(items)
+			if err != nil {
+				return fmt.Errorf("add indexers: %w", err)
+			}
+			built[i] = sets
 		}
-		built[i] = sets
-	}
-	for i, name := range names {
-		c.addIndexLocked(name, indexers[name]).sets = built[i]
-	}
-	return nil
-}
-
-// noteVersion records obj's resourceVersion in *rv when T carries one.
-func noteVersion[T any](rv *string, obj T) {
-	if v, ok := any(obj).(Versioned); ok {
-		if s := v.ResourceVersion(); s != "" {
-			*rv = s
+		for i, name := range names {
+			c.ix.add(name, indexers[name]).sets = built[i]
 		}
-	}
+		return nil
+	})
 }

@@ -1,5 +1,7 @@
 package indexer
 
+import "github.com/listwatch/listwatch/store"
+
 // Names for the stock indices. Any name works; these are the ones the rest
 // of listwatch looks for.
 const (
@@ -9,7 +11,7 @@ const (
 
 // NamespaceIndex indexes an object by its namespace ("" for a
 // cluster-scoped object).
-func NamespaceIndex[T Named](obj T) ([]string, error) {
+func NamespaceIndex[T store.Named](obj T) ([]string, error) {
 	return []string{obj.Namespace()}, nil
 }
 

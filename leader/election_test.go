@@ -11,6 +11,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/raw"
 )
 
@@ -22,25 +23,20 @@ func TestThreeCandidatesOneLeader(t *testing.T) {
 	for _, id := range []string{"a", "b", "c"} {
 		h.add(id, func(c *Config) { c.OnNewLeader = func(l string) { seen <- l } })
 	}
-	h.settle()
+	h.Settle()
 	lead := h.leaders()
 	require.Len(t, lead, 1)
-	h.step(time.Minute, testRetry)
+	h.Step(time.Minute, testRetry)
 	assert.Equal(t, lead, h.leaders())
 	rec := h.record()
 	assert.Equal(t, lead[0], rec.HolderIdentity)
 	assert.Equal(t, 0, rec.LeaseTransitions)
 	assert.Equal(t, 15, rec.LeaseDurationSeconds)
-	assert.Equal(t, h.clk.Now(), rec.RenewTime, "renewed every RetryPeriod")
+	assert.Equal(t, h.Clock.Now(), rec.RenewTime, "renewed every RetryPeriod")
 	for range 3 {
-		select {
-		case l := <-seen:
-			assert.Equal(t, lead[0], l, "every candidate reports the one leader")
-		case <-time.After(waitTimeout):
-			t.Fatal("a candidate did not report the leader")
-		}
+		assert.Equal(t, lead[0], testwait.Recv(t, seen, "a candidate to report the leader"), "every candidate reports the one leader")
 	}
-	assert.Empty(t, h.log.Lines(slog.LevelInfo), "healthy candidates log nothing above Debug (decision 29)")
+	assert.Empty(t, h.Log.Lines(slog.LevelInfo), "healthy candidates log nothing above Debug (decision 29)")
 }
 
 // A leader cut off from the server steps down RenewDeadline after its last
@@ -51,19 +47,19 @@ func TestThreeCandidatesOneLeader(t *testing.T) {
 func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
-	h.settle()
+	h.Settle()
 	require.Equal(t, []string{"a"}, h.leaders())
 	h.add("b", nil)
-	h.settle()
-	h.step(3*testRetry, testRetry)
+	h.Settle()
+	h.Step(3*testRetry, testRetry)
 	lastRenew := h.record().RenewTime
 
-	a.part.setDrop(true)
-	h.step(2*testLease, 500*time.Millisecond)
+	a.part.SetDrop(true)
+	h.Step(2*testLease, 500*time.Millisecond)
 	require.Equal(t, []string{"b"}, h.leaders())
-	waitClosed(t, a.done, "a to stop")
-	require.ErrorIs(t, a.err, ErrLost)
-	require.ErrorIs(t, a.err, errDeadline)
+	testwait.Recv(t, a.Done, "a to stop")
+	require.ErrorIs(t, a.Err, ErrLost)
+	require.ErrorIs(t, a.Err, errDeadline)
 
 	terms := h.allTerms()
 	require.Len(t, terms, 2)
@@ -82,16 +78,14 @@ func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
 func TestSlowRenewalStepsDown(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
-	h.settle()
+	h.Settle()
 	h.add("b", nil)
-	h.settle()
+	h.Settle()
 	lastRenew := h.record().RenewTime
-	a.part.mu.Lock()
-	a.part.hold = make(chan struct{}) // never released
-	a.part.mu.Unlock()
-	h.step(testLease+testRetry, 500*time.Millisecond)
-	waitClosed(t, a.done, "a to stop")
-	require.ErrorIs(t, a.err, ErrLost)
+	a.part.Hold() // never released
+	h.Step(testLease+testRetry, 500*time.Millisecond)
+	testwait.Recv(t, a.Done, "a to stop")
+	require.ErrorIs(t, a.Err, ErrLost)
 	assert.Equal(t, []string{"b"}, h.leaders())
 	terms := h.allTerms()
 	assert.Equal(t, lastRenew.Add(testRenew), terms[0].stop)
@@ -103,13 +97,13 @@ func TestSlowRenewalStepsDown(t *testing.T) {
 func TestTransientRenewalFailuresKeepLeader(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
-	h.settle()
+	h.Settle()
 	h.add("b", nil)
-	h.settle()
-	a.part.setDrop(true)
-	h.step(testRenew-2*testRetry, testRetry)
-	a.part.setDrop(false)
-	h.step(time.Minute, testRetry)
+	h.Settle()
+	a.part.SetDrop(true)
+	h.Step(testRenew-2*testRetry, testRetry)
+	a.part.SetDrop(false)
+	h.Step(time.Minute, testRetry)
 	assert.Equal(t, []string{"a"}, h.leaders())
 	assert.Len(t, h.allTerms(), 1)
 }
@@ -122,19 +116,19 @@ func TestReleaseOnCancelHandsOverAtNextRetry(t *testing.T) {
 	h := newHarness(t)
 	release := func(c *Config) { c.ReleaseOnCancel = true }
 	a := h.add("a", release)
-	h.settle()
+	h.Settle()
 	h.add("b", release)
 	h.add("c", release)
-	h.settle()
-	a.stop()
-	waitClosed(t, a.done, "a to stop")
-	require.NoError(t, a.err)
+	h.Settle()
+	a.Stop()
+	testwait.Recv(t, a.Done, "a to stop")
+	require.NoError(t, a.Err)
 	rec := h.record()
 	assert.Empty(t, rec.HolderIdentity)
 	assert.Equal(t, 1, rec.LeaseDurationSeconds)
-	stopped := h.clk.Now()
+	stopped := h.Clock.Now()
 
-	h.step(testRetry, 500*time.Millisecond)
+	h.Step(testRetry, 500*time.Millisecond)
 	lead := h.leaders()
 	require.Len(t, lead, 1)
 	terms := h.allTerms()
@@ -158,16 +152,16 @@ func TestExpiryIgnoresRecordedTimes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			at := h.clk.Now().Add(tc.skew)
+			at := h.Clock.Now().Add(tc.skew)
 			writeLease(t, h, Record{HolderIdentity: "other", LeaseDurationSeconds: 15, AcquireTime: at, RenewTime: at})
 			h.add("a", nil)
-			h.settle()
+			h.Settle()
 			for range 3 * int(testLease/testRetry) {
 				if rec := h.record(); tc.renews {
 					rec.RenewTime = rec.RenewTime.Add(time.Second)
 					writeLease(t, h, rec)
 				}
-				h.step(testRetry, testRetry)
+				h.Step(testRetry, testRetry)
 			}
 			assert.Equal(t, tc.taken, h.record().HolderIdentity == "a")
 		})
@@ -178,15 +172,15 @@ func TestExpiryIgnoresRecordedTimes(t *testing.T) {
 func writeLease(t *testing.T, h *harness, rec Record) {
 	t.Helper()
 	l := lease.Lease{Name: "lock"}
-	if data, err := h.srv.Get(watchtest.Leases, "ns", "lock"); err == nil {
+	if data, err := h.Server.Get(watchtest.Leases, "ns", "lock"); err == nil {
 		cur, err := raw.NewObject(data)
 		require.NoError(t, err)
-		_, err = h.srv.Update(watchtest.Leases, l.Encode(cur, rec))
+		_, err = h.Server.Update(watchtest.Leases, l.Encode(cur, rec))
 		require.NoError(t, err)
 		return
 	}
 	obj := l.Encode(nil, rec)
-	_, err := h.srv.Create(watchtest.Leases, strings.Replace(string(obj), `"name":"lock"`, `"name":"lock","namespace":"ns"`, 1))
+	_, err := h.Server.Create(watchtest.Leases, strings.Replace(string(obj), `"name":"lock"`, `"name":"lock","namespace":"ns"`, 1))
 	require.NoError(t, err)
 }
 
@@ -198,25 +192,23 @@ func writeLease(t *testing.T, h *harness, rec Record) {
 func TestLateTakeDoesNotLead(t *testing.T) {
 	h := newHarness(t)
 	b := h.add("b", nil)
-	h.settle()
+	h.Settle()
 	a := h.add("a", nil)
-	h.settle()
-	h.step(time.Second, time.Second)
+	h.Settle()
+	h.Step(time.Second, time.Second)
 	h.add("c", nil) // sees b's lease a second after a: a tries first
-	h.settle()
+	h.Settle()
 	require.Equal(t, []string{"b"}, h.leaders())
 
-	b.part.setDrop(true)
-	a.part.mu.Lock()
-	a.part.hold, a.part.holdWrites = make(chan struct{}), true
-	a.part.mu.Unlock()
-	h.step(2*testLease+testRetry, 500*time.Millisecond)
+	b.part.SetDrop(true)
+	a.part.HoldReplies()
+	h.Step(2*testLease+testRetry, 500*time.Millisecond)
 	require.Equal(t, "c", h.record().HolderIdentity, "c took the lease a took and never renewed")
 	require.Equal(t, []string{"c"}, h.leaders())
 
-	h.releaseHeld(a)
-	h.settle()
-	h.step(testRetry, testRetry)
+	h.ReleaseHeld(a.part)
+	h.Settle()
+	h.Step(testRetry, testRetry)
 	assert.Equal(t, []string{"c"}, h.leaders())
 	for _, tm := range h.allTerms() {
 		assert.NotEqual(t, "a", tm.identity, "a never leads")
@@ -231,21 +223,17 @@ func TestLateTakeDoesNotLead(t *testing.T) {
 func TestReleaseAfterRenewalInFlight(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", func(c *Config) { c.ReleaseOnCancel = true })
-	h.settle()
+	h.Settle()
 	require.Equal(t, []string{"a"}, h.leaders())
-	a.part.mu.Lock()
-	a.part.hold, a.part.holdWrites = make(chan struct{}), true
-	a.part.mu.Unlock()
-	h.step(testRetry, testRetry) // the renewal is written, its reply held
+	a.part.HoldReplies()
+	h.Step(testRetry, testRetry) // the renewal is written, its reply held
 	renewed := h.record().RenewTime
-	require.Equal(t, h.clk.Now(), renewed)
+	require.Equal(t, h.Clock.Now(), renewed)
 
-	a.part.mu.Lock()
-	a.part.hold = nil // the release goes through at once; the renewal's reply never comes
-	a.part.mu.Unlock()
-	a.stop()
-	waitClosed(t, a.done, "a to stop")
-	require.NoError(t, a.err)
+	a.part.StopHolding() // the release goes through at once; the renewal's reply never comes
+	a.Stop()
+	testwait.Recv(t, a.Done, "a to stop")
+	require.NoError(t, a.Err)
 	assert.Empty(t, h.record().HolderIdentity, "released")
 }
 
@@ -257,22 +245,22 @@ func TestReleaseAfterRenewalInFlight(t *testing.T) {
 func TestDeletedLeaseIsNotTakenFromLiveLeader(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
-	h.settle()
-	h.step(time.Second, time.Second)
+	h.Settle()
+	h.Step(time.Second, time.Second)
 	h.add("b", nil) // tries between a's renewals
-	h.settle()
-	h.step(testRetry+testRetry/2, testRetry/4) // just after a's renewal, before b's try
+	h.Settle()
+	h.Step(testRetry+testRetry/2, testRetry/4) // just after a's renewal, before b's try
 	require.Equal(t, []string{"a"}, h.leaders())
-	_, err := h.srv.Delete(watchtest.Leases, "ns", "lock")
+	_, err := h.Server.Delete(watchtest.Leases, "ns", "lock")
 	require.NoError(t, err)
-	h.step(time.Minute, testRetry/4)
+	h.Step(time.Minute, testRetry/4)
 	assert.Equal(t, []string{"a"}, h.leaders())
 	assert.Len(t, h.allTerms(), 1)
 
 	// Deleted under a dead leader, it is created by b once a expired.
-	a.part.setDrop(true)
-	_, err = h.srv.Delete(watchtest.Leases, "ns", "lock")
+	a.part.SetDrop(true)
+	_, err = h.Server.Delete(watchtest.Leases, "ns", "lock")
 	require.NoError(t, err)
-	h.step(testLease+2*testRetry, testRetry/4)
+	h.Step(testLease+2*testRetry, testRetry/4)
 	assert.Equal(t, []string{"b"}, h.leaders())
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // Check fails only while a leader's OnStartedLeading goes on after its
@@ -28,19 +29,19 @@ func TestCheckFailsWhenLeaderOutlivesDeadline(t *testing.T) {
 	var once sync.Once
 	letGo := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(letGo) // runs before the harness waits for Run to return
-	h.settle()
+	h.Settle()
 	h.leaders()
 	require.NoError(t, a.e.Check(0))
-	a.part.setDrop(true)
-	h.step(testRenew-testRetry, testRetry)
-	h.clk.Step(testRetry) // the deadline: the watchdog cancels a's context
+	a.part.SetDrop(true)
+	h.Step(testRenew-testRetry, testRetry)
+	h.Clock.Step(testRetry) // the deadline: the watchdog cancels a's context
 	require.Eventually(t, func() bool { return len(h.allTerms()) == 1 && h.allTerms()[0].ctx.Err() != nil },
-		10*time.Second, time.Millisecond)
+		testwait.Timeout, time.Millisecond)
 	require.NoError(t, a.e.Check(time.Second), "at the deadline, within tolerance")
-	h.clk.Step(2 * time.Second)
+	h.Clock.Step(2 * time.Second)
 	assert.ErrorContains(t, a.e.Check(time.Second), "renewal overdue by 2s")
 	letGo()
-	waitClosed(t, a.done, "a to stop")
+	testwait.Recv(t, a.Done, "a to stop")
 	require.NoError(t, a.e.Check(0), "not leading any more")
 }
 
@@ -48,11 +49,11 @@ func TestCheckFailsWhenLeaderOutlivesDeadline(t *testing.T) {
 // microseconds in UTC, and the holder's duration in whole seconds.
 func TestRecordFormat(t *testing.T) {
 	h := newHarness(t)
-	h.clk.Step(1234567 * time.Nanosecond)
+	h.Clock.Step(1234567 * time.Nanosecond)
 	stopped := make(chan struct{})
 	h.add("a", func(c *Config) { c.OnStoppedLeading = func() { close(stopped) } })
-	h.settle()
-	raw, err := h.srv.Get(watchtest.Leases, "ns", "lock")
+	h.Settle()
+	raw, err := h.Server.Get(watchtest.Leases, "ns", "lock")
 	require.NoError(t, err)
 	spec := gjson.GetBytes(raw, "spec")
 	assert.Equal(t, "2026-01-01T00:00:00.001234Z", spec.Get("renewTime").String())
@@ -60,6 +61,6 @@ func TestRecordFormat(t *testing.T) {
 	assert.Equal(t, "a", spec.Get("holderIdentity").String())
 	assert.EqualValues(t, 15, spec.Get("leaseDurationSeconds").Int())
 	assert.EqualValues(t, 0, spec.Get("leaseTransitions").Int())
-	h.nodes[0].stop()
-	waitClosed(t, stopped, "a to stop leading")
+	h.nodes[0].Stop()
+	testwait.Recv(t, stopped, "a to stop leading")
 }

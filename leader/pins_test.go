@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -14,20 +15,20 @@ import (
 func TestRetryWaitsSpreadByJitterFactor(t *testing.T) {
 	h := newHarness(t)
 	h.add("a", nil)
-	h.settle()
+	h.Settle()
 	b := h.add("b", func(c *Config) {
 		c.JitterFactor = 1.5
 		c.Jitter = func() float64 { return 0.25 }
 	})
-	h.settle()
+	h.Settle()
 	want := testRetry + time.Duration(0.25*1.5*float64(testRetry)) // 2.75s
 	for range 3 {
 		b.mu.Lock()
 		wake := b.wake
 		b.mu.Unlock()
-		require.Equal(t, h.clk.Now().Add(want), wake)
-		h.clk.Set(wake)
-		h.settle()
+		require.Equal(t, h.Clock.Now().Add(want), wake)
+		h.Clock.Set(wake)
+		h.Settle()
 	}
 }
 
@@ -38,22 +39,20 @@ func TestRetryWaitsSpreadByJitterFactor(t *testing.T) {
 func TestLateRenewalReplyCountsFromTheSend(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
-	h.settle()
+	h.Settle()
 	require.Equal(t, []string{"a"}, h.leaders())
-	a.part.mu.Lock()
-	a.part.hold, a.part.holdWrites = make(chan struct{}), true
-	a.part.mu.Unlock()
-	h.step(testRetry, testRetry) // the renewal is written; its reply is held
+	a.part.HoldReplies()
+	h.Step(testRetry, testRetry) // the renewal is written; its reply is held
 	sent := h.record().RenewTime
-	require.Equal(t, h.clk.Now(), sent)
-	require.Equal(t, 1, a.part.held())
+	require.Equal(t, h.Clock.Now(), sent)
+	require.Equal(t, 1, a.part.Held())
 
-	h.step(5*time.Second, 500*time.Millisecond)
-	a.part.setDrop(true) // from now on nothing gets through
-	h.releaseHeld(a)     // the late reply arrives, 5s after the send
-	h.step(testLease, 500*time.Millisecond)
-	waitClosed(t, a.done, "a to step down")
-	require.ErrorIs(t, a.err, ErrLost)
+	h.Step(5*time.Second, 500*time.Millisecond)
+	a.part.SetDrop(true)  // from now on nothing gets through
+	h.ReleaseHeld(a.part) // the late reply arrives, 5s after the send
+	h.Step(testLease, 500*time.Millisecond)
+	testwait.Recv(t, a.Done, "a to step down")
+	require.ErrorIs(t, a.Err, ErrLost)
 	terms := h.allTerms()
 	require.Len(t, terms, 1)
 	assert.Equal(t, sent.Add(testRenew), terms[0].stop, "RenewDeadline after the send")
@@ -65,16 +64,16 @@ func TestLateRenewalReplyCountsFromTheSend(t *testing.T) {
 func TestRenewalFindingAnotherHolderStepsDownAtOnce(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
-	h.settle()
+	h.Settle()
 	require.Equal(t, []string{"a"}, h.leaders())
-	h.step(time.Second, time.Second)
+	h.Step(time.Second, time.Second)
 	rec := h.record()
-	rec.HolderIdentity, rec.RenewTime = "other", h.clk.Now()
+	rec.HolderIdentity, rec.RenewTime = "other", h.Clock.Now()
 	writeLease(t, h, rec) // taken by someone who thought a was dead
-	h.step(time.Second, time.Second)
-	at := h.clk.Now() // a's next renewal
-	waitClosed(t, a.done, "a to step down")
-	require.ErrorIs(t, a.err, ErrLost)
+	h.Step(time.Second, time.Second)
+	at := h.Clock.Now() // a's next renewal
+	testwait.Recv(t, a.Done, "a to step down")
+	require.ErrorIs(t, a.Err, ErrLost)
 	terms := h.allTerms()
 	require.Len(t, terms, 1)
 	assert.Equal(t, at, terms[0].stop, "at the renewal that found the other holder")

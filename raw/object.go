@@ -45,14 +45,14 @@ type Object struct {
 	p *byte
 }
 
-// NewObject checks that raw is one valid JSON object whose metadata fields,
-// if present, have the right types, and returns it as an Object holding a
-// copy of raw.
-func NewObject(raw []byte) (*Object, error) {
-	if err := Validate(raw); err != nil {
+// NewObject checks that data is one valid JSON object whose metadata
+// fields, if present, have the right types, and returns it as an Object
+// holding a copy of data.
+func NewObject(data []byte) (*Object, error) {
+	if err := Validate(data); err != nil {
 		return nil, fmt.Errorf("new object: invalid JSON: %w", err)
 	}
-	o, err := buildObject(raw, buildOptions{})
+	o, err := buildObject(data, buildOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("new object: %w", err)
 	}

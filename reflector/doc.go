@@ -5,7 +5,7 @@
 // reflector does. It is the stage between the wire client (httpwatch) and
 // the queue (delta) in
 //
-//	httpwatch → reflector → delta → indexer → processor → listwatch.Informer
+//	httpwatch → reflector → delta → store and indexer → processor → listwatch.Informer
 //
 // Most programs use a listwatch.Informer, which runs a Reflector into a
 // delta.FIFO. Running one alone takes a source and a Sink:

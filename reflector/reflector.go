@@ -25,12 +25,6 @@ type Sink interface {
 	Resync() error
 }
 
-// BookmarkSink is a Sink that also wants the resourceVersion of every
-// bookmark (which changes no object).
-type BookmarkSink interface {
-	Bookmark(resourceVersion string)
-}
-
 // WatchListReporter is implemented by sources that know whether they can
 // serve a watch-list stream (sendInitialEvents). A source that reports false
 // is always listed page by page.

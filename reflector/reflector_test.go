@@ -167,7 +167,6 @@ func (s *recordSink) Update(o *raw.Object) error {
 func (s *recordSink) Delete(o *raw.Object) error {
 	return s.add("delete %s@%s", o.Name(), o.ResourceVersion())
 }
-func (s *recordSink) Bookmark(rv string) { _ = s.add("bookmark %s", rv) }
 func (s *recordSink) Replace(items []*raw.Object, rv string) error {
 	return s.add("replace %d@%s", len(items), rv)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/store"
 )
 
 // stream takes the next thing that happens to the open watch: a deadline
@@ -82,10 +83,6 @@ func (r *Reflector) event(s *state, ev httpwatch.Event) time.Duration {
 		sinkErr = r.Sink.Update(ev.Object)
 	case httpwatch.Deleted:
 		sinkErr = r.Sink.Delete(ev.Object)
-	case httpwatch.Bookmark:
-		if b, ok := r.Sink.(BookmarkSink); ok {
-			b.Bookmark(ev.Object.ResourceVersion())
-		}
 	}
 	if sinkErr != nil {
 		r.report(OpSink, sinkErr)
@@ -141,12 +138,8 @@ func (r *Reflector) collectInitial(s *state, ev httpwatch.Event) time.Duration {
 	return 0
 }
 
-func objectKey(o *raw.Object) string {
-	if o.Namespace() == "" {
-		return o.Name()
-	}
-	return o.Namespace() + "/" + o.Name()
-}
+// objectKey is o's store key, as the informer's cache files it.
+func objectKey(o *raw.Object) string { return store.JoinKey(o.Namespace(), o.Name()) }
 
 // watchEnded handles a stream that stopped without an ERROR event: cleanly,
 // or cut by the network. The watch is closed.

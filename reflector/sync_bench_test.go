@@ -10,11 +10,11 @@ import (
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
-	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/store"
 	"github.com/tidwall/gjson"
 )
 
@@ -55,7 +55,7 @@ func BenchmarkReflectorInitialSync(b *testing.B) {
 					runtime.GC()
 					var before runtime.MemStats
 					runtime.ReadMemStats(&before)
-					fifo := delta.NewFIFO(indexer.MetaNamespaceKey[*raw.Object])
+					fifo := delta.NewFIFO(store.MetaNamespaceKey[*raw.Object])
 					r := reflector.New(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), fifo)
 					r.WatchList = watchList
 					ctx, cancel := context.WithCancel(context.Background())

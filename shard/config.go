@@ -12,7 +12,8 @@ import (
 	"github.com/listwatch/listwatch/internal/lease"
 )
 
-// Defaults for the zero fields of Config: the leader package's.
+// Defaults for the zero fields of Config: client-go's values, as in
+// package leader.
 const (
 	DefaultLeaseDuration = lease.DefaultLeaseDuration
 	DefaultRenewDeadline = lease.DefaultRenewDeadline

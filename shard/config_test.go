@@ -1,26 +1,31 @@
 package shard
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/kubeconfig"
 )
 
 func TestConfigDefaultsAndValidation(t *testing.T) {
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: "http://127.0.0.1:1"})
 	require.NoError(t, err)
-	ok := Config{Leases: c.Resource(leases), Group: "g", Identity: "a"}
+	ok := Config{Leases: c.Resource(leasetest.Resource), Group: "g", Identity: "a"}
 	m, err := New(ok)
 	require.NoError(t, err)
 	assert.Equal(t, "g-a", m.cfg.Name)
 	assert.Equal(t, DefaultLeaseDuration, m.cfg.LeaseDuration)
 	assert.Equal(t, DefaultRenewDeadline, m.cfg.RenewDeadline)
 	assert.Equal(t, DefaultRetryPeriod, m.cfg.RetryPeriod)
+	assert.Equal(t, clock.Real, m.cfg.Clock, "a nil Clock means the wall clock")
+	assert.Same(t, slog.Default(), m.cfg.Logger, "a nil Logger means slog.Default()")
 
 	for name, edit := range map[string]func(*Config){
 		"no leases":            func(c *Config) { c.Leases = nil },

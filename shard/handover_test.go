@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // Three members starting at once settle on one ring: every key is processed
@@ -19,7 +20,7 @@ func TestThreeMembersSplitKeys(t *testing.T) {
 	for _, id := range []string{"a", "b", "c"} {
 		ns = append(ns, h.add(id, nil))
 	}
-	h.step(5*testRetry, testRetry)
+	h.Step(5*testRetry, testRetry)
 	want := h.want("a", "b", "c")
 	assert.Equal(t, want, h.holders())
 	for _, n := range ns {
@@ -34,9 +35,9 @@ func TestThreeMembersSplitKeys(t *testing.T) {
 		assert.Greater(t, c, testKeys/6, "%s owns a fair share", id)
 	}
 	settled := len(h.grants)
-	h.step(time.Minute, testRetry)
+	h.Step(time.Minute, testRetry)
 	assert.Len(t, h.grants, settled, "a stable ring never moves a key")
-	assert.Empty(t, h.log.Lines(slog.LevelInfo), "healthy members log nothing above Debug (decision 29)")
+	assert.Empty(t, h.Log.Lines(slog.LevelInfo), "healthy members log nothing above Debug (decision 29)")
 }
 
 // A member joining takes the keys rendezvous hashing gives it, each only
@@ -46,12 +47,12 @@ func TestJoinMovesKeysAfterLoserLetsGo(t *testing.T) {
 	h := newHarness(t)
 	h.add("a", nil)
 	h.add("b", nil)
-	h.step(4*testRetry, testRetry)
+	h.Step(4*testRetry, testRetry)
 	require.Equal(t, h.want("a", "b"), h.holders())
 	before := len(h.grants)
-	joined := h.clk.Now()
+	joined := h.Clock.Now()
 	h.add("c", nil)
-	h.step(3*testRetry, testRetry/4)
+	h.Step(3*testRetry, testRetry/4)
 	assert.Equal(t, h.want("a", "b", "c"), h.holders())
 	moved := 0
 	for key, id := range h.want("a", "b", "c") {
@@ -73,13 +74,13 @@ func TestLeaveHandsOverWithinARound(t *testing.T) {
 	h.add("a", nil)
 	h.add("b", nil)
 	c := h.add("c", nil)
-	h.step(4*testRetry, testRetry)
-	left := h.clk.Now()
-	c.stop()
-	h.settle()
-	waitClosed(t, c.done, "c to stop")
-	require.NoError(t, c.err)
-	h.step(testRetry, testRetry/4)
+	h.Step(4*testRetry, testRetry)
+	left := h.Clock.Now()
+	c.Stop()
+	h.Settle()
+	testwait.Recv(t, c.Done, "c to stop")
+	require.NoError(t, c.Err)
+	h.Step(testRetry, testRetry/4)
 	assert.Equal(t, h.want("a", "b"), h.holders())
 	for key, id := range h.want("a", "b", "c") {
 		if id == "c" {
@@ -100,10 +101,10 @@ func TestDeadMemberKeysMoveWithinBound(t *testing.T) {
 	h.add("a", nil)
 	h.add("b", nil)
 	c := h.add("c", nil)
-	h.step(4*testRetry+testRetry/2, testRetry/2)
+	h.Step(4*testRetry+testRetry/2, testRetry/2)
 	lastRenew := h.renewTime("c")
 	c.kill()
-	h.step(testLease+2*testRetry, testRetry/4)
+	h.Step(testLease+2*testRetry, testRetry/4)
 	assert.Equal(t, h.want("a", "b"), h.holders())
 	for key, id := range h.want("a", "b", "c") {
 		if id != "c" {
@@ -125,12 +126,12 @@ func TestPausedReconcileHoldsHandover(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
 	h.add("b", nil)
-	h.step(4*testRetry, testRetry)
+	h.Step(4*testRetry, testRetry)
 	require.Equal(t, h.want("a", "b"), h.holders())
 	a.pauseWork()
-	joined := h.clk.Now()
+	joined := h.Clock.Now()
 	h.add("c", nil)
-	h.step(5*testRetry, testRetry/4)
+	h.Step(5*testRetry, testRetry/4)
 	var lost []string
 	for key, id := range h.want("a", "b", "c") {
 		if id == "c" && Owner(key, []string{"a", "b"}) == "a" {
@@ -142,10 +143,10 @@ func TestPausedReconcileHoldsHandover(t *testing.T) {
 	assert.Equal(t, []string{"a", "b", "c"}, a.m.Members(), "a sees c")
 	assert.Equal(t, []string{"a", "b"}, a.m.acked, "but cannot acknowledge it yet")
 
-	finished := h.clk.Now()
+	finished := h.Clock.Now()
 	a.unpause()
-	h.settle()
-	h.step(testRetry, testRetry/4)
+	h.Settle()
+	h.Step(testRetry, testRetry/4)
 	assert.Equal(t, h.want("a", "b", "c"), h.holders())
 	for _, key := range lost {
 		at, ok := h.firstGrant("c", key, joined)
@@ -168,10 +169,10 @@ func TestFrozenMemberKeysMoveAfterExpiry(t *testing.T) {
 	h.add("a", nil)
 	h.add("b", nil)
 	c := h.add("c", nil)
-	h.step(4*testRetry+testRetry/2, testRetry/2)
+	h.Step(4*testRetry+testRetry/2, testRetry/2)
 	lastRenew := h.renewTime("c")
 	c.freeze()
-	h.step(testLease+2*testRetry, testRetry/4)
+	h.Step(testLease+2*testRetry, testRetry/4)
 	assert.Equal(t, h.want("a", "b"), h.holders())
 	for key, id := range h.want("a", "b", "c") {
 		if id != "c" {
@@ -184,7 +185,7 @@ func TestFrozenMemberKeysMoveAfterExpiry(t *testing.T) {
 	}
 
 	c.thaw()
-	h.settle()
+	h.Settle()
 	for key, id := range h.want("a", "b", "c") {
 		if id == "c" {
 			c.mu.Lock()
@@ -192,7 +193,7 @@ func TestFrozenMemberKeysMoveAfterExpiry(t *testing.T) {
 			c.mu.Unlock()
 		}
 	}
-	h.step(4*testRetry, testRetry/4)
+	h.Step(4*testRetry, testRetry/4)
 	assert.Equal(t, h.want("a", "b", "c"), h.holders())
 }
 
@@ -218,7 +219,7 @@ func TestLostReplyDoesNotHandKeysTwice(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
 	h.add("b", nil)
-	h.step(4*testRetry, testRetry)
+	h.Step(4*testRetry, testRetry)
 	require.Equal(t, h.want("a", "b"), h.holders())
 
 	var contested []string // a's keys under {a,b}, c's under {a,b,c}
@@ -229,21 +230,21 @@ func TestLostReplyDoesNotHandKeysTwice(t *testing.T) {
 	}
 	require.NotEmpty(t, contested)
 
-	a.part.setLoseWrite(true)
+	a.part.SetLoseReplies(true)
 	c := h.add("c", nil)
-	h.settle()
-	h.step(testRetry, testRetry/4) // a sees c, gives its keys up, "fails" to publish
-	c.stop()
-	h.settle()
-	waitClosed(t, c.done, "c to stop")
-	require.NoError(t, c.err)
+	h.Settle()
+	h.Step(testRetry, testRetry/4) // a sees c, gives its keys up, "fails" to publish
+	c.Stop()
+	h.Settle()
+	testwait.Recv(t, c.Done, "c to stop")
+	require.NoError(t, c.Err)
 	// a sees c gone: its view is {a,b} again, which its acked set still is.
-	h.step(testRetry, testRetry/4)
+	h.Step(testRetry, testRetry/4)
 	require.Equal(t, []string{"a", "b"}, a.m.Members())
 	h.add("c", nil) // back at once, before a's next renewal
-	h.settle()
-	a.part.setLoseWrite(false)
-	h.step(4*testRetry, testRetry/4)
+	h.Settle()
+	a.part.SetLoseReplies(false)
+	h.Step(4*testRetry, testRetry/4)
 	assert.Equal(t, h.want("a", "b", "c"), h.holders())
 }
 
@@ -255,23 +256,23 @@ func TestLostReplyDoesNotHandKeysTwice(t *testing.T) {
 func TestDeletedLeaseKeepsClaims(t *testing.T) {
 	h := newHarness(t)
 	h.add("a", nil)
-	h.step(time.Second, time.Second)
+	h.Step(time.Second, time.Second)
 	b := h.add("b", nil) // renews between a's rounds
-	h.step(4*testRetry, testRetry/4)
+	h.Step(4*testRetry, testRetry/4)
 	require.Equal(t, h.want("a", "b"), h.holders())
 	before := len(h.grants)
 
-	h.step(testRetry/4, testRetry/4) // just after b's round, before a's
-	_, err := h.srv.Delete(watchtest.Leases, "ns", "g-b")
+	h.Step(testRetry/4, testRetry/4) // just after b's round, before a's
+	_, err := h.Server.Delete(watchtest.Leases, "ns", "g-b")
 	require.NoError(t, err)
-	h.step(time.Minute, testRetry/4)
+	h.Step(time.Minute, testRetry/4)
 	assert.Equal(t, h.want("a", "b"), h.holders())
 	assert.Len(t, h.grants, before, "no key moved")
 
 	// Deleted under a dead member, its keys move once it expired.
 	b.kill()
-	_, err = h.srv.Delete(watchtest.Leases, "ns", "g-b")
+	_, err = h.Server.Delete(watchtest.Leases, "ns", "g-b")
 	require.NoError(t, err)
-	h.step(testLease+2*testRetry, testRetry/4)
+	h.Step(testLease+2*testRetry, testRetry/4)
 	assert.Equal(t, h.want("a"), h.holders())
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/raw"
 )
 
@@ -52,12 +52,7 @@ func TestOwnerGolden(t *testing.T) {
 
 // holderAndRenewal reads id's lease as the server holds it.
 func (h *harness) holderAndRenewal(id string) (string, time.Time) {
-	h.t.Helper()
-	data, err := h.srv.Get(watchtest.Leases, "ns", "g-"+id)
-	require.NoError(h.t, err)
-	o, err := raw.NewObject(data)
-	require.NoError(h.t, err)
-	rec := lease.RecordOf(o)
+	rec := lease.RecordOf(h.Lease("g-" + id))
 	return rec.HolderIdentity, rec.RenewTime
 }
 
@@ -69,15 +64,15 @@ func TestStopWaitsForHeldKeys(t *testing.T) {
 	t.Run("released in time", func(t *testing.T) {
 		h := newHarness(t)
 		a := h.add("a", nil)
-		h.step(4*testRetry, testRetry)
+		h.Step(4*testRetry, testRetry)
 		require.Equal(t, h.want("a"), h.holders())
 		_, lastRenew := h.holderAndRenewal("a")
 		a.pauseWork()
-		a.stop()
-		h.clk.Set(lastRenew.Add(testRenew - time.Second))
+		a.Stop()
+		h.Clock.Set(lastRenew.Add(testRenew - time.Second))
 		a.unpause() // the workers let go just before the deadline
-		waitClosed(t, a.done, "a to stop")
-		require.NoError(t, a.err)
+		testwait.Recv(t, a.Done, "a to stop")
+		require.NoError(t, a.Err)
 		holder, released := h.holderAndRenewal("a")
 		assert.Empty(t, holder, "released")
 		assert.Equal(t, lastRenew.Add(testRenew-time.Second), released, "kept until the keys were released")
@@ -85,13 +80,13 @@ func TestStopWaitsForHeldKeys(t *testing.T) {
 	t.Run("held past the deadline", func(t *testing.T) {
 		h := newHarness(t)
 		a := h.add("a", nil)
-		h.step(4*testRetry, testRetry)
+		h.Step(4*testRetry, testRetry)
 		_, lastRenew := h.holderAndRenewal("a")
 		a.pauseWork()
-		a.stop()
-		h.clk.Set(lastRenew.Add(testRenew))
-		waitClosed(t, a.done, "a to give up at its renew deadline")
-		require.ErrorContains(t, a.err, fmt.Sprintf("%d keys still held at the renew deadline; lease g-a left to expire", testKeys))
+		a.Stop()
+		h.Clock.Set(lastRenew.Add(testRenew))
+		testwait.Recv(t, a.Done, "a to give up at its renew deadline")
+		require.ErrorContains(t, a.Err, fmt.Sprintf("%d keys still held at the renew deadline; lease g-a left to expire", testKeys))
 		holder, renewed := h.holderAndRenewal("a")
 		assert.Equal(t, "a", holder, "left to expire, not released")
 		assert.Equal(t, lastRenew, renewed)

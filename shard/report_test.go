@@ -2,10 +2,7 @@ package shard
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,30 +13,9 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 )
-
-// forbidden answers every lease request as RBAC does for a user without
-// rights on leases.
-func forbidden(r *http.Request) (int, string) {
-	return http.StatusForbidden, fmt.Sprintf(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",`+
-		`"message":"leases.coordination.k8s.io is forbidden: User \"nobody\" cannot %s resource \"leases\" in API group \"coordination.k8s.io\" in the namespace \"ns\"",`+
-		`"reason":"Forbidden","details":{"group":"coordination.k8s.io","kind":"leases"},"code":403}`, r.Method)
-}
-
-// errorLog collects what reaches OnError.
-type errorLog struct {
-	mu   sync.Mutex
-	errs []error
-}
-
-func (l *errorLog) add(err error) { l.mu.Lock(); l.errs = append(l.errs, err); l.mu.Unlock() }
-
-func (l *errorLog) all() []error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]error(nil), l.errs...)
-}
 
 // Without RBAC on leases a member says so at once, in one Error line
 // naming the lease, the namespace, the verb and the grant it needs (its
@@ -49,11 +25,11 @@ func (l *errorLog) all() []error {
 // takes its keys. Decision 29.
 func TestForbiddenLeaseIsOneErrorLine(t *testing.T) {
 	h := newHarness(t)
-	h.refuse = forbidden
-	var errs errorLog
-	a := h.add("a", func(c *Config) { c.OnError = errs.add })
-	h.settle()
-	lines := h.log.Lines(slog.LevelWarn)
+	h.Refuse = leasetest.Forbidden
+	var errs leasetest.Errors
+	a := h.add("a", func(c *Config) { c.OnError = errs.Add })
+	h.Settle()
+	lines := h.Log.Lines(slog.LevelWarn)
 	require.Len(t, lines, 1, "one line at once")
 	assert.Equal(t, slog.LevelError, lines[0].Level)
 	for _, want := range []string{
@@ -63,25 +39,25 @@ func TestForbiddenLeaseIsOneErrorLine(t *testing.T) {
 	} {
 		assert.Contains(t, lines[0].Text, want)
 	}
-	require.Len(t, errs.all(), 2, "the renewal and the read of the group")
-	for _, err := range errs.all() {
+	require.Len(t, errs.All(), 2, "the renewal and the read of the group")
+	for _, err := range errs.All() {
 		assert.True(t, httpwatch.IsForbidden(err), err)
 	}
 
-	h.step(time.Minute, testRetry)
-	assert.Len(t, h.log.Lines(slog.LevelWarn), 1, "repeats are not logged one by one")
-	assert.Len(t, errs.all(), 2*(1+int(time.Minute/testRetry)), "every failure reaches OnError")
+	h.Step(time.Minute, testRetry)
+	assert.Len(t, h.Log.Lines(slog.LevelWarn), 1, "repeats are not logged one by one")
+	assert.Len(t, errs.All(), 2*(1+int(time.Minute/testRetry)), "every failure reaches OnError")
 	assert.Empty(t, h.holders())
 
-	a.part.setRefuse(nil) // RBAC granted
-	h.step(2*testRetry, testRetry)
+	a.part.SetRefuse(nil) // RBAC granted
+	h.Step(2*testRetry, testRetry)
 	assert.Equal(t, h.want("a"), h.holders())
-	info := h.log.Lines(slog.LevelInfo)
+	info := h.Log.Lines(slog.LevelInfo)
 	require.Len(t, info, 2)
 	assert.Equal(t, slog.LevelInfo, info[1].Level)
 	assert.Contains(t, info[1].Text, "shard member: lease requests succeed again after 62 failures")
-	h.step(time.Minute, testRetry)
-	assert.Len(t, h.log.Lines(slog.LevelInfo), 2, "a healthy member logs nothing above Debug")
+	h.Step(time.Minute, testRetry)
+	assert.Len(t, h.Log.Lines(slog.LevelInfo), 2, "a healthy member logs nothing above Debug")
 }
 
 // testMember is a member of group g on srv with a fake clock, and its log.
@@ -92,7 +68,7 @@ func testMember(t *testing.T, srv *watchtest.Server, edit func(*Config)) (*Membe
 	c.RetryMax = 0
 	t.Cleanup(c.CloseIdleConnections)
 	logger, log := leasetest.NewLogger()
-	cfg := Config{Leases: c.Resource(leases), Group: "g", Identity: "a", Logger: logger, Clock: clock.NewFake(time.Unix(0, 0))}
+	cfg := Config{Leases: c.Resource(leasetest.Resource), Group: "g", Identity: "a", Logger: logger, Clock: clock.NewFake(time.Unix(0, 0))}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -102,20 +78,15 @@ func testMember(t *testing.T, srv *watchtest.Server, edit func(*Config)) (*Membe
 }
 
 // runMember runs m until the test ends; wait returns Run's result, or
-// fails the test if Run has not returned within ten seconds.
+// fails the test if Run has not returned within testwait.Timeout.
 func runMember(t *testing.T, m *Member) (wait func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var err error
 	go func() { defer close(done); err = m.Run(ctx) }()
 	wait = func() error {
-		select {
-		case <-done:
-			return err
-		case <-time.After(10 * time.Second):
-			t.Error("Run did not return")
-			return nil
-		}
+		testwait.Recv(t, done, "Run to return")
+		return err
 	}
 	t.Cleanup(func() { cancel(); wait() })
 	return wait
@@ -128,11 +99,11 @@ func runMember(t *testing.T, m *Member) (wait func() error) {
 func TestLeasesNotServedEndsRun(t *testing.T) {
 	srv := watchtest.NewServer() // no leases
 	t.Cleanup(srv.Close)
-	var errs errorLog
-	m, log := testMember(t, srv, func(c *Config) { c.OnError = errs.add })
+	var errs leasetest.Errors
+	m, log := testMember(t, srv, func(c *Config) { c.OnError = errs.Add })
 	acquired := make(chan error, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 		defer cancel()
 		_, _, err := m.Acquire(ctx, "ns/k")
 		acquired <- err
@@ -145,13 +116,8 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 	require.Len(t, lines, 1)
 	assert.Equal(t, slog.LevelError, lines[0].Level)
 	assert.Contains(t, lines[0].Text, "shard member: cannot get lease ns/g-a: 404 Not Found; the server does not serve coordination.k8s.io/v1 leases")
-	require.Len(t, errs.all(), 1)
-	select {
-	case err := <-acquired:
-		assert.ErrorIs(t, err, ErrStopped)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Acquire did not return once Run had")
-	}
+	require.Len(t, errs.All(), 1)
+	assert.ErrorIs(t, testwait.Recv(t, acquired, "Acquire to return once Run had"), ErrStopped)
 }
 
 // Before its first round a member knows of no owner for any key: Acquire
@@ -173,43 +139,33 @@ func TestAcquireBeforeFirstRoundWaits(t *testing.T) {
 	}
 	acquired := make(chan result, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 		defer cancel()
 		_, release, err := m.Acquire(ctx, "ns/k")
 		acquired <- result{release, err}
 	}()
 	runMember(t, m)
-	select {
-	case r := <-acquired:
-		require.NoError(t, r.err)
-		r.release()
-	case <-time.After(10 * time.Second):
-		t.Fatal("Acquire did not return once the member had joined")
-	}
+	r := testwait.Recv(t, acquired, "Acquire to return once the member had joined")
+	require.NoError(t, r.err)
+	r.release()
 }
 
 // A request cut off by the end of Run's context is no failure: OnError
 // never hears of it, and nothing is logged above Debug. Decision 29.
 func TestCancellationIsNotAnError(t *testing.T) {
 	h := newHarness(t)
-	var errs errorLog
-	a := h.add("a", func(c *Config) { c.OnError = errs.add })
-	h.step(2*testRetry, testRetry)
-	a.part.mu.Lock()
-	a.part.hold = make(chan struct{}) // never released
-	a.part.mu.Unlock()
-	h.clk.Step(testRetry)
-	require.Eventually(t, func() bool { return a.part.held() == 1 }, 10*time.Second, time.Millisecond)
-	a.stop()
-	a.part.mu.Lock()
-	a.part.hold = nil // the release on leaving goes through
-	a.part.mu.Unlock()
-	select {
-	case <-a.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("a did not stop")
-	}
-	require.NoError(t, a.err)
-	assert.Empty(t, errs.all())
-	assert.Empty(t, h.log.Lines(slog.LevelInfo))
+	var errs leasetest.Errors
+	a := h.add("a", func(c *Config) { c.OnError = errs.Add })
+	h.Step(2*testRetry, testRetry)
+	a.part.Hold() // never released
+	h.Clock.Step(testRetry)
+	require.Eventually(t, func() bool { return a.part.Held() == 1 }, testwait.Timeout, time.Millisecond)
+	// The held request stays held until Stop cancels it; the release on
+	// leaving goes through (held before Stop, it could be issued first).
+	a.part.StopHolding()
+	a.Stop()
+	testwait.Recv(t, a.Done, "a to stop")
+	require.NoError(t, a.Err)
+	assert.Empty(t, errs.All())
+	assert.Empty(t, h.Log.Lines(slog.LevelInfo))
 }

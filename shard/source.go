@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/store"
 )
 
 // Source returns lw filtered to the keys this member owns by its current
@@ -24,7 +24,7 @@ type source struct {
 }
 
 func (s *source) owns(o *raw.Object) bool {
-	return s.m.Owns(indexer.JoinKey(o.Namespace(), o.Name()))
+	return s.m.Owns(store.JoinKey(o.Namespace(), o.Name()))
 }
 
 func (s *source) ListPage(ctx context.Context, opts httpwatch.ListOptions) (*httpwatch.Page, error) {

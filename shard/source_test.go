@@ -15,6 +15,8 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/internal/lease/leasetest"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 )
 
@@ -35,7 +37,7 @@ func TestSourceFiltersAndRelistMovesKeys(t *testing.T) {
 	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL, QPS: -1})
 	require.NoError(t, err)
 	defer client.CloseIdleConnections()
-	m, err := New(Config{Leases: client.Resource(leases), Group: "g", Identity: "a"})
+	m, err := New(Config{Leases: client.Resource(leasetest.Resource), Group: "g", Identity: "a"})
 	require.NoError(t, err)
 	m.view = []string{"a", "b"}
 
@@ -58,8 +60,8 @@ func TestSourceFiltersAndRelistMovesKeys(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
-	defer func() { cancel(); waitClosed(t, done, "the informer to stop") }()
-	waitClosed(t, inf.Synced(), "the informer to sync")
+	defer func() { cancel(); testwait.Recv(t, done, "the informer to stop") }()
+	testwait.Recv(t, inf.Synced(), "the informer to sync")
 
 	owned := func(members ...string) []string {
 		var out []string

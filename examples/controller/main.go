@@ -1,134 +1,144 @@
-// Command controller is a small Kubernetes controller built on listwatch: a
-// shared informer of pods feeds their keys into a rate-limited work queue,
-// and a few workers reconcile each key against the informer's cache.
+// Command controller is a Kubernetes controller built on listwatch's
+// reconcile runner: it labels every configmap checked=true (a merge patch
+// at the resourceVersion it checked) and keeps beside each one a report
+// configmap it owns (server-side apply, ownerReferences with
+// controller=true), recording an Event for each change it makes. A report
+// changed or deleted by someone else brings its owner back to the
+// controller, which applies it again.
 //
-// Its reconciler keeps a tally of pods per namespace and phase. A pod
-// labelled fail=true makes it fail on purpose, to show retries backing off
-// (AddRateLimited, NumRequeues) until the key is dropped after --retries
-// retries (Forget, which also resets the key's backoff). On SIGINT or
-// SIGTERM the queue is shut down with drain: the workers finish what they
-// hold and what is queued, then it exits with a summary.
-//
-// With no server given it runs against an embedded fake API server holding
-// demo pods that keep changing, some of them labelled fail=true:
+// With no server given it runs against an embedded fake API server whose
+// configmaps keep changing:
 //
 //	go run ./examples/controller
-//	go run ./examples/controller --workers 4 --duration 10s
+//	go run ./examples/controller --kubeconfig ~/.kube/config --namespace default
 //
-// Point it at a real cluster with a kubeconfig, a server URL, or from inside
-// a pod; flags come first, then in-cluster config when
-// KUBERNETES_SERVICE_HOST is set, then the demo server:
-//
-//	go run ./examples/controller --kubeconfig ~/.kube/config -n default
-//	go run ./examples/controller --server https://127.0.0.1:6443 --token-file token --ca ca.crt
-//
-// Run several replicas to scale out, on coordination.k8s.io Leases in
-// --lease-namespace: with --leader-elect only the leader (package leader)
-// runs the controller, and another replica takes over when it dies; with
-// --shards N each replica holds a membership lease (package shard), caches
-// and reconciles only the keys rendezvous hashing gives it, and hands keys
-// over safely when replicas join, leave or die:
-//
-//	go run ./examples/controller --kubeconfig ~/.kube/config --resource configmaps --shards 3
-//
-// --spans prints one line per reconcile, "span <identity> <key>
-// <resourceVersion> <start> <end> <ok|error>" (times in Unix microseconds),
-// for checking who reconciled what, and when.
+// Run several replicas, on Leases in --lease-namespace: with --leader-elect
+// only the leader reconciles; with --shards N each replica caches and
+// reconciles its share of the keys. --health-addr serves /readyz and /livez.
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
-	"strings"
+	"strconv"
 	"time"
 
+	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/events"
 	"github.com/listwatch/listwatch/examples/internal/cli"
+	"github.com/listwatch/listwatch/examples/internal/demo"
+	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/leader"
+	"github.com/listwatch/listwatch/patch"
+	"github.com/listwatch/listwatch/reconcile"
+	"github.com/listwatch/listwatch/shard"
+	"github.com/listwatch/listwatch/store"
 )
-
-const about = `controller is a small controller built on listwatch: an informer of pods feeds
-their keys into a rate-limited work queue, and workers reconcile each key
-against the cache, tallying pods per namespace and phase. Pods labelled
-fail=true fail on purpose, to show retries backing off. With no server given
-it runs against an embedded fake API server.`
 
 func main() { cli.Main("controller", run) }
 
-// options are the command line.
-type options struct {
-	kube              kubeconfig.Flags
-	namespace, labels string
-	resource          string
-	workers, retries  int
-	duration          time.Duration
-	spans             bool
-	scale             scaleOptions
-}
+const reportLabel = "listwatch.io/report-of"
 
-// scaleOptions say how replicas share the work.
-type scaleOptions struct {
-	leaderElect                               bool
-	shards                                    int
-	identity                                  string
-	leaseNamespace, leaseName                 string
-	leaseDuration, renewDeadline, retryPeriod time.Duration
-}
-
-func parse(args []string, stderr io.Writer) (options, error) {
-	var o options
-	fs := cli.NewFlagSet("controller", about, stderr)
-	o.kube.Register(fs)
-	fs.StringVar(&o.namespace, "namespace", "", "namespace to watch (default: all)")
-	fs.StringVar(&o.namespace, "n", "", "shorthand for --namespace")
-	fs.StringVar(&o.labels, "selector", "", "label selector, e.g. app=web")
-	fs.StringVar(&o.labels, "l", "", "shorthand for --selector")
-	fs.IntVar(&o.workers, "workers", 2, "number of workers reconciling keys in parallel")
-	fs.IntVar(&o.retries, "retries", 5, "retries of a failing key before it is dropped")
-	fs.DurationVar(&o.duration, "duration", 0, "exit after this long (0: run until interrupted)")
-	fs.StringVar(&o.resource, "resource", "pods", "core v1 resource to reconcile: pods or configmaps (the demo server has pods only)")
-	fs.BoolVar(&o.spans, "spans", false, "print a span line per reconcile: identity, key, resourceVersion, start and end (Unix µs), result")
-	sc := &o.scale
-	fs.BoolVar(&sc.leaderElect, "leader-elect", false, "run the controller only while this replica leads (a Lease in --lease-namespace)")
-	fs.IntVar(&sc.shards, "shards", 0, "share keys among replicas by membership Leases; start once this many replicas are live (or after --lease-duration)")
-	fs.StringVar(&sc.identity, "identity", defaultIdentity(), "this replica's identity among the others")
-	fs.StringVar(&sc.leaseNamespace, "lease-namespace", "", "namespace of the Leases (default: --namespace, else default)")
-	fs.StringVar(&sc.leaseName, "lease-name", "listwatch-controller", "leader Lease name, or shard group name")
-	fs.DurationVar(&sc.leaseDuration, "lease-duration", 15*time.Second, "how long others wait before they take a silent replica for dead")
-	fs.DurationVar(&sc.renewDeadline, "renew-deadline", 10*time.Second, "how long a replica keeps trying to renew before it stops working")
-	fs.DurationVar(&sc.retryPeriod, "retry-period", 2*time.Second, "wait between lease renewals and reads")
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var kf kubeconfig.Flags
+	fs := cli.NewFlagSet("controller", "controller labels configmaps checked=true and keeps a report configmap for each.", stderr)
+	kf.Register(fs)
+	host, _ := os.Hostname()
+	ns := fs.String("namespace", "", "namespace to watch (default: all)")
+	workers := fs.Int("workers", 2, "keys reconciled in parallel")
+	health := fs.String("health-addr", "", "serve /readyz and /livez on this address")
+	leaderElect := fs.Bool("leader-elect", false, "reconcile only while this replica leads")
+	shards := fs.Int("shards", 0, "share the keys among replicas by membership Leases")
+	identity := fs.String("identity", fmt.Sprintf("%s-%d", host, os.Getpid()), "this replica's identity")
+	leaseNS := fs.String("lease-namespace", "default", "namespace of the Leases")
+	lease := fs.Duration("lease-duration", 15*time.Second, "how long a silent replica keeps its lease (renewed every 2/15 of it, given up at 2/3)")
 	if err := cli.Parse(fs, args); err != nil {
-		return o, err
+		return err
+	} else if *workers < 1 || *shards < 0 || *leaderElect && *shards > 0 {
+		return errors.New("--workers must be at least 1, --shards not negative, and --leader-elect and --shards exclude each other")
 	}
-	if o.resource != "pods" && o.resource != "configmaps" {
-		return o, fmt.Errorf("--resource must be pods or configmaps, not %q", o.resource)
+	cfg, where, closeDemo, err := cli.Connect(ctx, &kf, (&demo.OnDemand{Setup: demo.ConfigMapWorld(ctx, 12, 300*time.Millisecond)}).Start)
+	if err != nil {
+		return err
 	}
-	if sc.leaderElect && sc.shards > 0 {
-		return o, fmt.Errorf("--leader-elect and --shards exclude each other")
+	defer closeDemo()
+	client, err := httpwatch.NewClient(cfg)
+	if err != nil {
+		return err
 	}
-	if sc.shards < 0 {
-		return o, fmt.Errorf("--shards must not be negative, not %d", sc.shards)
+	cms := client.Resource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: *ns})
+	leases := client.Resource(httpwatch.Resource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases", Namespace: *leaseNS})
+	timing := leader.Config{Leases: leases, Name: "listwatch-controller", Identity: *identity, ReleaseOnCancel: true,
+		LeaseDuration: *lease, RenewDeadline: *lease * 2 / 3, RetryPeriod: *lease * 2 / 15}
+	var owners *listwatch.Informer
+	var source httpwatch.ListerWatcher = cms
+	var member *shard.Member
+	if *shards > 0 {
+		if member, err = shard.New(shard.Config{Leases: leases, Group: timing.Name, Identity: timing.Identity,
+			LeaseDuration: timing.LeaseDuration, RenewDeadline: timing.RenewDeadline, RetryPeriod: timing.RetryPeriod,
+			OnChange: func(m []string) { fmt.Fprintf(stderr, "members: %v\n", m); owners.Relist() }}); err != nil {
+			return err
+		}
+		source = member.Source(cms)
 	}
-	if sc.leaseNamespace == "" {
-		sc.leaseNamespace = o.namespace
+	owners, reports := listwatch.NewInformer(source, 0), listwatch.NewInformer(cms, 0)
+	owners.Reflector.LabelSelector, reports.Reflector.LabelSelector = "!"+reportLabel, reportLabel
+	l := &labeller{cms: cms, owners: owners.Lister(), reports: reports.Lister(), out: stdout,
+		events: events.New(client.Resource(events.Resource), "listwatch.io/labeller", *identity)}
+	r := reconcile.New(owners, l.reconcile)
+	r.Workers, r.Member = *workers, member
+	r.Watches = []reconcile.Watch{{Informer: reports, Keys: reconcile.ControllerOf("", "ConfigMap")}}
+	if *leaderElect {
+		timing.OnNewLeader = func(id string) { fmt.Fprintf(stderr, "leader: %s\n", id) }
+		r.Election = &timing
 	}
-	if sc.leaseNamespace == "" {
-		sc.leaseNamespace = "default"
+	if *health != "" {
+		go http.ListenAndServe(*health, r.Health())
 	}
-	if o.workers < 1 {
-		return o, fmt.Errorf("--workers must be at least 1, not %d", o.workers)
-	}
-	if o.retries < 0 {
-		return o, fmt.Errorf("--retries must not be negative, not %d", o.retries)
-	}
-	return o, nil
+	go l.events.Run(ctx)
+	fmt.Fprintf(stderr, "controller of configmaps on %s\n", where)
+	return cli.Explain(r.Run(ctx), cfg.Host)
 }
 
-// defaultIdentity is hostname-pid, lowercased, as a lease name wants it.
-func defaultIdentity() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "controller"
+// labeller reconciles one configmap: its label, then its report.
+type labeller struct {
+	cms             *httpwatch.ResourceClient
+	owners, reports *listwatch.Lister
+	events          *events.Recorder
+	out             io.Writer
+}
+
+func (l *labeller) reconcile(ctx context.Context, key string) (reconcile.Result, error) {
+	ns, name, _ := store.SplitKey(key)
+	cm, err := l.owners.Get(ns, name)
+	if err != nil { // not found: gone, and its report with it, by its ownerReference
+		return reconcile.Result{}, nil
 	}
-	return strings.ToLower(fmt.Sprintf("%s-%d", host, os.Getpid()))
+	if v, _ := cm.Label("checked"); v != "true" {
+		body, _ := patch.Merge(cm, patch.ResourceVersion).Set("metadata.labels.checked", "true").Bytes()
+		if _, err := l.cms.Namespace(ns).Patch(ctx, name, httpwatch.MergePatch, body, httpwatch.WriteOptions{FieldManager: "labeller"}); err != nil {
+			return reconcile.Result{}, err // a 409 is retried at the version the cache will hold
+		}
+		l.events.Event(cm, events.Normal, "Labelled", "Label", "set checked=true")
+		fmt.Fprintln(l.out, "labelled", key)
+	}
+	keys := strconv.Itoa(len(cm.Get("data").Map()))
+	if old, err := l.reports.Get(ns, name+"-report"); err == nil && old.Get("data.keys").String() == keys {
+		return reconcile.Result{}, nil
+	}
+	body, _ := patch.New().Set("apiVersion", "v1").Set("kind", "ConfigMap").
+		Set("metadata.name", name+"-report").Set("metadata.namespace", ns).
+		Set(patch.Path("metadata", "labels", reportLabel), name).Set("data.keys", keys).
+		Set("metadata.ownerReferences", []map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "name": name, "uid": cm.UID(), "controller": true}}).Bytes()
+	if _, err := l.cms.Namespace(ns).Apply(ctx, body, httpwatch.ApplyOptions{FieldManager: "labeller", Force: true}); err != nil {
+		return reconcile.Result{}, err
+	}
+	l.events.Event(cm, events.Normal, "Reported", "Report", keys+" keys")
+	fmt.Fprintf(l.out, "reported %s: %s keys\n", key, keys)
+	return reconcile.Result{}, nil
 }

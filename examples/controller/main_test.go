@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,124 +14,122 @@ import (
 	"github.com/listwatch/listwatch/examples/internal/clitest"
 	"github.com/listwatch/listwatch/examples/internal/demo"
 	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/raw"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// withKey returns the lines about key, in order.
-func withKey(lines []string, key string) []string {
-	var out []string
-	for _, l := range lines {
-		if f := strings.Fields(l); len(f) > 1 && strings.TrimSuffix(f[1], ":") == key {
-			out = append(out, l)
+// configMapServer serves configmaps named names in ns, leases and events.
+func configMapServer(t *testing.T, names ...string) *watchtest.Server {
+	t.Helper()
+	s := watchtest.NewServer()
+	t.Cleanup(s.Close)
+	s.AddResource(watchtest.Leases)
+	s.AddResource(demo.Events)
+	for _, n := range names {
+		_, err := s.Create(watchtest.ConfigMaps, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns"},"data":{"a":"1"}}`, n))
+		require.NoError(t, err)
+	}
+	return s
+}
+
+func get(t *testing.T, s *watchtest.Server, name string) *raw.Object {
+	t.Helper()
+	b, err := s.Get(watchtest.ConfigMaps, "ns", name)
+	require.NoError(t, err)
+	o, err := raw.NewObject(b)
+	require.NoError(t, err)
+	return o
+}
+
+// reasons returns the reasons of the Events about name, with their counts.
+func reasons(s *watchtest.Server, name string) map[string]int64 {
+	out := map[string]int64{}
+	for _, b := range s.List(demo.Events, "ns") {
+		o, err := raw.NewObject(b)
+		if err == nil && o.Get("regarding.name").String() == name {
+			out[o.Get("reason").String()] += max(1, o.Get("series.count").Int())
 		}
 	}
 	return out
 }
 
-// On the demo server every pod labelled fail=true is retried --retries
-// times with backoff and then dropped, after which a change starts the
-// count afresh; the others are reconciled without a retry.
-func TestDemoRetriesFailingPodsThenDrops(t *testing.T) {
+// A configmap is labelled checked=true and gets a report it owns, each
+// change with an Event; the report, deleted or changed by someone else,
+// is applied again because its owner is requeued; a change of the
+// configmap's data updates the report.
+func TestLabelsAndReports(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	s := configMapServer(t, "a")
+	r := clitest.Start(ctx, run, "--server", s.URL, "--workers", "2")
+	r.Stdout.WaitFor(ctx, t, "a labelled", clitest.Contains(`^labelled ns/a$`))
+	r.Stdout.WaitFor(ctx, t, "a reported", clitest.Contains(`^reported ns/a: 1 keys$`))
+	v, _ := get(t, s, "a").Label("checked")
+	assert.Equal(t, "true", v)
+	report := get(t, s, "a-report")
+	assert.Equal(t, "1", report.Get("data.keys").String())
+	ref := report.Get("metadata.ownerReferences.0")
+	assert.Equal(t, get(t, s, "a").UID(), ref.Get("uid").String())
+	assert.True(t, ref.Get("controller").Bool())
+	require.Eventually(t, func() bool { r := reasons(s, "a"); return r["Labelled"] == 1 && r["Reported"] == 1 },
+		10*time.Second, 10*time.Millisecond, "an Event per change")
+
+	_, err := s.Delete(watchtest.ConfigMaps, "ns", "a-report")
+	require.NoError(t, err)
+	r.Stdout.WaitFor(ctx, t, "report applied again", func(lines []string) bool {
+		return countLines(lines, "reported ns/a: 1 keys") == 2
+	})
+	_, err = s.Update(watchtest.ConfigMaps, `{"metadata":{"name":"a","namespace":"ns","labels":{"checked":"true"}},"data":{"a":"1","b":"2"}}`)
+	require.NoError(t, err)
+	r.Stdout.WaitFor(ctx, t, "report updated", clitest.Contains(`^reported ns/a: 2 keys$`))
+	r.Stop()
+	require.NoError(t, r.Wait(t))
+	assert.Equal(t, 1, countLines(r.Stdout.Lines(), "labelled ns/a"), "labelled once: the label stayed")
+	assert.Zero(t, countLines(r.Stdout.Lines(), "labelled ns/a-report"), "reports are not labelled")
+}
+
+func countLines(lines []string, line string) int {
+	n := 0
+	for _, l := range lines {
+		if l == line {
+			n++
+		}
+	}
+	return n
+}
+
+// On the demo server, whose configmaps keep being replaced without their
+// labels, the controller labels and reports them until stopped, and
+// shuts down cleanly.
+func TestDemoLabelsUntilStopped(t *testing.T) {
 	clitest.DemoEnv(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	r := clitest.Start(ctx, run, "--workers", "3")
-	var failing []string
-	for _, i := range demoFailing {
-		ns, name := demoKey(i)
-		failing = append(failing, ns+"/"+name)
-	}
-	for _, key := range failing {
-		r.Stdout.WaitFor(ctx, t, "the drop of "+key, clitest.Contains(`^dropped +`+regexp.QuoteMeta(key)+` after 5 retries`))
-	}
-	r.Stop()
-	require.NoError(t, r.Wait(t))
-
-	lines := r.Stdout.Lines()
-	for _, key := range failing {
-		got := withKey(lines, key)
-		for i, l := range got {
-			want := fmt.Sprintf("retry      %s (%d/5): pod is labelled fail=true", key, i%6+1)
-			if i%6 == 5 {
-				want = fmt.Sprintf("dropped    %s after 5 retries: pod is labelled fail=true", key)
+	r.Stdout.WaitFor(ctx, t, "every demo configmap labelled", func(lines []string) bool {
+		n := 0
+		for _, l := range lines {
+			if len(l) > 9 && l[:9] == "labelled " {
+				n++
 			}
-			require.Equal(t, want, l, "line %d about %s", i, key)
 		}
-	}
-	healthy := withKey(lines, "shop/web-00")
-	require.NotEmpty(t, healthy)
-	assert.Regexp(t, `^reconciled shop/web-00: \w+ \(shop: `, healthy[0])
-	for _, l := range lines {
-		if strings.HasPrefix(l, "retry") || strings.HasPrefix(l, "dropped") {
-			assert.Contains(t, failing, strings.Fields(l)[1], "only pods labelled fail=true fail")
-		}
-	}
-
-	errs := r.Stderr.Lines()
-	assert.Contains(t, errs, "synced 30 pods; starting 3 workers")
-	assert.Contains(t, errs, "shutting down: workers finish the queued keys")
-	summary := clitest.Contains(`^summary: \d+ reconciled, \d+ retried, \d+ dropped$`)
-	assert.True(t, summary(errs), "summary line in %q", errs)
-	for _, ns := range demo.Namespaces {
-		assert.True(t, clitest.Contains(`^  `+ns+`: (\w+=\d+ ?)+$`)(errs), "tally of %s in %q", ns, errs)
-	}
-}
-
-// Against a server of our own the lines are exact: a healthy pod is
-// reconciled, its deletion reconciled as such, and a failing pod is
-// retried --retries times and dropped.
-func TestServerFlagReconcilesChangesAndDeletions(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	s := watchtest.NewServer()
-	defer s.Close()
-	_, err := s.Create(watchtest.Pods, `{"metadata":{"name":"a","namespace":"ns"},"status":{"phase":"Running"}}`)
-	require.NoError(t, err)
-	_, err = s.Create(watchtest.Pods, `{"metadata":{"name":"b","namespace":"ns","labels":{"fail":"true"}},"status":{"phase":"Running"}}`)
-	require.NoError(t, err)
-
-	r := clitest.Start(ctx, run, "--server", s.URL, "--retries", "2", "--workers", "1")
-	r.Stdout.WaitFor(ctx, t, "ns/a reconciled", clitest.Contains(`^reconciled ns/a:`))
-	_, err = s.Delete(watchtest.Pods, "ns", "a")
-	require.NoError(t, err)
-	r.Stdout.WaitFor(ctx, t, "ns/a deleted", clitest.Contains(`^reconciled ns/a: deleted`))
-	r.Stdout.WaitFor(ctx, t, "ns/b dropped", clitest.Contains(`^dropped +ns/b`))
+		return n >= 12
+	})
 	r.Stop()
 	require.NoError(t, r.Wait(t))
-
-	lines := r.Stdout.Lines()
-	assert.Equal(t, []string{
-		"reconciled ns/a: Running (ns: Running=1)",
-		"reconciled ns/a: deleted (ns: no pods)",
-	}, withKey(lines, "ns/a"))
-	assert.Equal(t, []string{
-		"retry      ns/b (1/2): pod is labelled fail=true",
-		"retry      ns/b (2/2): pod is labelled fail=true",
-		"dropped    ns/b after 2 retries: pod is labelled fail=true",
-	}, withKey(lines, "ns/b"))
-	assert.Contains(t, r.Stderr.Lines(), "summary: 2 reconciled, 2 retried, 1 dropped")
+	assert.True(t, clitest.Contains(`^controller of configmaps on .*embedded demo server`)(r.Stderr.Lines()), "%q", r.Stderr.Lines())
 }
 
-// --duration ends the run by itself, with the summary.
-func TestDurationEndsTheRun(t *testing.T) {
-	clitest.DemoEnv(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	r := clitest.Start(ctx, run, "--duration", "2s", "--workers", "1")
-	require.NoError(t, r.Wait(t))
-	require.NoError(t, ctx.Err(), "run returned on its own")
-	assert.True(t, clitest.Contains(`^summary: `)(r.Stderr.Lines()))
-	assert.True(t, clitest.Contains(`^reconciled `)(r.Stdout.Lines()))
-}
-
+// An unreachable server is retried while the caches wait; when the
+// controller is stopped before they sync, it says why in one line.
 func TestUnreachableServerIsOneClearError(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	url := "http://" + ln.Addr().String()
 	require.NoError(t, ln.Close())
 
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
 	r := clitest.Start(ctx, run, "--server", url)
 	err = r.Wait(t)
@@ -144,11 +140,9 @@ func TestUnreachableServerIsOneClearError(t *testing.T) {
 func TestBadFlags(t *testing.T) {
 	clitest.RejectsFlags(t, run, []clitest.BadArgs{
 		{Args: []string{"--workers", "0"}, Want: "--workers must be at least 1"},
-		{Args: []string{"--retries", "-1"}, Want: "--retries must not be negative"},
-		{Args: []string{"pods"}, Want: `unexpected argument "pods"`},
-		{Args: []string{"--resource", "secrets"}, Want: "--resource must be pods or configmaps"},
+		{Args: []string{"configmaps"}, Want: `unexpected argument "configmaps"`},
 		{Args: []string{"--leader-elect", "--shards", "2"}, Want: "--leader-elect and --shards exclude each other"},
-		{Args: []string{"--shards", "-1"}, Want: "--shards must not be negative"},
+		{Args: []string{"--shards", "-1"}, Want: "--shards not negative"},
 		{Args: []string{"--no-such-flag"}, Want: "flag provided but not defined"},
 	})
 }

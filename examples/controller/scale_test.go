@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,101 +16,107 @@ import (
 	"github.com/listwatch/listwatch/shard"
 )
 
-var fastLeases = []string{"--lease-duration", "3s", "--renew-deadline", "2s", "--retry-period", "500ms"}
+// fastLeases: renewed every 400 ms, given up after 2 s.
+var fastLeases = []string{"--lease-duration", "3s"}
 
-func configMapServer(t *testing.T, names ...string) *watchtest.Server {
-	t.Helper()
-	s := watchtest.NewServer()
-	t.Cleanup(s.Close)
-	s.AddResource(watchtest.Leases)
-	for _, n := range names {
-		_, err := s.Create(watchtest.ConfigMaps, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns"}}`, n))
-		require.NoError(t, err)
-	}
-	return s
-}
-
-// spanKeys returns the keys of the span lines, each with who reconciled it.
-func spanKeys(lines []string) map[string][]string {
-	out := map[string][]string{}
+// labelled returns the keys a replica labelled.
+func labelled(lines []string) []string {
+	var out []string
 	for _, l := range lines {
-		if f := strings.Fields(l); len(f) == 7 && f[0] == "span" {
-			out[f[2]] = append(out[f[2]], f[1])
+		if key, ok := strings.CutPrefix(l, "labelled "); ok {
+			out = append(out, key)
 		}
 	}
 	return out
 }
 
-// Two replicas with --shards 2 split the configmaps by rendezvous hashing:
-// each reconciles exactly its keys, once.
+// Two replicas with --shards 2 label every configmap once between them;
+// once each sees the other, the configmaps created are labelled by their
+// rendezvous owner. (Before that, a replica alone owns every key.)
 func TestShardsSplitKeys(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	names := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
-	s := configMapServer(t, names...)
+	s := configMapServer(t, "a", "b", "c", "d")
+	ids := []string{"r1", "r2"}
 	var rs []*clitest.Running
-	for _, id := range []string{"r1", "r2"} {
-		args := append([]string{"--server", s.URL, "--resource", "configmaps", "--shards", "2", "--identity", id, "--spans"}, fastLeases...)
+	for _, id := range ids {
+		args := append([]string{"--server", s.URL, "--shards", "2", "--identity", id}, fastLeases...)
 		rs = append(rs, clitest.Start(ctx, run, args...))
 	}
 	for _, r := range rs {
-		r.Stderr.WaitFor(ctx, t, "both members", clitest.Contains(`^members: r1,r2 at`))
+		r.Stderr.WaitFor(ctx, t, "both members", clitest.Contains(`^members: \[r1 r2\]$`))
 	}
+	later := []string{"e", "f", "g", "h", "i", "j", "k", "l"}
+	for _, n := range later {
+		_, err := s.Create(watchtest.ConfigMaps, `{"metadata":{"name":"`+n+`","namespace":"ns"}}`)
+		require.NoError(t, err)
+	}
+	all := len(later) + 4
 	require.Eventually(t, func() bool {
-		return len(spanKeys(append(rs[0].Stdout.Lines(), rs[1].Stdout.Lines()...))) == len(names)
+		return len(labelled(rs[0].Stdout.Lines()))+len(labelled(rs[1].Stdout.Lines())) >= all
 	}, 20*time.Second, 10*time.Millisecond)
 	for _, r := range rs {
 		r.Stop()
 		require.NoError(t, r.Wait(t))
 	}
-	got := spanKeys(append(rs[0].Stdout.Lines(), rs[1].Stdout.Lines()...))
-	for _, n := range names {
-		key := "ns/" + n
-		assert.Equal(t, []string{shard.Owner(key, []string{"r1", "r2"})}, got[key], key)
+	count := map[string]int{}
+	for i, r := range rs {
+		for _, key := range labelled(r.Stdout.Lines()) {
+			count[key]++
+			if key > "ns/d" {
+				assert.Equal(t, ids[i], shard.Owner(key, ids), "%s labelled by its owner", key)
+			}
+		}
+	}
+	assert.Len(t, count, all)
+	for key, n := range count {
+		assert.Equal(t, 1, n, "%s labelled once", key)
 	}
 }
 
 // With --leader-elect one of two replicas leads and reconciles; when it
-// shuts down it releases the lease and the other takes over at once.
+// shuts down it releases the lease and the other takes over at once and
+// reconciles what changed since.
 func TestLeaderElectHandsOverOnShutdown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	s := configMapServer(t, "a")
 	start := func(id string) *clitest.Running {
-		args := append([]string{"--server", s.URL, "--resource", "configmaps", "--leader-elect", "--identity", id, "--spans"}, fastLeases...)
+		args := append([]string{"--server", s.URL, "--leader-elect", "--identity", id}, fastLeases...)
 		return clitest.Start(ctx, run, args...)
 	}
 	first := start("l1")
-	first.Stderr.WaitFor(ctx, t, "l1 leads", clitest.Contains(`^leading: l1 since`))
-	first.Stdout.WaitFor(ctx, t, "l1 reconciles", clitest.Contains(`^span l1 ns/a `))
+	first.Stderr.WaitFor(ctx, t, "l1 leads", clitest.Contains(`^leader: l1$`))
+	first.Stdout.WaitFor(ctx, t, "l1 labels", clitest.Contains(`^labelled ns/a$`))
 	second := start("l2")
 	second.Stderr.WaitFor(ctx, t, "l2 sees l1", clitest.Contains(`^leader: l1$`))
 	first.Stop()
 	require.NoError(t, first.Wait(t))
-	assert.True(t, clitest.Contains(`^stopped leading: l1 at`)(first.Stderr.Lines()))
-	second.Stderr.WaitFor(ctx, t, "l2 leads", clitest.Contains(`^leading: l2 since`))
-	second.Stdout.WaitFor(ctx, t, "l2 reconciles", clitest.Contains(`^span l2 ns/a `))
+	_, err := s.Create(watchtest.ConfigMaps, `{"metadata":{"name":"b","namespace":"ns"}}`)
+	require.NoError(t, err)
+	second.Stderr.WaitFor(ctx, t, "l2 leads", clitest.Contains(`^leader: l2$`))
+	second.Stdout.WaitFor(ctx, t, "l2 labels what changed", clitest.Contains(`^labelled ns/b$`))
 	second.Stop()
 	require.NoError(t, second.Wait(t))
+	assert.NotContains(t, second.Stdout.Lines(), "labelled ns/a", "ns/a was labelled already")
 }
 
-// A leader whose controller cannot run (here it may not list configmaps)
-// does not hold on to the lease doing nothing: it gives the lease up and
-// exits with the controller's error, so another replica can try.
-func TestLeaderElectExitsWhenControllerFails(t *testing.T) {
+// A replica that cannot read configmaps (here it may not list them) never
+// stands for election: it exits with the error, the lease untouched.
+func TestLeaderElectExitsWhenCachesCannotSync(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	s := configMapServer(t)
-	// Twice: the watch-list's refusal is routine (a paged list replaces
-	// it); the list's is the error.
-	s.FailNext(watchtest.Failure{Code: http.StatusForbidden, Verbs: []string{"list", "watch"}, Times: 2})
-	args := append([]string{"--server", s.URL, "--resource", "configmaps", "--leader-elect", "--identity", "l1"}, fastLeases...)
+	// Every time: both informers' watch-lists and lists are refused (a
+	// watch-list's refusal is routine, a paged list replaces it; the
+	// list's is the error).
+	s.FailNext(watchtest.Failure{Code: http.StatusForbidden, Verbs: []string{"list", "watch"}, Times: 1000})
+	args := append([]string{"--server", s.URL, "--leader-elect", "--identity", "l1"}, fastLeases...)
 	r := clitest.Start(ctx, run, args...)
 	err := r.Wait(t)
 	require.ErrorContains(t, err, "403 Forbidden", "%q", r.Stderr.Lines())
-	assert.True(t, clitest.Contains(`^leading: l1 since`)(r.Stderr.Lines()), "l1 led")
-	require.NoError(t, ctx.Err(), "returned on the controller's failure, not at the deadline")
-	raw, err := s.Get(watchtest.Leases, "default", "listwatch-controller")
-	require.NoError(t, err)
-	assert.NotContains(t, string(raw), `"holderIdentity"`, "lease released")
+	require.NoError(t, ctx.Err(), "returned on the error, not at the deadline")
+	_, err = s.Get(watchtest.Leases, "default", "listwatch-controller")
+	assert.Error(t, err, "no lease taken")
+	assert.False(t, regexp.MustCompile(`^leader:`).MatchString(strings.Join(r.Stderr.Lines(), "\n")))
 }

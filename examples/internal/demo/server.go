@@ -71,6 +71,8 @@ func (s *Server) Close() {
 type OnDemand struct {
 	// Pods are what the server starts with.
 	Pods []Pod
+	// Setup, if set, prepares the server once it started (ConfigMapWorld).
+	Setup func(*Server) error
 	// Server is the server once started.
 	Server *Server
 }
@@ -79,6 +81,12 @@ type OnDemand struct {
 func (d *OnDemand) Start(context.Context) (host string, closeFn func(), err error) {
 	if d.Server, err = NewServer(d.Pods...); err != nil {
 		return "", nil, err
+	}
+	if d.Setup != nil {
+		if err := d.Setup(d.Server); err != nil {
+			d.Server.Close()
+			return "", nil, fmt.Errorf("demo server: %w", err)
+		}
 	}
 	return d.Server.URL, d.Server.Close, nil
 }

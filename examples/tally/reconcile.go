@@ -11,7 +11,7 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/store"
 )
 
 // errAskedToFail is what reconciling a pod labelled fail=true returns.
@@ -37,7 +37,7 @@ func newTally(pods *listwatch.Lister) *tally {
 // resourceVersion it saw ("-" once gone). Objects without status.phase
 // (configmaps) count as Unknown.
 func (t *tally) reconcile(ctx context.Context, key string) (result, rv string, err error) {
-	ns, name, err := indexer.SplitKey(key)
+	ns, name, err := store.SplitKey(key)
 	if err != nil {
 		return "", "-", fmt.Errorf("reconcile %q: %w", key, err)
 	}
@@ -68,7 +68,7 @@ func (t *tally) reconcile(ctx context.Context, key string) (result, rv string, e
 
 // cached reports whether the informer's cache holds key.
 func (t *tally) cached(key string) bool {
-	ns, name, err := indexer.SplitKey(key)
+	ns, name, err := store.SplitKey(key)
 	if err != nil {
 		return false
 	}
@@ -78,7 +78,7 @@ func (t *tally) cached(key string) bool {
 
 // forget stops counting key: it is another replica's now.
 func (t *tally) forget(key string) {
-	if ns, _, err := indexer.SplitKey(key); err == nil {
+	if ns, _, err := store.SplitKey(key); err == nil {
 		t.set(key, ns, "")
 	}
 }

@@ -1,4 +1,4 @@
-package indexer_test
+package store_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/store"
 )
 
 // conformance 48
@@ -17,9 +17,9 @@ func TestMetaNamespaceKey(t *testing.T) {
 	}{
 		{"default", "web", "default/web", nil},
 		{"", "node-1", "node-1", nil},
-		{"default", "", "", indexer.ErrNoName},
+		{"default", "", "", store.ErrNoName},
 	} {
-		got, err := indexer.MetaNamespaceKey(&obj{ns: tc.ns, name: tc.name})
+		got, err := store.MetaNamespaceKey(&pod{ns: tc.ns, name: tc.name})
 		require.ErrorIs(t, err, tc.err, "%s/%s", tc.ns, tc.name)
 		assert.Equal(t, tc.want, got)
 	}
@@ -38,7 +38,7 @@ func TestSplitKey(t *testing.T) {
 		{key: "a/b/c", bad: true},
 		{key: "a//", bad: true},
 	} {
-		ns, name, err := indexer.SplitKey(tc.key)
+		ns, name, err := store.SplitKey(tc.key)
 		if tc.bad {
 			require.Error(t, err, tc.key)
 			assert.Contains(t, err.Error(), tc.key)

@@ -1,4 +1,4 @@
-package indexer
+package store
 
 import (
 	"errors"
@@ -17,13 +17,7 @@ type Named interface {
 // same object always yields the same key.
 type KeyFunc[T any] func(T) (string, error)
 
-// Versioned objects report the resourceVersion they were read at;
-// LastResourceVersion follows the objects written when T is Versioned.
-type Versioned interface {
-	ResourceVersion() string
-}
-
-// ErrNoKeyFunc is returned by every write to a cache or queue built with a
+// ErrNoKeyFunc is returned by every write to a store or queue built with a
 // nil KeyFunc.
 var ErrNoKeyFunc = errors.New("no key function")
 

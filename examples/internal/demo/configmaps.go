@@ -1,0 +1,45 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/listwatch/listwatch/httpwatch/watchtest"
+)
+
+// Events is events.k8s.io/v1 Event, which ConfigMapWorld serves.
+var Events = watchtest.Resource{Group: "events.k8s.io", Version: "v1", Resource: "events", Kind: "Event", Namespaced: true, BuiltIn: true}
+
+// ConfigMapWorld is a Setup for a controller of configmaps: it serves
+// leases and events too, creates n configmaps spread over Namespaces
+// (cm-00, cm-01, ...), and until ctx is done replaces one of them every
+// interval with new data and no labels, now and then adding a new one.
+func ConfigMapWorld(ctx context.Context, n int, every time.Duration) func(*Server) error {
+	return func(s *Server) error {
+		s.AddResource(watchtest.Leases)
+		s.AddResource(Events)
+		for i := range n {
+			if _, err := s.Create(watchtest.ConfigMaps, configMap(i, 0)); err != nil {
+				return err
+			}
+		}
+		rnd := rand.New(rand.NewPCG(1, 2))
+		s.Churn(ctx, every, func() error {
+			if rnd.IntN(10) == 0 {
+				n++
+				_, err := s.Create(watchtest.ConfigMaps, configMap(n-1, 0))
+				return err
+			}
+			// Replaced whole: what a controller added (labels) goes.
+			_, err := s.Update(watchtest.ConfigMaps, configMap(rnd.IntN(n), rnd.IntN(5)))
+			return err
+		})
+		return nil
+	}
+}
+
+func configMap(i, keys int) string {
+	return fmt.Sprintf(`{"metadata":{"name":"cm-%02d","namespace":%q},"data":{"k%d":"v"}}`, i, Namespaces[i%len(Namespaces)], keys)
+}

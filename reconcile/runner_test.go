@@ -1,0 +1,255 @@
+package reconcile_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/reconcile"
+)
+
+// Every cached key is reconciled once the caches sync; a change is
+// reconciled once more, and a notification of a version already
+// reconciled (here the informer's own initial add, racing the runner's
+// listing of the cache) is not: decision 33.
+func TestReconcilesEachChangeOnce(t *testing.T) {
+	f := newFixture(t)
+	f.create(watchtest.ConfigMaps, "ns", "a", "")
+	f.create(watchtest.ConfigMaps, "ns", "b", "")
+	rec := newRecorder()
+	r := f.runner(f.informer(watchtest.ConfigMaps), rec)
+	start(t, r)
+	got := []string{rec.next(t).key, rec.next(t).key}
+	assert.ElementsMatch(t, []string{"ns/a", "ns/b"}, got)
+
+	f.update(watchtest.ConfigMaps, "ns", "a", `,"labels":{"v":"2"}`)
+	assert.Equal(t, "ns/a", rec.next(t).key)
+	_, err := f.s.Delete(watchtest.ConfigMaps, "ns", "b")
+	require.NoError(t, err)
+	assert.Equal(t, "ns/b", rec.next(t).key, "a deletion is reconciled")
+	f.update(watchtest.ConfigMaps, "ns", "a", `,"labels":{"v":"3"}`)
+	assert.Equal(t, "ns/a", rec.next(t).key)
+	rec.none(t)
+}
+
+// RequeueAfter reconciles the key again once that much time has passed on
+// the runner's clock, though its object did not change; a notification in
+// between of the version reconciled does not bring it forward.
+// Decision 33.
+func TestRequeueAfter(t *testing.T) {
+	f := newFixture(t)
+	f.create(watchtest.ConfigMaps, "ns", "a", "")
+	rec := newRecorder()
+	var n atomic.Int32
+	rec.answer = func(context.Context, string) (reconcile.Result, error) {
+		if n.Add(1) == 1 {
+			return reconcile.Result{RequeueAfter: time.Minute}, nil
+		}
+		return reconcile.Result{}, nil
+	}
+	r := f.runner(f.informer(watchtest.ConfigMaps), rec)
+	obs := observe(r)
+	start(t, r)
+	assert.Equal(t, "ns/a", rec.next(t).key)
+	obs.waitFor(t, 1)
+	f.step(59 * time.Second)
+	rec.none(t)
+	f.step(time.Second)
+	assert.Equal(t, "ns/a", rec.next(t).key, "requeued after a minute")
+	obs.waitFor(t, 2)
+	assert.Equal(t, []reconcile.Outcome{reconcile.Requeue, reconcile.Success}, obs.get())
+	f.step(time.Hour)
+	rec.none(t)
+}
+
+// A failing key backs off on its own, doubling from the limiter's base,
+// while another key is reconciled at once; a success forgets the failures.
+// Decision 33.
+func TestBackoffPerKey(t *testing.T) {
+	f := newFixture(t)
+	f.create(watchtest.ConfigMaps, "ns", "bad", "")
+	rec := newRecorder()
+	var failing atomic.Bool
+	failing.Store(true)
+	rec.answer = func(_ context.Context, key string) (reconcile.Result, error) {
+		if key == "ns/bad" && failing.Load() {
+			return reconcile.Result{}, errors.New("refused")
+		}
+		return reconcile.Result{}, nil
+	}
+	r := f.runner(f.informer(watchtest.ConfigMaps), rec)
+	obs := observe(r)
+	start(t, r)
+	assert.Equal(t, "ns/bad", rec.next(t).key)
+	obs.waitFor(t, 1)
+	ended := 1
+	for _, delay := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+		f.step(delay - time.Millisecond)
+		rec.none(t)
+		if delay == 2*time.Second {
+			f.create(watchtest.ConfigMaps, "ns", "good", "")
+			assert.Equal(t, "ns/good", rec.next(t).key, "another key does not wait for the failing one")
+			ended++
+			obs.waitFor(t, ended)
+		}
+		f.step(time.Millisecond)
+		assert.Equal(t, "ns/bad", rec.next(t).key, "retried after %v", delay)
+		ended++
+		obs.waitFor(t, ended)
+	}
+	failing.Store(false)
+	f.step(8 * time.Second)
+	assert.Equal(t, "ns/bad", rec.next(t).key)
+	ended++
+	obs.waitFor(t, ended)
+	f.step(time.Hour)
+	rec.none(t)
+	assert.Equal(t, reconcile.Success, obs.get()[ended-1])
+}
+
+// On shutdown the runner takes no new keys, lets the workers finish the
+// queued ones, and, with a worker stuck past ShutdownTimeout, cancels its
+// context and returns ErrDrainTimeout naming the key; the informers stop.
+// Decision 34.
+func TestDrainOnShutdownWithStuckWorker(t *testing.T) {
+	f := newFixture(t)
+	f.create(watchtest.ConfigMaps, "ns", "stuck", "")
+	rec := newRecorder()
+	release := make(chan struct{})
+	stuckIn := make(chan struct{})
+	var stuckCtx atomic.Pointer[context.Context]
+	hold := make(chan struct{})
+	rec.answer = func(ctx context.Context, key string) (reconcile.Result, error) {
+		if key == "ns/stuck" {
+			stuckCtx.Store(&ctx)
+			close(stuckIn)
+			<-release // ignores ctx: stuck
+			return reconcile.Result{}, nil
+		}
+		<-hold
+		return reconcile.Result{}, nil
+	}
+	inf := f.informer(watchtest.ConfigMaps)
+	r := f.runner(inf, rec)
+	r.Workers = 2
+	r.ShutdownTimeout = time.Minute
+	x := start(t, r)
+	select {
+	case <-stuckIn:
+	case <-time.After(wait):
+		t.Fatal("ns/stuck not reconciled")
+	}
+	for _, n := range []string{"q1", "q2", "q3"} {
+		f.create(watchtest.ConfigMaps, "ns", n, "")
+	}
+	require.Eventually(t, func() bool { return len(rec.calls) == 2 && r.Len() == 2 }, wait, time.Millisecond,
+		"one worker stuck, the other holding a key, two keys queued")
+	x.cancel()
+	close(hold) // the other worker drains the queue
+	keys := map[string]bool{}
+	for range 4 {
+		keys[rec.next(t).key] = true
+	}
+	assert.Len(t, keys, 4, "every queued key drained after the shutdown began")
+	assert.NoError(t, (*stuckCtx.Load()).Err(), "no cancellation before the timeout")
+	f.create(watchtest.ConfigMaps, "ns", "late", "")
+	stepUntil(t, f.clk, 10*time.Second, x.returned, "Run returns at the shutdown timeout")
+	err := x.wait(t)
+	require.ErrorIs(t, err, reconcile.ErrDrainTimeout)
+	assert.ErrorContains(t, err, "busy with ns/stuck")
+	assert.Error(t, (*stuckCtx.Load()).Err(), "the stuck worker's context is cancelled")
+	assert.True(t, inf.IsStopped(), "informers stopped")
+	close(release)
+	rec.none(t)
+}
+
+// An owned object's change reconciles its controller, by ownerReferences
+// with controller=true and the owner's group and kind; other references do
+// not.
+func TestOwnedObjectRequeuesOwner(t *testing.T) {
+	f := newFixture(t)
+	f.create(watchtest.ConfigMaps, "ns", "x", "")
+	owned := func(kind, apiVersion string, controller bool) string {
+		ref := `{"apiVersion":"` + apiVersion + `","kind":"` + kind + `","name":"x","uid":"u"`
+		if controller {
+			ref += `,"controller":true`
+		}
+		return `,"ownerReferences":[` + ref + `}]`
+	}
+	rec := newRecorder()
+	r := f.runner(f.informer(watchtest.ConfigMaps), rec)
+	r.Watches = []reconcile.Watch{{Informer: f.informer(watchtest.Pods), Keys: reconcile.ControllerOf("", "ConfigMap")}}
+	start(t, r)
+	assert.Equal(t, "ns/x", rec.next(t).key)
+	require.Eventually(t, func() bool { return r.Ready() == nil }, wait, time.Millisecond)
+
+	f.create(watchtest.Pods, "ns", "not-controller", owned("ConfigMap", "v1", false))
+	f.create(watchtest.Pods, "ns", "other-kind", owned("Secret", "v1", true))
+	f.create(watchtest.Pods, "ns", "other-group", owned("ConfigMap", "example.com/v1", true))
+	f.create(watchtest.Pods, "ns", "y", owned("ConfigMap", "v1", true))
+	assert.Equal(t, "ns/x", rec.next(t).key, "a new owned object")
+	f.update(watchtest.Pods, "ns", "y", owned("ConfigMap", "v1", true)+`,"labels":{"v":"2"}`)
+	assert.Equal(t, "ns/x", rec.next(t).key, "an owned object's change")
+	_, err := f.s.Delete(watchtest.Pods, "ns", "y")
+	require.NoError(t, err)
+	assert.Equal(t, "ns/x", rec.next(t).key, "an owned object's deletion")
+	rec.none(t)
+}
+
+// A panic in Reconcile is an error: recovered, retried after a backoff.
+func TestPanicIsRetried(t *testing.T) {
+	f := newFixture(t)
+	f.create(watchtest.ConfigMaps, "ns", "a", "")
+	rec := newRecorder()
+	var n atomic.Int32
+	rec.answer = func(context.Context, string) (reconcile.Result, error) {
+		if n.Add(1) == 1 {
+			panic("boom")
+		}
+		return reconcile.Result{}, nil
+	}
+	r := f.runner(f.informer(watchtest.ConfigMaps), rec)
+	r.Logger = discard()
+	start(t, r)
+	rec.next(t)
+	stepUntil(t, f.clk, 500*time.Millisecond, func() bool { return len(rec.calls) > 0 }, "retry")
+	assert.Equal(t, "ns/a", rec.next(t).key)
+}
+
+// /readyz answers 503 until the caches sync, then 200; /livez 200 while
+// Run goes on, 503 once it failed.
+// Decision 34.
+func TestHealthEndpoints(t *testing.T) {
+	f := newFixture(t)
+	inf := f.informer(watchtest.ConfigMaps)
+	r := f.runner(inf, newRecorder())
+	srv := httptest.NewServer(r.Health())
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(srv.URL + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := get("/readyz")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Contains(t, body, "informers not synced")
+	start(t, r)
+	require.Eventually(t, func() bool { c, _ := get("/readyz"); return c == http.StatusOK }, wait, time.Millisecond)
+	code, body = get("/livez")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "synced: true\nleading: true\n")
+
+	// Run is taken once.
+	assert.Error(t, r.Run(context.Background()))
+}
