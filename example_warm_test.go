@@ -8,9 +8,9 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/snapshot"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // An informer with a snapshot directory starts from its last snapshot: the

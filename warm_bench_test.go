@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/snapshot"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // countingBody counts the bytes a client reads from the server.

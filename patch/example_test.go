@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/patch"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // A label set at the version read, an annotation applied, and the same

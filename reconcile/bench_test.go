@@ -10,11 +10,11 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/ratelimit"
 	"github.com/listwatch/listwatch/reconcile"
 	"github.com/listwatch/listwatch/store"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // source returns a client of a server holding n configmaps.

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/leader"
 	"github.com/listwatch/listwatch/reconcile"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 const heldLease = `{"metadata":{"name":"ctl","namespace":"ns"},"spec":{"holderIdentity":%q,"leaseDurationSeconds":15}}`

@@ -117,7 +117,7 @@ func (r *Reflector) retry(s *state, p phase, err error) time.Duration {
 		return min(se.RetryAfter, r.maxRetryAfter())
 	}
 	var d time.Duration
-	d, s.backoff = r.Backoff.step(s.backoff, r.Clock.Now(), r.Random())
+	d, s.backoff = r.Backoff.step(s.backoff, r.clock().Now(), r.random())
 	return d
 }
 

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // Three members starting at once settle on one ring: every key is processed

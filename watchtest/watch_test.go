@@ -15,8 +15,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/listwatch/listwatch/clock"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 func watchPath(ns string, q url.Values) string {

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // Injected failures carry the Status and headers a client decides on

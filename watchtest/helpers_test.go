@@ -15,8 +15,8 @@ import (
 	"github.com/tidwall/gjson"
 	"go.uber.org/goleak"
 
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/fixtures"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 func TestMain(m *testing.M) {
