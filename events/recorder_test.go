@@ -66,9 +66,7 @@ func (f *fixture) object(name string) *raw.Object {
 // events returns the Events on the server about name.
 func (f *fixture) events(name string) []*raw.Object {
 	var out []*raw.Object
-	for _, b := range f.s.List(Events, "ns") {
-		o, err := raw.NewObject(b)
-		require.NoError(f.t, err)
+	for _, o := range f.s.List(Events, "ns") {
 		if o.Get("regarding.name").String() == name {
 			out = append(out, o)
 		}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/listwatch/listwatch/internal/lease"
 	"github.com/listwatch/listwatch/internal/testwait"
-	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/watchtest"
 )
 
@@ -172,9 +171,7 @@ func TestExpiryIgnoresRecordedTimes(t *testing.T) {
 func writeLease(t *testing.T, h *harness, rec Record) {
 	t.Helper()
 	l := lease.Lease{Name: "lock"}
-	if data, err := h.Server.Get(watchtest.Leases, "ns", "lock"); err == nil {
-		cur, err := raw.NewObject(data)
-		require.NoError(t, err)
+	if cur, err := h.Server.Get(watchtest.Leases, "ns", "lock"); err == nil {
 		_, err = h.Server.Update(watchtest.Leases, l.Encode(cur, rec))
 		require.NoError(t, err)
 		return

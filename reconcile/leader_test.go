@@ -50,7 +50,7 @@ func TestLeadingGainedAndLostMidReconcile(t *testing.T) {
 	// Another replica takes the lease under us.
 	raw, err := f.s.Get(watchtest.Leases, "ns", "ctl")
 	require.NoError(t, err)
-	lease := string(raw)
+	lease := raw.String()
 	_, err = f.s.Update(watchtest.Leases, replaceHolder(t, lease, "other"))
 	require.NoError(t, err)
 	stepUntil(t, f.clk, time.Second, func() bool { return c.ctx.Err() != nil }, "the reconcile's context ends with the lease")

@@ -77,3 +77,20 @@ func TestApplyDryRunAndCreateEvent(t *testing.T) {
 	require.Equal(t, http.StatusCreated, code, "%s", body)
 	assert.Equal(t, "ADDED b "+rvOf(gjson.ParseBytes(body)), w.next().String(), "the dry run sent no event")
 }
+
+// A server-side apply carrying the uid of a deleted object is refused with
+// the real server's 409, not a new incarnation under the old name
+// (issue 25, decision 7).
+func TestApplyWithTheUIDOfADeletedObject(t *testing.T) {
+	s := newServer(t)
+	uid := mustCreate(t, s, watchtest.ConfigMaps, `{"metadata":{"name":"c","namespace":"p"}}`).Get("metadata.uid").String()
+	_, err := s.Delete(watchtest.ConfigMaps, "p", "c")
+	require.NoError(t, err)
+	code, body := send(t, s, http.MethodPatch, "/api/v1/namespaces/p/configmaps/c?fieldManager=m", "application/apply-patch+yaml",
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","uid":"`+uid+`"},"data":{"k":"v"}}`)
+	require.Equal(t, http.StatusConflict, code, "%s", body)
+	assert.Equal(t, "Conflict", gjson.GetBytes(body, "reason").String())
+	assert.Equal(t, `Operation cannot be fulfilled on configmaps "c": uid mismatch: the provided object specified uid `+uid+`, and no existing object was found`, gjson.GetBytes(body, "message").String())
+	_, err = s.Get(watchtest.ConfigMaps, "p", "c")
+	require.ErrorIs(t, err, watchtest.ErrNotFound, "nothing was recreated")
+}

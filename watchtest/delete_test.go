@@ -170,7 +170,7 @@ func TestWriteOptions(t *testing.T) {
 	}
 	stored, err := s.Get(watchtest.ConfigMaps, "prod", "a")
 	require.NoError(t, err)
-	assert.Equal(t, "v", gjson.GetBytes(stored, "data.k").String())
+	assert.Equal(t, "v", stored.Get("data.k").String())
 	_, err = s.Get(watchtest.ConfigMaps, "prod", "dry")
 	assert.ErrorIs(t, err, watchtest.ErrNotFound)
 }

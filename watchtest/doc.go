@@ -35,6 +35,19 @@
 // clients sent; WaitForWatches lets a test change objects only once its
 // client is watching.
 //
+// It serves discovery from the registered resources, so that the client's
+// checks that rest on it behave as in production: the aggregated v2
+// document (/api and /apis), and /api, /apis, /apis/GROUP and each group
+// version's resource list. A namespaced resource addressed without a
+// namespace is then httpwatch.ErrNamespaceRequired and a misspelt one
+// httpwatch.ErrUnknownResource, not a missing object. Field selectors may
+// name only what the real server supports for the resource (pods'
+// spec.nodeName, status.phase and the rest, secrets' type, namespaces'
+// status.phase; metadata.name and metadata.namespace everywhere; a custom
+// resource's Resource.SelectableFields); anything else, and a label or
+// field selector that does not parse, is the real server's 400 with its
+// message.
+//
 // It also serves writes with the real server's semantics, as recorded from
 // kube-apiserver 1.37, so that controllers that write can be tested:
 //
@@ -80,7 +93,7 @@
 // schema every kind shares: its fields must have their types (a label
 // given as a number is refused, as the real server refuses it), and
 // fieldValidation=Strict rejects duplicate fields and fields metadata does
-// not have; unknown fields elsewhere are kept. There is no discovery. Strategic merge patch is merge patch plus a fixed table of
+// not have; unknown fields elsewhere are kept. Strategic merge patch is merge patch plus a fixed table of
 // lists merged on a key (containers, env, volumes and the like on name,
 // ports on containerPort or port, volumeMounts on mountPath, conditions on
 // type, ownerReferences on uid), finalizers merged as a set, and the
@@ -99,4 +112,48 @@
 // once (no kubelet grace period); objects with finalizers wait for a write
 // that removes the last one. A watch from a resourceVersion the server has
 // not reached waits for it rather than failing.
+//
+// # Approximations
+//
+// The e2e differential suite (TestWatchtestReadsMatchRealServer,
+// TestWatchtestWritesMatchRealServer and the custom resource ones) sends
+// the same requests to kube-apiserver 1.37 and to a Server and compares
+// status codes, Status bodies and objects. What still differs, and why:
+//
+//   - Objects are not defaulted: a pod comes back without the
+//     restartPolicy, terminationGracePeriodSeconds, tolerations or
+//     status.phase the real server fills in, and an empty string stays
+//     where the real server drops the field. Defaulting is per kind and
+//     per version, a schema watchtest does not have. Field selectors on
+//     pods do read the real defaults of the fields they name
+//     (spec.hostNetwork false, spec.restartPolicy Always,
+//     spec.schedulerName default-scheduler, status.phase Pending).
+//   - Field labels are known for pods, namespaces, nodes, secrets,
+//     services, replicationcontrollers, core events, jobs and
+//     certificatesigningrequests; any other built-in resource accepts only
+//     metadata.name and metadata.namespace, as apps and coordination do,
+//     so one whose real server supports more fields (events.k8s.io's
+//     regarding.name, say) is refused here. Values are compared as the
+//     JSON's text.
+//   - Label selector errors use the real parser's words for syntax; a key
+//     or value that parses but breaks the label rules (a prefix that is
+//     not a DNS subdomain, a value too long) is worded by package
+//     selector. Both are the real 400 BadRequest.
+//   - Discovery lists only the resources added, with only their status
+//     and scale subresources (no pods/log, exec, eviction...), no
+//     storageVersionHash, every group version fresh, and no aggregated
+//     API services. Like 1.37, it does not serve aggregated v2beta1: a
+//     client that accepts only v2beta1 gets the plain documents.
+//   - resourceVersions, uids, timestamps and continue tokens are the
+//     server's own (a token has the real one's layout, not its bytes), and
+//     metadata.managedFields is not shown.
+//   - History is kept until Compact or HistoryLimit, where a real server's
+//     watch cache keeps a window and etcd compacts every few minutes: a
+//     watch from an old resourceVersion that works here may be 410 Gone
+//     there. Compact and HistoryLimit make tests of that deterministic.
+//   - Bookmarks come every BookmarkInterval (or on SendBookmarks), the
+//     real server's about once a minute with jitter.
+//   - Pods are deleted at once, nothing runs the garbage collector, and
+//     strategic merge patch and server-side apply are approximated, as
+//     said above.
 package watchtest

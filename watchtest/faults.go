@@ -18,10 +18,26 @@ type Failure struct {
 	// header and details.retryAfterSeconds. The real server sends 1s with
 	// its 429s.
 	RetryAfter time.Duration
-	// Verbs limits the failure to requests of these verbs: "get", "list",
+	// The failure hits only requests that match every one of the
+	// following that is set.
+	//
+	// Verbs limits it to requests of these verbs: "get", "list",
 	// "watch", "create", "update", "patch", "delete", "deletecollection".
-	// Empty means every verb.
 	Verbs []string
+	// PatchTypes limits it to patches of these media types, such as
+	// "application/apply-patch+yaml" (server-side apply) or
+	// "application/merge-patch+json".
+	PatchTypes []string
+	// Subresources limits it to requests to these subresources ("status",
+	// "scale"); "" in the list stands for the object itself.
+	Subresources []string
+	// Namespace and Name limit it to requests addressing this namespace
+	// and this object.
+	Namespace, Name string
+	// Match, when set, has the last word on each request the rest let
+	// through. It is called with the server's lock held: it must not call
+	// the Server.
+	Match func(Request) bool
 	// Times is how many matching requests fail; 0 means one.
 	Times int
 	// InStream makes a watch request succeed with HTTP 200 and then carry
@@ -42,6 +58,12 @@ type Request struct {
 	Verb string
 	// Subresource is "status" or "scale" for a request to one, else "".
 	Subresource string
+	// Namespace and Name are those the path addresses, "" when it
+	// addresses none.
+	Namespace, Name string
+	// PatchType is the media type of a patch, without parameters, such as
+	// "application/apply-patch+yaml"; "" for other requests.
+	PatchType string
 }
 
 // faults is the fault-injection state, guarded by the Server's lock.
@@ -61,24 +83,41 @@ type cut struct {
 
 var noCut = cut{bytes: -1, events: -1}
 
-// FailNext makes the next f.Times requests that match f.Verbs fail with
-// f. Failures armed earlier are used first.
+// FailNext makes the next f.Times requests that match f fail with f.
+// Failures armed earlier are used first:
+//
+//	s.FailNext(watchtest.Failure{Code: 500, Verbs: []string{"patch"}, PatchTypes: []string{"application/apply-patch+yaml"}})
 func (s *Server) FailNext(f Failure) {
 	if f.Times <= 0 {
 		f.Times = 1
 	}
 	f.Verbs = slices.Clone(f.Verbs)
+	f.PatchTypes = slices.Clone(f.PatchTypes)
+	f.Subresources = slices.Clone(f.Subresources)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults.failures = append(s.faults.failures, f)
 }
 
-func (s *Server) takeFailure(verb string) (Failure, bool) {
+// matches reports whether the failure is meant for r.
+func (f *Failure) matches(r Request) bool {
+	switch {
+	case len(f.Verbs) > 0 && !slices.Contains(f.Verbs, r.Verb),
+		len(f.PatchTypes) > 0 && !slices.Contains(f.PatchTypes, r.PatchType),
+		len(f.Subresources) > 0 && !slices.Contains(f.Subresources, r.Subresource),
+		f.Namespace != "" && f.Namespace != r.Namespace,
+		f.Name != "" && f.Name != r.Name:
+		return false
+	}
+	return f.Match == nil || f.Match(r)
+}
+
+func (s *Server) takeFailure(r Request) (Failure, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range s.faults.failures {
 		f := &s.faults.failures[i]
-		if len(f.Verbs) > 0 && !slices.Contains(f.Verbs, verb) {
+		if !f.matches(r) {
 			continue
 		}
 		taken := *f

@@ -297,3 +297,38 @@ func TestFailNextWriteVerbs(t *testing.T) {
 	}
 	assert.Equal(t, []string{"get scale", "patch status", "deletecollection ", "patch status"}, got)
 }
+
+// A failure is aimed at the write it is meant for: by patch type,
+// subresource, namespace and name, or a predicate, so that a fault for an
+// apply never hits a merge patch that happens to come first (issue 25,
+// decision 7).
+func TestFailNextMatchesOneWrite(t *testing.T) {
+	s := newServer(t)
+	mustCreate(t, s, watchtest.Deployments, deployment)
+	applyCT := "application/apply-patch+yaml"
+	s.FailNext(watchtest.Failure{Code: http.StatusInternalServerError, Verbs: []string{"patch"}, PatchTypes: []string{applyCT}})
+	s.FailNext(watchtest.Failure{Code: http.StatusServiceUnavailable, Subresources: []string{""}, Namespace: "prod", Name: "d"})
+	s.FailNext(watchtest.Failure{Code: http.StatusTooManyRequests, Match: func(r watchtest.Request) bool {
+		return r.Verb == "get" && r.Subresource == "scale"
+	}})
+
+	code, _ := send(t, s, http.MethodPatch, depPath+"d/status", mergeType, `{"status":{"replicas":1}}`)
+	assert.Equal(t, http.StatusOK, code, "a merge patch of the status is none of them")
+	code, _ = send(t, s, http.MethodGet, depPath+"d/scale", "", "")
+	assert.Equal(t, http.StatusTooManyRequests, code, "the predicate's")
+	code, _ = send(t, s, http.MethodPatch, depPath+"d/status?fieldManager=m", applyCT, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"}}`)
+	assert.Equal(t, http.StatusInternalServerError, code, "the apply's")
+	code, _ = send(t, s, http.MethodGet, "/apis/apps/v1/namespaces/other/deployments/d", "", "")
+	assert.Equal(t, http.StatusNotFound, code, "another namespace")
+	code, _ = send(t, s, http.MethodGet, depPath+"d", "", "")
+	assert.Equal(t, http.StatusServiceUnavailable, code, "the object itself")
+
+	var got []string
+	for _, r := range s.Requests() {
+		got = append(got, r.Verb+" "+r.Namespace+"/"+r.Name+" "+r.Subresource+" "+r.PatchType)
+	}
+	assert.Equal(t, []string{
+		"patch prod/d status " + mergeType, "get prod/d scale ", "patch prod/d status " + applyCT,
+		"get other/d  ", "get prod/d  ",
+	}, got)
+}

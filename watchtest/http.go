@@ -2,6 +2,8 @@ package watchtest
 
 import (
 	"errors"
+	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -23,13 +25,28 @@ type route struct {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
+	if s.serveDiscovery(w, req) {
+		s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query()})
+		return
+	}
 	rt, err := s.route(req)
-	s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query(), Verb: rt.verb, Subresource: rt.sub})
+	if err != nil && s.unknownGroup(req.URL.Path) {
+		// The real server has no handler at all under a group it does
+		// not serve: a plain-text 404, not a Status.
+		s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query()})
+		http.NotFound(w, req)
+		return
+	}
+	r := Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query(), Verb: rt.verb, Subresource: rt.sub, Namespace: rt.namespace, Name: rt.name}
+	if rt.verb == "patch" {
+		r.PatchType = mediaType(req.Header.Get("Content-Type"))
+	}
+	s.logRequest(r)
 	if err != nil {
 		writeStatus(w, err)
 		return
 	}
-	if f, ok := s.takeFailure(rt.verb); ok {
+	if f, ok := s.takeFailure(r); ok {
 		e := failureError(f, rt.verb)
 		if f.InStream && rt.verb == "watch" {
 			s.startStream(w, rt.st, noCut).write(frame{typ: typeError, err: e})
@@ -163,21 +180,27 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 	q := req.URL.Query()
 	sc := scope{namespace: rt.namespace, name: rt.name}
 	var err error
-	if sc.filter.labels, err = selector.Parse(q.Get("labelSelector")); err != nil {
-		writeStatus(w, selectorError(err))
-		return
-	}
-	if sc.filter.fields, err = selector.ParseFields(q.Get("fieldSelector")); err != nil {
-		writeStatus(w, selectorError(err))
+	var aerr *apiError
+	if sc.filter, aerr = parseFilter(rt.st.res, q); aerr != nil {
+		writeStatus(w, aerr)
 		return
 	}
 	rv := q.Get("resourceVersion")
 	var startRV int64
 	if rv != "" {
-		if startRV, err = strconv.ParseInt(rv, 10, 64); err != nil || startRV < 0 {
-			writeStatus(w, badRequest("invalid resourceVersion %q: must be a non-negative integer", rv))
+		var n uint64
+		if n, err = strconv.ParseUint(rv, 10, 63); err != nil {
+			// The real server's words, its parser's error included; a
+			// watch's reaches the client as a 500 without a reason.
+			msg := fmt.Sprintf("resourceVersion: Invalid value: %q: %v", rv, err)
+			if rt.verb == "watch" {
+				writeStatus(w, &apiError{code: http.StatusInternalServerError, message: msg})
+			} else {
+				writeStatus(w, badRequest("invalid resource version: %s", msg))
+			}
 			return
 		}
+		startRV = int64(n)
 	}
 	match := q.Get("resourceVersionMatch")
 	var initial *bool
@@ -284,9 +307,36 @@ func checkWatchOptions(match, cont string, initial *bool, refuse bool) []fieldEr
 		if match != "NotOlderThan" {
 			errs = append(errs, fieldError{field: "resourceVersionMatch", value: match, allowed: []string{"NotOlderThan"}})
 		}
-		if cont != "" {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden when continue is provided"})
-		}
+	}
+	if cont != "" {
+		// So the real server words it, match or not.
+		errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden when continue is provided"})
 	}
 	return errs
+}
+
+// mediaType is a Content-Type without its parameters.
+func mediaType(ct string) string {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return ct
+	}
+	return mt
+}
+
+// unknownGroup reports whether path is under /apis/GROUP/ for a group no
+// registered resource belongs to.
+func (s *Server) unknownGroup(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if len(parts) < 2 || parts[0] != "apis" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.stores {
+		if st.res.Group == parts[1] {
+			return false
+		}
+	}
+	return true
 }

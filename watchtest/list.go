@@ -39,8 +39,9 @@ func decodeContinue(s string) (continueToken, error) {
 	var t continueToken
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		if raw, err = base64.URLEncoding.DecodeString(s); err != nil {
-			return t, errors.New("not base64")
+		var padded error
+		if raw, padded = base64.URLEncoding.DecodeString(s); padded != nil {
+			return t, err
 		}
 	}
 	if err := json.Unmarshal(raw, &t); err != nil {
@@ -77,7 +78,7 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, st *store, 
 	if lr.cont != "" {
 		var err error
 		if tok, err = decodeContinue(lr.cont); err != nil {
-			writeStatus(w, badRequest("continue key is not valid: %v", err))
+			writeStatus(w, badRequest("invalid continue token: continue key is not valid: %v", err))
 			return
 		}
 		start = tok.Start

@@ -196,9 +196,9 @@ func TestListOptionsValidation(t *testing.T) {
 		{url.Values{"sendInitialEvents": {"true"}}, 422, `sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list`},
 		{url.Values{"continue": {"x"}, "resourceVersion": {"1"}}, 400, "specifying resource version is not allowed when using continue"},
 		{url.Values{"continue": {"not-a-token"}}, 400, "continue key is not valid"},
-		{url.Values{"resourceVersion": {"abc"}}, 400, `invalid resourceVersion "abc"`},
+		{url.Values{"resourceVersion": {"abc"}}, 400, `invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax`},
 		{url.Values{"limit": {"ten"}}, 400, `invalid limit "ten"`},
-		{url.Values{"fieldSelector": {"metadata.name"}}, 400, "found 'metadata.name', expected: path=value"},
+		{url.Values{"fieldSelector": {"metadata.name"}}, 400, "invalid selector: 'metadata.name'; can't understand 'metadata.name'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.q.Encode(), func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/listwatch/listwatch/raw"
 )
 
 // Create stores a new object of resource r and returns it as the server
@@ -58,33 +60,44 @@ func (s *Server) Delete(r Resource, namespace, name string) ([]byte, error) {
 	return s.render(r, o), nil
 }
 
-// Get returns the current state of an object, or ErrNotFound.
-func (s *Server) Get(r Resource, namespace, name string) ([]byte, error) {
+// Get returns the current state of an object, as a client of the server
+// reads it (Raw has its JSON), or ErrNotFound.
+func (s *Server) Get(r Resource, namespace, name string) (*raw.Object, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	st := s.storeLocked(r)
 	if !r.Namespaced {
 		namespace = ""
 	}
 	o := st.current(objectKey(namespace, name))
+	s.mu.Unlock()
 	if o == nil {
 		return nil, fmt.Errorf("watchtest: get %s %s: %w", r.qualified(), objectKey(namespace, name), notFound(r, name))
 	}
-	return s.render(r, o), nil
+	return s.client(r, o), nil
 }
 
 // List returns the current objects of r in namespace ("" for all), in key
-// order, each as a GET returns it.
-func (s *Server) List(r Resource, namespace string) [][]byte {
+// order, each as Get returns it.
+func (s *Server) List(r Resource, namespace string) []*raw.Object {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	st := s.storeLocked(r)
 	items, _, _ := st.snapshot(scope{namespace: namespace}, s.rv, "", 0)
-	out := make([][]byte, len(items))
+	s.mu.Unlock()
+	out := make([]*raw.Object, len(items))
 	for i, o := range items {
-		out[i] = s.render(r, o)
+		out[i] = s.client(r, o)
 	}
 	return out
+}
+
+// client is o as a client reads it. Stored objects are valid JSON objects
+// with metadata, so the client's parser accepts them.
+func (s *Server) client(r Resource, o *object) *raw.Object {
+	obj, err := raw.NewObject(s.render(r, o))
+	if err != nil {
+		panic("watchtest: a stored object does not parse: " + err.Error())
+	}
+	return obj
 }
 
 func (s *Server) render(r Resource, o *object) []byte {

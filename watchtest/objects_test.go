@@ -218,9 +218,8 @@ func TestList(t *testing.T) {
 	mustCreate(t, s, watchtest.Pods, podJSON("a", "y", nil))
 	mustCreate(t, s, watchtest.Pods, podJSON("a", "x", nil))
 	var got []string
-	for _, b := range s.List(watchtest.Pods, "") {
-		o := gjson.ParseBytes(b)
-		got = append(got, o.Get("metadata.namespace").String()+"/"+o.Get("metadata.name").String())
+	for _, o := range s.List(watchtest.Pods, "") {
+		got = append(got, o.Namespace()+"/"+o.Name())
 	}
 	assert.Equal(t, []string{"a/x", "a/y", "b/x"}, got)
 	assert.Len(t, s.List(watchtest.Pods, "a"), 2)

@@ -187,6 +187,10 @@ func (s *Server) applyCreateLocked(st *store, ns, name string, cfg map[string]an
 	if n, _ := meta["namespace"].(string); n != "" && n != ns && st.res.Namespaced {
 		return nil, badRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
+	if uid, _ := meta["uid"].(string); uid != "" {
+		// The uid is a precondition: it names an incarnation that is gone.
+		return nil, missingUID(st.res, name, uid)
+	}
 	b, err := encodeJSON(cfg)
 	if err != nil {
 		return nil, err

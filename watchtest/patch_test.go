@@ -104,7 +104,7 @@ func TestPatch(t *testing.T) {
 			assert.NotEqual(t, rvOf(before), rvOf(got), "a patch that changes the object is a new version")
 			stored, err := s.Get(watchtest.ConfigMaps, "prod", "a")
 			require.NoError(t, err)
-			assert.JSONEq(t, string(stored), string(body), "the answer is what was stored")
+			assert.JSONEq(t, stored.String(), string(body), "the answer is what was stored")
 		})
 	}
 }

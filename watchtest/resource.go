@@ -38,6 +38,17 @@ type Resource struct {
 	// secrets, services, leases or namespaces. Custom resources always
 	// have one.
 	Generation bool
+
+	// ShortNames and Categories are what discovery lists for the
+	// resource, as kubectl reads them ("po"; "all").
+	ShortNames []string
+	Categories []string
+
+	// SelectableFields are the field paths, beyond metadata.name and
+	// metadata.namespace, that field selectors may name on a custom
+	// resource, as a CustomResourceDefinition's selectableFields declare
+	// them ("spec.color"). Built-in resources have the real server's own.
+	SelectableFields []string
 }
 
 // tracksGeneration reports whether r's objects carry metadata.generation.
@@ -55,18 +66,20 @@ type ScalePaths struct {
 
 // The resources every Server has from the start.
 var (
-	Pods        = Resource{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true, BuiltIn: true, Status: true, Generation: true}
-	ConfigMaps  = Resource{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true, BuiltIn: true}
-	Namespaces  = Resource{Version: "v1", Resource: "namespaces", Kind: "Namespace", BuiltIn: true, Status: true}
-	Deployments = Resource{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true}
+	Pods        = Resource{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true, BuiltIn: true, Status: true, Generation: true, ShortNames: []string{"po"}, Categories: all}
+	ConfigMaps  = Resource{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true, BuiltIn: true, ShortNames: []string{"cm"}}
+	Namespaces  = Resource{Version: "v1", Resource: "namespaces", Kind: "Namespace", BuiltIn: true, Status: true, ShortNames: []string{"ns"}}
+	Deployments = Resource{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true, ShortNames: []string{"deploy"}, Categories: all}
 )
 
 // ReplicaSets and StatefulSets, with their status and scale subresources,
 // are there once AddResource was called with them.
 var (
-	ReplicaSets  = Resource{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true}
-	StatefulSets = Resource{Group: "apps", Version: "v1", Resource: "statefulsets", Kind: "StatefulSet", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true}
+	ReplicaSets  = Resource{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true, ShortNames: []string{"rs"}, Categories: all}
+	StatefulSets = Resource{Group: "apps", Version: "v1", Resource: "statefulsets", Kind: "StatefulSet", Namespaced: true, BuiltIn: true, Status: true, Scale: replicaScale, Generation: true, ShortNames: []string{"sts"}, Categories: all}
 )
+
+var all = []string{"all"}
 
 var replicaScale = ScalePaths{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas", LabelSelectorPath: ".spec.selector"}
 

@@ -282,10 +282,27 @@ func (s *Server) waitForRV(ctx context.Context, rv int64) (int64, bool) {
 type filter struct {
 	labels selector.Selector
 	fields selector.FieldSelector
+	// defaults are what field selectors read for fields an object lacks,
+	// where the real server's defaulting would have set them.
+	defaults map[string]string
 }
 
 func (f filter) empty() bool { return f.labels.Empty() && f.fields.Empty() }
 
 func (f filter) matches(o *object) bool {
-	return f.labels.Matches(o.labels) && f.fields.Matches(o)
+	return f.labels.Matches(o.labels) && f.fields.Matches(defaulted{o, f.defaults})
+}
+
+// defaulted reads an object's fields with defaults for missing ones.
+type defaulted struct {
+	o        *object
+	defaults map[string]string
+}
+
+func (d defaulted) Get(path string) (string, bool) {
+	if v, ok := d.o.Get(path); ok {
+		return v, true
+	}
+	v, ok := d.defaults[path]
+	return v, ok
 }

@@ -149,6 +149,16 @@ func uidMismatch(r Resource, old *object, uid string) *apiError {
 	}
 }
 
+// missingUID is the real server's 409 for an apply whose metadata.uid
+// names an object that no longer exists.
+func missingUID(r Resource, name, uid string) *apiError {
+	return &apiError{
+		code: http.StatusConflict, reason: "Conflict",
+		message: fmt.Sprintf("Operation cannot be fulfilled on %s %q: uid mismatch: the provided object specified uid %s, and no existing object was found", r.qualified(), name, uid),
+		details: &statusDetails{Name: name, Group: r.Group, Kind: r.Resource},
+	}
+}
+
 func badRequest(format string, args ...any) *apiError {
 	return &apiError{code: http.StatusBadRequest, reason: "BadRequest", message: fmt.Sprintf(format, args...)}
 }

@@ -119,5 +119,5 @@ func TestScaleSubresource(t *testing.T) {
 	assert.JSONEq(t, `{"replicas":1,"selector":"a=1"}`, gjson.GetBytes(body, "status").Raw)
 	g, err := s.Get(gizmos, "prod", "g")
 	require.NoError(t, err)
-	assert.Equal(t, `{"count":4}`, gjson.GetBytes(g, "spec").Raw, "the scale writes its path, creating the objects on the way")
+	assert.Equal(t, `{"count":4}`, g.Get("spec").Raw, "the scale writes its path, creating the objects on the way")
 }

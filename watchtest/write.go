@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-
-	"github.com/listwatch/listwatch/selector"
 )
 
 // serveWrite answers create, update, patch, delete and deletecollection.
@@ -101,15 +99,9 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, req *http.Request,
 		writeStatus(w, aerr)
 		return
 	}
-	q := req.URL.Query()
-	var f filter
-	var err error
-	if f.labels, err = selector.Parse(q.Get("labelSelector")); err != nil {
-		writeStatus(w, selectorError(err))
-		return
-	}
-	if f.fields, err = selector.ParseFields(q.Get("fieldSelector")); err != nil {
-		writeStatus(w, selectorError(err))
+	f, aerr := parseFilter(rt.st.res, req.URL.Query())
+	if aerr != nil {
+		writeStatus(w, aerr)
 		return
 	}
 	items, rv, err := s.deleteCollection(rt.st.res, rt.namespace, f, opts)

@@ -126,6 +126,7 @@ func (l *labeller) reconcile(ctx context.Context, key string) (reconcile.Result,
 		}
 		l.events.Event(cm, events.Normal, "Labelled", "Label", "set checked=true")
 		fmt.Fprintln(l.out, "labelled", key)
+		return reconcile.Result{}, nil // the patch's watch event brings the key back, its report then
 	}
 	keys := strconv.Itoa(len(cm.Get("data").Map()))
 	if old, err := l.reports.Get(ns, name+"-report"); err == nil && old.Get("data.keys").String() == keys {

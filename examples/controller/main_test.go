@@ -35,9 +35,7 @@ func configMapServer(t *testing.T, names ...string) *watchtest.Server {
 
 func get(t *testing.T, s *watchtest.Server, name string) *raw.Object {
 	t.Helper()
-	b, err := s.Get(watchtest.ConfigMaps, "ns", name)
-	require.NoError(t, err)
-	o, err := raw.NewObject(b)
+	o, err := s.Get(watchtest.ConfigMaps, "ns", name)
 	require.NoError(t, err)
 	return o
 }
@@ -45,9 +43,8 @@ func get(t *testing.T, s *watchtest.Server, name string) *raw.Object {
 // reasons returns the reasons of the Events about name, with their counts.
 func reasons(s *watchtest.Server, name string) map[string]int64 {
 	out := map[string]int64{}
-	for _, b := range s.List(demo.Events, "ns") {
-		o, err := raw.NewObject(b)
-		if err == nil && o.Get("regarding.name").String() == name {
+	for _, o := range s.List(demo.Events, "ns") {
+		if o.Get("regarding.name").String() == name {
 			out[o.Get("reason").String()] += max(1, o.Get("series.count").Int())
 		}
 	}

@@ -112,5 +112,5 @@ func TestLeaderElectExitsWhenControllerFails(t *testing.T) {
 	require.NoError(t, ctx.Err(), "returned on the controller's failure, not at the deadline")
 	raw, err := s.Get(watchtest.Leases, "default", "listwatch-controller")
 	require.NoError(t, err)
-	assert.NotContains(t, string(raw), `"holderIdentity"`, "lease released")
+	assert.NotContains(t, raw.String(), `"holderIdentity"`, "lease released")
 }

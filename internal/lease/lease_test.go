@@ -11,7 +11,6 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
-	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/watchtest"
 )
 
@@ -81,9 +80,7 @@ func TestDurationIsWrittenInWholeSecondsRoundedUp(t *testing.T) {
 		l, s := testLease(t, "g-a", d)
 		_, err := l.Try(context.Background())
 		require.NoError(t, err)
-		data, err := s.Get(watchtest.Leases, "ns", "g-a")
-		require.NoError(t, err)
-		o, err := raw.NewObject(data)
+		o, err := s.Get(watchtest.Leases, "ns", "g-a")
 		require.NoError(t, err)
 		assert.Equal(t, want, o.Get("spec.leaseDurationSeconds").Int(), "%v", d)
 	}

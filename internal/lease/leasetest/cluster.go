@@ -157,9 +157,7 @@ func (c *Cluster) ReleaseHeld(p *Partition) {
 // Lease reads the lease name as the server holds it.
 func (c *Cluster) Lease(name string) *raw.Object {
 	c.T.Helper()
-	data, err := c.Server.Get(watchtest.Leases, Namespace, name)
-	require.NoError(c.T, err)
-	o, err := raw.NewObject(data)
+	o, err := c.Server.Get(watchtest.Leases, Namespace, name)
 	require.NoError(c.T, err)
 	return o
 }
