@@ -158,9 +158,7 @@ func TestWarmStartResumesWithoutList(t *testing.T) {
 
 func serverView(t *testing.T, s *watchtest.Server) map[string]string {
 	view := map[string]string{}
-	for _, js := range s.List(watchtest.Pods, "") {
-		o, err := raw.NewObject(js)
-		require.NoError(t, err)
+	for _, o := range s.List(watchtest.Pods, "") {
 		view[Key(o)] = o.ResourceVersion()
 	}
 	return view
