@@ -15,6 +15,7 @@ import (
 	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/snapshot"
 	"github.com/listwatch/listwatch/store"
 )
 
@@ -74,6 +75,13 @@ type Informer struct {
 	Logger *slog.Logger
 	// Clock tells the time for resyncs, backoff and handler resync periods.
 	Clock clock.Clock
+	// Snapshot, if its Dir is set, keeps a snapshot of the cache in a file
+	// and starts from it (a warm start, decision 36): handlers hear its
+	// objects as initial adds, the cache serves them at once (see Restored
+	// and Loaded), and the watch resumes from its resourceVersion; the
+	// informer is synced once the server confirms it. A restored
+	// snapshot's version takes the place of Reflector.ResourceVersion.
+	Snapshot snapshot.Options
 
 	resync    time.Duration // default handler resync period
 	fifo      *delta.FIFO[*Object]
@@ -90,6 +98,7 @@ type Informer struct {
 	onError     func(error) // OnError as Run found it
 	syncErr     lastError   // for the waits
 	projection  projectionCheck
+	warm        warm
 }
 
 // NewInformer returns an informer of the objects source lists and watches,
@@ -103,6 +112,7 @@ func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer
 		Clock:       clock.Real,
 		resync:      resync,
 		checkPeriod: max(resync, 0),
+		warm:        newWarm(),
 		processor:   processor.New[*Object](),
 		indexer:     indexer.New(store.MetaNamespaceKey[*Object], indexer.Indexers[*Object]{indexer.Namespace: indexer.NamespaceIndex[*Object]}),
 	}
@@ -217,12 +227,13 @@ func (inf *Informer) Indexer() *indexer.Cache[*Object] { return inf.indexer }
 func (inf *Informer) Lister() *Lister { return &Lister{cache: inf.indexer} }
 
 // HasSynced reports whether the first full list has been applied to the
-// cache and handed to the handlers' buffers. A handler's own Registration
-// says when the handler itself has seen it.
-func (inf *Informer) HasSynced() bool { return inf.fifo.HasSynced() }
+// cache and handed to the handlers' buffers, or the watch resumed from a
+// restored snapshot confirmed it (decision 36). A handler's own
+// Registration says when the handler itself has seen it.
+func (inf *Informer) HasSynced() bool { return inf.fifo.HasSynced() || inf.warm.isConfirmed() }
 
 // Synced returns a channel closed once HasSynced is true.
-func (inf *Informer) Synced() <-chan struct{} { return inf.fifo.Done() }
+func (inf *Informer) Synced() <-chan struct{} { return inf.warm.synced }
 
 // LastSyncResourceVersion is the resourceVersion the cache is synced to
 // ("" before the first list).
@@ -274,6 +285,7 @@ func (inf *Informer) Run(ctx context.Context) {
 	}
 	inf.started = true
 	inf.configure()
+	inf.startWarm()
 	inf.mu.Unlock()
 
 	// Handlers outlive the reflector by a little: the processor stops only
@@ -282,6 +294,7 @@ func (inf *Informer) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { inf.processor.Run(procCtx) })
 	wg.Go(func() { inf.reflector.Run(ctx) })
+	wg.Go(func() { inf.runWarm(ctx) })
 	stopFIFO := context.AfterFunc(ctx, inf.fifo.Close)
 	defer stopFIFO()
 
@@ -302,6 +315,9 @@ func (inf *Informer) Run(ctx context.Context) {
 	}
 	stopProc()
 	wg.Wait()
+	if inf.warm.path != "" {
+		inf.saveSnapshot() // the last state, for the next start
+	}
 	inf.mu.Lock()
 	inf.stopped = true
 	inf.mu.Unlock()
