@@ -15,7 +15,7 @@ import (
 
 // An informer with a snapshot directory starts from its last snapshot: the
 // cache is readable at once, and the watch resumes from the snapshot's
-// version instead of listing everything again (decision 36).
+// version instead of listing everything again (decision 32).
 func ExampleInformer_Snapshot() {
 	server := watchtest.NewServer()
 	defer server.Close()

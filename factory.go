@@ -47,7 +47,7 @@ type Factory struct {
 	// one logger set on the client reaches every part.
 	Logger *slog.Logger
 	// Snapshot is every informer's Snapshot: set its Dir for warm starts
-	// of all of them (decision 36), each in a file of its own, named after
+	// of all of them (decision 32), each in a file of its own, named after
 	// its resource and namespace. With a Transform, name its version in
 	// Snapshot.TransformVersion.
 	Snapshot snapshot.Options

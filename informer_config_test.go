@@ -63,7 +63,7 @@ func runUntilCleanup(t *testing.T, inf *Informer) {
 	require.True(t, WaitForCacheSync(ctx, inf.HasSynced))
 }
 
-// conformance 70, decision 21: an informer is configured through fields
+// conformance 70, decision 17: an informer is configured through fields
 // that Run takes once; a field changed afterwards has no effect, where
 // client-go's setters return an error.
 func TestInformerTakesItsFieldsAtRun(t *testing.T) {

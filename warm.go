@@ -16,7 +16,7 @@ import (
 	"github.com/listwatch/listwatch/store"
 )
 
-// warm is an informer's warm start (decision 36): the snapshot it
+// warm is an informer's warm start (decision 32): the snapshot it
 // restored, the signals around it, and the snapshots it keeps.
 type warm struct {
 	opts snapshot.Options // with defaults; Dir "" when off
@@ -256,7 +256,7 @@ func (inf *Informer) captureLocked() ([]*Object, bool) {
 }
 
 // Restored reports whether the cache holds objects restored from a
-// snapshot that the server has not confirmed yet (decision 36): readable,
+// snapshot that the server has not confirmed yet (decision 32): readable,
 // possibly behind the server. It turns false once HasSynced turns true.
 func (inf *Informer) Restored() bool { return inf.warm.restored.Load() && !inf.HasSynced() }
 

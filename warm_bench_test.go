@@ -43,7 +43,7 @@ func (b countingBody) Read(p []byte) (int, error) {
 
 // BenchmarkWarmStart restarts an informer of 10,000 real pods (about
 // 3.9 KB each on the wire) on a watchtest server: cold, by a list; warm,
-// from a snapshot (decision 36). ns/op is the time to first-ready: synced
+// from a snapshot (decision 32). ns/op is the time to first-ready: synced
 // for cold, the snapshot in the cache and its adds handed to the handler
 // for warm, whose "synced-ms" adds the wait for the resumed watch's first
 // event (a bookmark the server sends as soon as the watch is open). Bytes

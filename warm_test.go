@@ -116,7 +116,7 @@ func (r *warmRig) requestsSince(n int) []string {
 	return out
 }
 
-// decision 36: a restart restores the snapshot (handlers hear its objects
+// decision 32: a restart restores the snapshot (handlers hear its objects
 // as initial adds), makes no list, watches from the snapshot's version and
 // hears the changes made while it was down as what they are.
 func TestWarmStartResumesWithoutList(t *testing.T) {
@@ -164,7 +164,7 @@ func serverView(t *testing.T, s *watchtest.Server) map[string]string {
 	return view
 }
 
-// decision 36: with nothing changed, the restored cache is readable at
+// decision 32: with nothing changed, the restored cache is readable at
 // once and marked Restored; the informer is synced only once the resumed
 // watch has carried an event or stayed open for ConfirmAfter without an
 // error.
@@ -194,7 +194,7 @@ func TestWarmStartIsConfirmedByTheWatch(t *testing.T) {
 	}
 }
 
-// decision 36, decision 8: a snapshot whose version the server forgot
+// decision 32, decision 8: a snapshot whose version the server forgot
 // (410) falls back to a relist; handlers hear only what changed.
 func TestWarmStartAfterCompactionRelists(t *testing.T) {
 	r := newWarmRig(t, "keep", "change", "remove")
@@ -233,7 +233,7 @@ func TestWarmStartAfterCompactionRelists(t *testing.T) {
 	assert.Empty(t, log.above())
 }
 
-// decision 36: a snapshot of anything else than what the informer reads
+// decision 32: a snapshot of anything else than what the informer reads
 // is not used: one Info line, the file removed, a list.
 func TestWarmStartMismatchIsIgnored(t *testing.T) {
 	for name, change := range map[string]func(*Informer, *httpwatch.ResourceClient){
@@ -272,7 +272,7 @@ func TestWarmStartMismatchIsIgnored(t *testing.T) {
 	}
 }
 
-// decision 36: a snapshot of another server is not used either.
+// decision 32: a snapshot of another server is not used either.
 func TestWarmStartOtherServerIsIgnored(t *testing.T) {
 	r := newWarmRig(t, "a")
 	r.coldRun(t)
@@ -285,7 +285,7 @@ func TestWarmStartOtherServerIsIgnored(t *testing.T) {
 	assert.Contains(t, log.above()[0], "server differs")
 }
 
-// decision 36: a corrupt, cut or foreign-version snapshot is refused with
+// decision 32: a corrupt, cut or foreign-version snapshot is refused with
 // one Warn (Info for the version) and removed; the informer lists, its
 // cache holding only what the server has.
 func TestWarmStartCorruptSnapshotIsIgnored(t *testing.T) {
@@ -319,7 +319,7 @@ func TestWarmStartCorruptSnapshotIsIgnored(t *testing.T) {
 	}
 }
 
-// decision 36: a snapshot older than MaxAge is not used.
+// decision 32: a snapshot older than MaxAge is not used.
 func TestWarmStartTooOldIsIgnored(t *testing.T) {
 	r := newWarmRig(t, "a")
 	r.coldRun(t)
@@ -333,7 +333,7 @@ func TestWarmStartTooOldIsIgnored(t *testing.T) {
 	assert.Contains(t, log.above()[0], "too old")
 }
 
-// decision 36: a Transform whose version is not named keeps no snapshot.
+// decision 32: a Transform whose version is not named keeps no snapshot.
 func TestWarmStartNeedsTransformVersion(t *testing.T) {
 	r := newWarmRig(t, "a")
 	inf, log := r.informer(func(_ *Informer, rc *httpwatch.ResourceClient) {
@@ -347,7 +347,7 @@ func TestWarmStartNeedsTransformVersion(t *testing.T) {
 	assert.Contains(t, log.above()[0], "TransformVersion")
 }
 
-// decision 36: the cache is saved every Interval while its version moves,
+// decision 32: the cache is saved every Interval while its version moves,
 // by the informer's clock, and not when nothing moved.
 func TestSnapshotIsSavedAtInterval(t *testing.T) {
 	r := newWarmRig(t, "a")
@@ -374,7 +374,7 @@ func TestSnapshotIsSavedAtInterval(t *testing.T) {
 	assert.Equal(t, st.ModTime(), st2.ModTime(), "nothing moved: not written again")
 }
 
-// decision 36: a Factory's Snapshot gives each informer a file of its own.
+// decision 32: a Factory's Snapshot gives each informer a file of its own.
 func TestFactorySnapshots(t *testing.T) {
 	r := newWarmRig(t, "a")
 	_, err := r.s.Create(watchtest.ConfigMaps, `{"metadata":{"name":"c","namespace":"ns"}}`)
@@ -409,7 +409,7 @@ func TestFactorySnapshots(t *testing.T) {
 	}
 }
 
-// decision 36: the cache is copied for a snapshot only when every queued
+// decision 32: the cache is copied for a snapshot only when every queued
 // change is applied, so that the version saved is one it holds entirely.
 func TestSnapshotWaitsForAnIdleQueue(t *testing.T) {
 	src := newMemSource()
@@ -430,7 +430,7 @@ func TestSnapshotWaitsForAnIdleQueue(t *testing.T) {
 	assert.Nil(t, objs)
 }
 
-// decision 36: the server a snapshot is keyed by carries no user
+// decision 32: the server a snapshot is keyed by carries no user
 // information, and is written only hashed.
 func TestSnapshotKeyHasNoCredentials(t *testing.T) {
 	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: "https://agent:s3cret@10.0.0.1:6443/base"})

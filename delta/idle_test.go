@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// decision 36: Idle is true only when every write has been popped and
+// decision 32: Idle is true only when every write has been popped and
 // processed: not while a key is queued, nor while a Pop's process runs
 // (the key is out of the queue, not yet applied), as the warm start's
 // snapshot needs.

@@ -61,7 +61,7 @@ func startInformer(t *testing.T, inf *listwatch.Informer) (stop func()) {
 	return stop
 }
 
-// decision 36 on the real server: an agent restarted with its snapshot —
+// decision 32 on the real server: an agent restarted with its snapshot —
 // saved when it stopped, or periodically by an agent process killed with
 // SIGKILL — reaches synced with no list, converges with what changed while
 // it was down, and its handler hears adds for the snapshot and the changes
@@ -170,7 +170,7 @@ func runAgent(spec string) {
 	os.Exit(3) // never: it is killed
 }
 
-// decision 36 on the real server: a snapshot whose version etcd compacted
+// decision 32 on the real server: a snapshot whose version etcd compacted
 // away (watch cache off, so the watch reads etcd) relists exactly once,
 // and only what changed is heard of.
 func TestWarmStartAfterCompactionOnRealServer(t *testing.T) {

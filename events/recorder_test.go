@@ -92,7 +92,7 @@ func (f *fixture) step(d time.Duration) {
 // Repeats of one event are one Event: created at the first, its series
 // written at the second (count 2), then at each flush while it grows; a
 // repeat after the series ended starts a new Event.
-// Decision 35.
+// Decision 31.
 func TestSeriesAggregated(t *testing.T) {
 	f := newFixture(t, nil)
 	cm := f.object("cm")
@@ -138,7 +138,7 @@ func TestSeriesAggregated(t *testing.T) {
 
 // Each object's events are held to Burst at once and one per Refill;
 // others' are not affected; the excess is dropped and counted.
-// Decision 35.
+// Decision 31.
 func TestRateLimitPerObject(t *testing.T) {
 	f := newFixture(t, func(r *events.Recorder) { r.Burst, r.Refill = 3, time.Minute })
 	cm := f.object("cm")
@@ -159,7 +159,7 @@ func TestRateLimitPerObject(t *testing.T) {
 
 // With the server hanging, recording never blocks: the buffer fills and
 // the rest is dropped, not queued.
-// Decision 35.
+// Decision 31.
 func TestServerDownDropsWithoutBlocking(t *testing.T) {
 	release := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -35,12 +35,12 @@ func TestThreeCandidatesOneLeader(t *testing.T) {
 	for range 3 {
 		assert.Equal(t, lead[0], testwait.Recv(t, seen, "a candidate to report the leader"), "every candidate reports the one leader")
 	}
-	assert.Empty(t, h.Log.Lines(slog.LevelInfo), "healthy candidates log nothing above Debug (decision 29)")
+	assert.Empty(t, h.Log.Lines(slog.LevelInfo), "healthy candidates log nothing above Debug (decision 25)")
 }
 
 // A leader cut off from the server steps down RenewDeadline after its last
 // renewal was sent; another candidate takes over LeaseDuration after it
-// last saw the lease change, so the two terms never overlap (decision 19:
+// last saw the lease change, so the two terms never overlap (decision 16:
 // the deadline counts from the send of the last successful renewal, and b
 // retries the moment its observed lease expires).
 func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
@@ -73,7 +73,7 @@ func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
 
 // A renewal that hangs (a slow server) does not extend leadership: the
 // watchdog ends it at the deadline and the hung request is cancelled
-// (decision 19).
+// (decision 16).
 func TestSlowRenewalStepsDown(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
@@ -185,7 +185,7 @@ func writeLease(t *testing.T, h *harness, rec Record) {
 // process paused once its request was out) does not make a leader: by
 // then another candidate may have seen the take, waited LeaseDuration,
 // and taken the lease itself.
-// Decision 19.
+// Decision 16.
 func TestLateTakeDoesNotLead(t *testing.T) {
 	h := newHarness(t)
 	b := h.add("b", nil)
@@ -216,7 +216,7 @@ func TestLateTakeDoesNotLead(t *testing.T) {
 // reply not yet back) still releases the lease: the renewal moved the
 // resourceVersion on, so the release reads the lease again rather than
 // giving up on a 409 and leaving the others to wait LeaseDuration.
-// Decision 19.
+// Decision 16.
 func TestReleaseAfterRenewalInFlight(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", func(c *Config) { c.ReleaseOnCancel = true })
@@ -238,7 +238,7 @@ func TestReleaseAfterRenewalInFlight(t *testing.T) {
 // not free for the taking: a candidate that saw it held waits for it to
 // expire by its observation, as if it had not changed, and the leader,
 // renewing, creates it again meanwhile.
-// Decision 19.
+// Decision 16.
 func TestDeletedLeaseIsNotTakenFromLiveLeader(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)

@@ -22,7 +22,7 @@ import (
 // naming the lease, the namespace, the verb and the grant it needs; every
 // failed request reaches OnError; repeats are summarised every
 // SummaryEvery, not logged one by one; once RBAC is granted it says so at
-// Info and leads. Decision 29.
+// Info and leads. Decision 25.
 func TestForbiddenLeaseIsOneErrorLine(t *testing.T) {
 	h := newHarness(t)
 	h.Refuse = leasetest.Forbidden
@@ -67,7 +67,7 @@ func TestForbiddenLeaseIsOneErrorLine(t *testing.T) {
 // A server that does not serve leases will never elect anyone: its 404
 // names no lease, so discovery explains it as an unknown resource from the
 // first get, and Run returns an error wrapping ErrNotServed at once, after
-// one Error line. Decision 29.
+// one Error line. Decision 25.
 func TestLeasesNotServedEndsRun(t *testing.T) {
 	srv := watchtest.NewServer() // no leases
 	defer srv.Close()
@@ -97,7 +97,7 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 }
 
 // A request cut off by the end of Run's context is no failure: OnError
-// never hears of it, and nothing is logged above Debug. Decision 29.
+// never hears of it, and nothing is logged above Debug. Decision 25.
 func TestCancellationIsNotAnError(t *testing.T) {
 	h := newHarness(t)
 	var errs leasetest.Errors

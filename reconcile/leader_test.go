@@ -18,7 +18,7 @@ const heldLease = `{"metadata":{"name":"ctl","namespace":"ns"},"spec":{"holderId
 // A candidate reconciles nothing while another replica leads, though its
 // cache syncs; once it gains the lease it reconciles every cached key; when
 // it loses the lease mid-reconcile the reconcile's context is cancelled,
-// nothing more is reconciled, and Run returns leader.ErrLost (decision 34).
+// nothing more is reconciled, and Run returns leader.ErrLost (decision 30).
 func TestLeadingGainedAndLostMidReconcile(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.s.Create(watchtest.Leases, sprintf(heldLease, "other"))

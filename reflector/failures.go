@@ -12,7 +12,7 @@ import (
 )
 
 // A reflector retries every failure for ever, so the log must say what is
-// wrong once, loudly, and then stay readable (decision 24):
+// wrong once, loudly, and then stay readable (decision 20):
 //
 //   - the first occurrence of a failure (its operation and class, see
 //     failureKey) is logged at Warn, or at Error with what to do when

@@ -62,7 +62,7 @@ type WatchListReporter interface {
 //
 // Unlike client-go, every error, including those upstream only logs, reaches
 // OnError as a *SyncError (decision 6). The log says what is wrong once,
-// not once per retry (decision 24): the first failure of a kind at Warn,
+// not once per retry (decision 20): the first failure of a kind at Warn,
 // or at Error with what to do when retrying cannot cure it
 // (httpwatch.IsPermanent), repeats summarised with their count at most
 // every 5 minutes, a recovery at Info, routine errors (SyncError.Routine)
@@ -99,7 +99,7 @@ type Reflector struct {
 		rv string
 	}
 	stats counters
-	// failures is what the log has said about failures (decision 24);
+	// failures is what the log has said about failures (decision 20);
 	// only Run's goroutine touches it.
 	failures failures
 	relist   relistRequest

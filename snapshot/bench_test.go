@@ -31,7 +31,7 @@ func realPods(b *testing.B, n int) []*raw.Object {
 }
 
 // BenchmarkWriteFile writes a snapshot of 10,000 real pods to disk,
-// synced (decision 36), and reports its size.
+// synced (decision 32), and reports its size.
 func BenchmarkWriteFile(b *testing.B) {
 	s := &Snapshot{Key: testKey, ResourceVersion: "42", Objects: realPods(b, 10000), Written: time.Now()}
 	path := filepath.Join(b.TempDir(), "pods.snap")

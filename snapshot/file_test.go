@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Decision 36: a crash at any step of a write leaves the old snapshot or
+// Decision 32: a crash at any step of a write leaves the old snapshot or
 // the new one, whole, and what it left behind is cleaned up.
 func TestWriteIsAtomic(t *testing.T) {
 	crash := errors.New("crash")
@@ -54,7 +54,7 @@ func TestWriteIsAtomic(t *testing.T) {
 	}
 }
 
-// Decision 36: a temporary file cut at any length, renamed into place as a
+// Decision 32: a temporary file cut at any length, renamed into place as a
 // broken filesystem might, never loads.
 func TestCutFileNeverLoads(t *testing.T) {
 	b := encoded(t, 4)
@@ -89,7 +89,7 @@ func TestPath(t *testing.T) {
 	require.Equal(t, "/var/lib/agent/mine.snap", o.Path(Key{Resource: "pods.v1"}))
 }
 
-// Decision 36: a snapshot may hold Secrets: only its owner may read it.
+// Decision 32: a snapshot may hold Secrets: only its owner may read it.
 func TestFileIsPrivate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.snap")
 	require.NoError(t, WriteFile(path, &Snapshot{Key: testKey}))

@@ -42,7 +42,7 @@ func encoded(t testing.TB, n int) []byte {
 	return b.Bytes()
 }
 
-// Decision 36: a snapshot reads back exactly as written.
+// Decision 32: a snapshot reads back exactly as written.
 func TestRoundTrip(t *testing.T) {
 	for _, n := range []int{0, 1, 300} {
 		want := &Snapshot{Key: testKey, ResourceVersion: "42", Objects: objects(t, n), Written: time.Unix(1700000000, 5).UTC()}
@@ -59,7 +59,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// Decision 36: no credential and not even the server's address is written.
+// Decision 32: no credential and not even the server's address is written.
 func TestServerIsOnlyHashed(t *testing.T) {
 	b := encoded(t, 1)
 	for _, s := range []string{"secret", "user", "10.0.0.1", "6443"} {
@@ -72,7 +72,7 @@ func TestServerIsOnlyHashed(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// Decision 36: each field of the key must match.
+// Decision 32: each field of the key must match.
 func TestMismatchedKeyIsRefused(t *testing.T) {
 	b := encoded(t, 3)
 	for field, change := range map[string]func(*Key){
@@ -94,7 +94,7 @@ func TestMismatchedKeyIsRefused(t *testing.T) {
 	}
 }
 
-// Decision 36: a byte changed anywhere, a file cut anywhere, bytes added,
+// Decision 32: a byte changed anywhere, a file cut anywhere, bytes added,
 // another version: every one is refused, none returns a snapshot.
 func TestCorruptionIsRefused(t *testing.T) {
 	b := encoded(t, 5)
@@ -119,7 +119,7 @@ func TestCorruptionIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, ErrVersion)
 }
 
-// Decision 36: the limits bound what a read takes in.
+// Decision 32: the limits bound what a read takes in.
 func TestLimits(t *testing.T) {
 	b := encoded(t, 5)
 	_, err := Decode(bytes.NewReader(b), testKey, Limits{MaxObject: 50})

@@ -45,7 +45,7 @@ func writeForever(path string) {
 	}
 }
 
-// Decision 36: a process killed (SIGKILL) at random points while it writes
+// Decision 32: a process killed (SIGKILL) at random points while it writes
 // snapshots never leaves one that loads wrong: the file always loads, whole,
 // as one of the snapshots written.
 func TestKillWhileWriting(t *testing.T) {

@@ -56,7 +56,7 @@ func testLease(t *testing.T, name string, d time.Duration) (*Lease, *watchtest.S
 
 // A lease of the member's name that has no labels at all was not made by
 // it: it is foreign like one whose labels differ, not free for the taking.
-// Decision 22.
+// Decision 18.
 func TestTryRefusesALeaseWithoutLabels(t *testing.T) {
 	l, s := testLease(t, "g-a", time.Second)
 	_, err := s.Create(watchtest.Leases, `{"metadata":{"name":"g-a","namespace":"ns"},"spec":{}}`)
@@ -71,7 +71,7 @@ func TestTryRefusesALeaseWithoutLabels(t *testing.T) {
 
 // The API has whole seconds only: a duration is written rounded up, so
 // the others never wait less than the holder counts on, and never 0 (a
-// lease that expires as it is written). Decision 19.
+// lease that expires as it is written). Decision 16.
 func TestDurationIsWrittenInWholeSecondsRoundedUp(t *testing.T) {
 	for d, want := range map[time.Duration]int64{
 		time.Nanosecond: 1, 300 * time.Millisecond: 1, time.Second: 1,
