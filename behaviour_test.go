@@ -54,6 +54,16 @@ func TestBehaviourListNamesRealTests(t *testing.T) {
 			t.Errorf("conformance %d is missing from docs/behaviour.md", n)
 		}
 	}
+	// Differences are numbered without gaps, so a reader never wonders
+	// what a missing number was.
+	for n, want := 0, 1; n < len(entries); n++ {
+		if e := entries[n]; e.kind == "decision" {
+			if e.num != want {
+				t.Errorf("%s follows decision %d: differences are numbered without gaps", e.label(), want-1)
+			}
+			want = e.num + 1
+		}
+	}
 }
 
 type behaviourEntry struct {

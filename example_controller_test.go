@@ -7,11 +7,11 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/patch"
 	"github.com/listwatch/listwatch/ratelimit"
 	"github.com/listwatch/listwatch/store"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // labeller labels every configmap checked=true, at the version it checked.

@@ -8,10 +8,10 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/selector"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // fakeCluster is a fake API server holding a few pods, and a client of it.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // A shared informer over a fake API server: sync, then read the cache.

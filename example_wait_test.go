@@ -8,8 +8,8 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // WaitForSyncFailFast returns the reason an informer cannot sync as soon as

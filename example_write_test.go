@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // A read-modify-write: an update carries the resourceVersion it read, so a

@@ -8,6 +8,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/snapshot"
 )
 
 // Factory shares informers: one per resource (and namespace), however many
@@ -45,6 +46,11 @@ type Factory struct {
 	// Logger is every informer's Logger. Nil means the Client's, so that
 	// one logger set on the client reaches every part.
 	Logger *slog.Logger
+	// Snapshot is every informer's Snapshot: set its Dir for warm starts
+	// of all of them (decision 32), each in a file of its own, named after
+	// its resource and namespace. With a Transform, name its version in
+	// Snapshot.TransformVersion.
+	Snapshot snapshot.Options
 	// Configure, if set, is called with every new informer before it is
 	// returned: the place to tune its fields further.
 	Configure func(httpwatch.Resource, *Informer)
@@ -85,6 +91,7 @@ func (f *Factory) ForResource(r httpwatch.Resource) *Informer {
 	inf.Reflector.Name = r.Resource
 	inf.Reflector.LabelSelector = f.LabelSelector
 	inf.Reflector.FieldSelector = f.FieldSelector
+	inf.Snapshot = f.Snapshot
 	switch {
 	case f.Logger != nil:
 		inf.Logger = f.Logger

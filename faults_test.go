@@ -11,11 +11,10 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
-	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/watchtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -129,9 +128,7 @@ func TestInformerUnderFaults(t *testing.T) {
 		}
 	}
 	want := map[string]string{}
-	for _, data := range s.List(watchtest.Pods, "") {
-		o, err := raw.NewObject(data)
-		require.NoError(t, err)
+	for _, o := range s.List(watchtest.Pods, "") {
 		want[Key(o)] = o.ResourceVersion()
 	}
 	for _, c := range checkers {

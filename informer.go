@@ -15,6 +15,7 @@ import (
 	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/snapshot"
 	"github.com/listwatch/listwatch/store"
 )
 
@@ -37,7 +38,7 @@ var ErrStopped = processor.ErrStopped
 // indexer → processor (client-go's SharedIndexInformer).
 //
 // Configure it through its exported fields before Run: NewInformer fills
-// the defaults and Run takes them once (decision 21). Add handlers and
+// the defaults and Run takes them once (decision 17). Add handlers and
 // indexers before or after. Run owns the reflector's goroutine, the reader
 // of a watch that has deadlines, and one goroutine per handler, and returns
 // only once all are gone.
@@ -54,10 +55,10 @@ var ErrStopped = processor.ErrStopped
 //   - OnDelete gets the last known object and a finalStateUnknown flag
 //     instead of a tombstone to unwrap.
 //   - A failing list or watch is logged once, not once per retry, at Error
-//     with what to do when retrying cannot cure it (decision 24), and
-//     WaitForSync returns the reason (decision 25).
+//     with what to do when retrying cannot cure it (decision 20), and
+//     WaitForSync returns the reason (decision 21).
 //   - A Projection path no cached object has is reported after the first
-//     sync (decision 26).
+//     sync (decision 22).
 type Informer struct {
 	// Reflector tunes how the cache is filled: name, selectors, paging,
 	// watch-list, backoff, watch timeouts, a saved version to resume from.
@@ -70,10 +71,17 @@ type Informer struct {
 	// Logger is the logger of every part of the informer. Recovered handler
 	// panics are logged at Error; a failing list or watch once at Warn, or at
 	// Error with what to do when it will not fix itself, then summarised
-	// (decision 24); routine errors at Debug.
+	// (decision 20); routine errors at Debug.
 	Logger *slog.Logger
 	// Clock tells the time for resyncs, backoff and handler resync periods.
 	Clock clock.Clock
+	// Snapshot, if its Dir is set, keeps a snapshot of the cache in a file
+	// and starts from it (a warm start, decision 32): handlers hear its
+	// objects as initial adds, the cache serves them at once (see Restored
+	// and Loaded), and the watch resumes from its resourceVersion; the
+	// informer is synced once the server confirms it. A restored
+	// snapshot's version takes the place of Reflector.ResourceVersion.
+	Snapshot snapshot.Options
 
 	resync    time.Duration // default handler resync period
 	fifo      *delta.FIFO[*Object]
@@ -90,6 +98,7 @@ type Informer struct {
 	onError     func(error) // OnError as Run found it
 	syncErr     lastError   // for the waits
 	projection  projectionCheck
+	warm        warm
 }
 
 // NewInformer returns an informer of the objects source lists and watches,
@@ -103,6 +112,7 @@ func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer
 		Clock:       clock.Real,
 		resync:      resync,
 		checkPeriod: max(resync, 0),
+		warm:        newWarm(),
 		processor:   processor.New[*Object](),
 		indexer:     indexer.New(store.MetaNamespaceKey[*Object], indexer.Indexers[*Object]{indexer.Namespace: indexer.NamespaceIndex[*Object]}),
 	}
@@ -217,12 +227,13 @@ func (inf *Informer) Indexer() *indexer.Cache[*Object] { return inf.indexer }
 func (inf *Informer) Lister() *Lister { return &Lister{cache: inf.indexer} }
 
 // HasSynced reports whether the first full list has been applied to the
-// cache and handed to the handlers' buffers. A handler's own Registration
-// says when the handler itself has seen it.
-func (inf *Informer) HasSynced() bool { return inf.fifo.HasSynced() }
+// cache and handed to the handlers' buffers, or the watch resumed from a
+// restored snapshot confirmed it (decision 32). A handler's own
+// Registration says when the handler itself has seen it.
+func (inf *Informer) HasSynced() bool { return inf.fifo.HasSynced() || inf.warm.isConfirmed() }
 
 // Synced returns a channel closed once HasSynced is true.
-func (inf *Informer) Synced() <-chan struct{} { return inf.fifo.Done() }
+func (inf *Informer) Synced() <-chan struct{} { return inf.warm.synced }
 
 // LastSyncResourceVersion is the resourceVersion the cache is synced to
 // ("" before the first list).
@@ -238,7 +249,7 @@ type Stats struct {
 	Queued        int    // keys with changes not yet applied to the cache
 	HandlerPanics uint64 // handler panics recovered (or reported before re-panicking)
 	// UnmatchedPaths counts the paths of the source's Projection that no
-	// cached object had at the first sync (decision 26).
+	// cached object had at the first sync (decision 22).
 	UnmatchedPaths int
 }
 
@@ -274,6 +285,7 @@ func (inf *Informer) Run(ctx context.Context) {
 	}
 	inf.started = true
 	inf.configure()
+	inf.startWarm()
 	inf.mu.Unlock()
 
 	// Handlers outlive the reflector by a little: the processor stops only
@@ -282,6 +294,7 @@ func (inf *Informer) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { inf.processor.Run(procCtx) })
 	wg.Go(func() { inf.reflector.Run(ctx) })
+	wg.Go(func() { inf.runWarm(ctx) })
 	stopFIFO := context.AfterFunc(ctx, inf.fifo.Close)
 	defer stopFIFO()
 
@@ -302,6 +315,9 @@ func (inf *Informer) Run(ctx context.Context) {
 	}
 	stopProc()
 	wg.Wait()
+	if inf.warm.path != "" {
+		inf.saveSnapshot() // the last state, for the next start
+	}
 	inf.mu.Lock()
 	inf.stopped = true
 	inf.mu.Unlock()

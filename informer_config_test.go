@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/watchtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -63,7 +63,7 @@ func runUntilCleanup(t *testing.T, inf *Informer) {
 	require.True(t, WaitForCacheSync(ctx, inf.HasSynced))
 }
 
-// conformance 70, decision 21: an informer is configured through fields
+// conformance 70, decision 17: an informer is configured through fields
 // that Run takes once; a field changed afterwards has no effect, where
 // client-go's setters return an error.
 func TestInformerTakesItsFieldsAtRun(t *testing.T) {

@@ -16,12 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // levelLog is a slog.Handler keeping each record as "LEVEL message k=v ...".
@@ -109,7 +109,7 @@ func loudInformer(t *testing.T, url, fieldSelector string) (*Informer, *levelLog
 	return inf, log
 }
 
-// decision 24, decision 25: a misconfigured informer says what is wrong in
+// decision 20, decision 21: a misconfigured informer says what is wrong in
 // one line, at Error with what to do when it will not fix itself, however
 // often it retries; the waits return the reason, errors.As-able to the
 // SyncError and the StatusError; nothing secret is in either.
@@ -204,7 +204,7 @@ func checkReason(t *testing.T, err error, is func(error) bool, permanent bool) {
 	assert.Contains(t, err.Error(), "pods not synced")
 }
 
-// decision 25: RBAC granted later heals an informer whose fail-fast wait
+// decision 21: RBAC granted later heals an informer whose fail-fast wait
 // gave up: it went on retrying, and says so once at Info.
 func TestInformerHealsAfterPermanentError(t *testing.T) {
 	var mu sync.Mutex
@@ -269,7 +269,7 @@ func proxyTo(t *testing.T, base string, w http.ResponseWriter, r *http.Request) 
 	}
 }
 
-// decision 25: a Factory's waits join the reasons of every informer not
+// decision 21: a Factory's waits join the reasons of every informer not
 // synced; fail fast returns the permanent ones.
 func TestFactoryWaitForSyncReturnsReasons(t *testing.T) {
 	s := watchtest.NewServer()
@@ -309,7 +309,7 @@ func TestFactoryWaitForSyncReturnsReasons(t *testing.T) {
 	assert.Equal(t, "nosuchthings", se.Resource)
 }
 
-// decision 24: a healthy informer of 10,000 objects, whose watches are
+// decision 20: a healthy informer of 10,000 objects, whose watches are
 // closed and expire (410, then a relist) and whose objects change, logs
 // nothing above Debug.
 func TestInformerSteadyStateIsQuiet(t *testing.T) {
@@ -343,7 +343,7 @@ func TestInformerSteadyStateIsQuiet(t *testing.T) {
 	assert.Positive(t, inf.Stats().Errors, "the 410s were reported, at Debug")
 }
 
-// decision 26: after the first sync each projection path that no cached
+// decision 22: after the first sync each projection path that no cached
 // object has is reported once at Warn, and counted in Stats; paths that
 // match, and later relists, add nothing.
 func TestInformerReportsUnmatchedProjectionPaths(t *testing.T) {

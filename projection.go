@@ -8,7 +8,7 @@ import (
 )
 
 // projectionCheck looks once, at the first sync, for paths of the source's
-// Projection that no cached object has (decision 26). Such a path is most
+// Projection that no cached object has (decision 22). Such a path is most
 // likely misspelt ("status.phse"), and would otherwise read as empty for
 // ever without a word. Only a *httpwatch.ResourceClient source says what
 // it projects; a source wrapping one is not checked.

@@ -48,7 +48,7 @@ trap cleanup EXIT
 
 echo "== building (work directory $work)" >&2
 go build -o "$work/bin/" ./cmd/fakeapi ./cmd/limit ./cmd/report \
-	./cmd/clientgo-dynamic ./cmd/clientgo-typed ./cmd/listwatch-informer
+	./cmd/clientgo-dynamic ./cmd/clientgo-typed ./cmd/listwatch-informer ./cmd/warmstart
 : >"$work/sizes.tsv"
 for m in cmd/minimal/*/; do
 	name=$(basename "$m")
@@ -61,6 +61,7 @@ cat "$work/sizes.tsv" >&2
 export KUBE_FEATURE_WatchListClient=false
 
 results=()
+warm=()
 for n in $SIZES; do
 	burst=${BURST:-$n}
 	echo "== $n pods, burst $burst" >&2
@@ -93,9 +94,16 @@ for n in $SIZES; do
 			"$work/bin/"$client -host "$host" | tee -a "$out" >&2
 		done
 	done
+	# Warm start (issue 29): a cold start that saves a snapshot, then a
+	# start from it.
+	for rep in $(seq "$REPS"); do
+		echo "-- rep $rep: warmstart" >&2
+		"$work/bin/warmstart" -host "$host" | tee -a "$work/warm-$n.jsonl" >&2
+	done
 	cleanup
 	server=
 	results+=("$out")
+	warm+=("$work/warm-$n.jsonl")
 done
 
 echo "== workqueue benchmarks" >&2
@@ -104,4 +112,12 @@ go test -run '^$' -bench . -benchmem -benchtime "$BENCHTIME" -count "$COUNT" -cp
 machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/^Mem:/ {print $2}') GiB, $(uname -sr), $(go version | cut -d' ' -f3)"
 "$work/bin/report" -machine "$machine" -sizes "$work/sizes.tsv" -workqueue "$work/workqueue.txt" \
 	-md "$OUT/RESULTS.md" -svg "$OUT/ratios.svg" "${results[@]}"
+{
+	echo
+	echo "## Warm start (bench/cmd/warmstart)"
+	echo
+	echo "A listwatch informer syncs by a paged list and stops, saving its snapshot; a second one starts from it and resumes the watch without listing. fakeapi holds each watch's events until triggered, so the resumed watch is confirmed by ConfirmAfter (1 s): first-ready is when the restored cache is readable and its adds are with the handler. Medians of $REPS."
+	echo
+	"$work/bin/warmstart" -table "${warm[@]}"
+} >>"$OUT/RESULTS.md"
 echo "== wrote $OUT/RESULTS.md and $OUT/ratios.svg (raw results in $work)" >&2

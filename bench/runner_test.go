@@ -12,10 +12,10 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
-	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/reconcile"
+	"github.com/listwatch/listwatch/store"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // runnerSource returns a client of a test server holding n configmaps.
@@ -32,7 +32,7 @@ func runnerSource(b *testing.B, n int) *httpwatch.ResourceClient {
 		b.Fatal(err)
 	}
 	b.Cleanup(client.CloseIdleConnections)
-	return client.Resource(watchtest.ConfigMaps.In(""))
+	return client.Resource(watchtest.ConfigMaps)
 }
 
 // readKey reads the key's object from the cache, as a reconcile does
@@ -40,7 +40,7 @@ func runnerSource(b *testing.B, n int) *httpwatch.ResourceClient {
 func readKey(inf *listwatch.Informer, count *atomic.Int64) func(string) error {
 	l := inf.Lister()
 	return func(key string) error {
-		ns, name, _ := indexer.SplitKey(key)
+		ns, name, _ := store.SplitKey(key)
 		_, err := l.Get(ns, name)
 		count.Add(1)
 		return err

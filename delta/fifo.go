@@ -367,6 +367,16 @@ func (f *FIFO[T]) Len() int {
 	return f.queue.len()
 }
 
+// Idle reports whether nothing is queued and no Pop is in progress: every
+// write so far has been popped and processed. A consumer holding the lock
+// its process function takes can rely on it until it lets go: what it
+// stores is then exactly what was written.
+func (f *FIFO[T]) Idle() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.queue.len() == 0 && f.inflight == nil
+}
+
 // ListKeys returns the queued keys in the order Pop will take them.
 func (f *FIFO[T]) ListKeys() []string {
 	f.mu.Lock()

@@ -69,7 +69,7 @@ func assertOneErrorLine(t *testing.T, log *leasetest.Log, ns, verbs string) {
 
 // Without RBAC on leases, a candidate says so in one Error line within 2s,
 // OnError hears of it, and Run goes on retrying (RBAC granted later would
-// cure it) without leading, returning nil when cancelled. Decision 29.
+// cure it) without leading, returning nil when cancelled. Decision 25.
 func TestLeaderWithoutRBACOnLeases(t *testing.T) {
 	leases := nobodyLeases(t)
 	logger, log := leasetest.NewLogger()
@@ -96,7 +96,7 @@ func TestLeaderWithoutRBACOnLeases(t *testing.T) {
 }
 
 // The same for a shard member: one Error line within 2s, OnError, no key
-// handed out, Run returning nil when cancelled. Decision 29.
+// handed out, Run returning nil when cancelled. Decision 25.
 func TestShardWithoutRBACOnLeases(t *testing.T) {
 	leases := nobodyLeases(t)
 	logger, log := leasetest.NewLogger()
@@ -121,7 +121,7 @@ func TestShardWithoutRBACOnLeases(t *testing.T) {
 // Leases in a namespace that does not exist: the server's 404 on the
 // create names the namespace, so the candidate says to create it (Error)
 // and goes on retrying; it does not take the Lease API for missing.
-// Decision 29.
+// Decision 25.
 func TestLeaderInMissingNamespace(t *testing.T) {
 	c := client(t)
 	leases := c.Resource(httpwatch.Resource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases", Namespace: "e2e-no-such-namespace"})

@@ -22,7 +22,7 @@ func logLines(b *syncBuffer) []string {
 	return strings.Split(strings.TrimSpace(b.String()), "\n")
 }
 
-// decision 24, decision 25, decision 28: against a real kube-apiserver, an
+// decision 20, decision 21, decision 24: against a real kube-apiserver, an
 // informer refused by RBAC, one asking for a field selector the resource
 // does not support, and one over a misspelt resource, each print one clear
 // line at Error within 2 s, and the

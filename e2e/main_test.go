@@ -32,6 +32,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(agentEnv); spec != "" {
+		runAgent(spec) // the agent a warm start test kills
+	}
 	os.Exit(m.Run())
 }
 

@@ -126,7 +126,7 @@ func write(t *testing.T, cms *httpwatch.ResourceClient, n, writes int) {
 
 // The runner reconciles 1,000 configmaps with 4 workers while a writer
 // races it: every change is reconciled at its latest version, and no
-// version of an object is reconciled twice (decision 33).
+// version of an object is reconciled twice (decision 29).
 func TestRunnerReconcilesEachChangeOnce(t *testing.T) {
 	c := client(t)
 	ns := namespace(t, c)
@@ -188,7 +188,7 @@ func TestRunnerRequeuesOwnerOfChangedObject(t *testing.T) {
 
 // Events recorded appear in the API as events.k8s.io/v1 Events the real
 // server validated: the first occurrence created, repeats as its series.
-// Decision 35.
+// Decision 31.
 func TestRecorderEventsAppearInTheAPI(t *testing.T) {
 	c := client(t)
 	ns := namespace(t, c)
@@ -226,7 +226,7 @@ func TestRecorderEventsAppearInTheAPI(t *testing.T) {
 // Two runners on one lease: the leader reconciles, is stopped while a
 // writer changes objects, and the other takes over; every change is
 // reconciled by one of them at its latest version.
-// Decision 34.
+// Decision 30.
 func TestRunnerLeaderHandoverLosesNoChange(t *testing.T) {
 	c := client(t)
 	ns := namespace(t, c)

@@ -361,7 +361,7 @@ func reconciledOnce(t *testing.T, rs []*replica, want map[string]string, members
 // LeaseDuration + RetryPeriod (and nothing else moves); then a change of
 // every configmap is reconciled exactly once, by the two left. No key is
 // ever reconciled by two replicas at once.
-// Decision 22.
+// Decision 18.
 func TestControllerShardsHandOverExactlyOnce(t *testing.T) {
 	c := client(t)
 	ns := namespace(t, c)

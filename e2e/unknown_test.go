@@ -19,7 +19,7 @@ import (
 // A misspelt resource against the real server: the first list fails with
 // ErrUnknownResource and the likely name, never a 404 that reads as
 // "gone", and an informer over it reports that error within 2 s
-// (decision 28).
+// (decision 24).
 func TestRealAPIMisspeltResource(t *testing.T) {
 	c := client(t)
 	ns := namespace(t, c)
@@ -64,7 +64,7 @@ func TestRealAPIMisspeltResource(t *testing.T) {
 }
 
 // The examples/watch binary given a misspelt resource ends with one line
-// that names it and the likely one, and exits 1 (decision 28).
+// that names it and the likely one, and exits 1 (decision 24).
 func TestExampleWatchMisspeltResource(t *testing.T) {
 	cfg := config(t)
 	bin := filepath.Join(t.TempDir(), "watch")

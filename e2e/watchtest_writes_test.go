@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // writeStep is one raw request sent to both servers, and what of the two
@@ -26,27 +28,87 @@ type writeStep struct {
 	same []string
 }
 
+// diffStep is a writeStep with what reads need besides.
+type diffStep struct {
+	writeStep
+	// accept is the Accept header, if any.
+	accept string
+	// save keeps values of each server's answer, by gjson path, as
+	// variables later steps name as {NAME}.
+	save map[string]string
+	// before, if set, runs before the step is sent: to put watchtest
+	// where the real server is by itself (compacted history, say).
+	before func()
+}
+
+func plain(steps []writeStep) []diffStep {
+	out := make([]diffStep, len(steps))
+	for i, st := range steps {
+		out[i] = diffStep{writeStep: st}
+	}
+	return out
+}
+
 // rawServer sends requests to one server.
 type rawServer struct {
 	name string
 	base string
 	hc   *http.Client
+	// vars are values of this server's earlier answers (resourceVersions,
+	// continue tokens) that steps name as {NAME} in their paths and
+	// bodies.
+	vars map[string]string
 }
 
 func (s rawServer) do(t *testing.T, st writeStep, ns string) (int, gjson.Result) {
 	t.Helper()
-	path := strings.ReplaceAll(st.path, "NS", ns)
-	req, err := http.NewRequest(st.method, s.base+path, strings.NewReader(st.body))
+	return s.send(t, diffStep{writeStep: st}, ns)
+}
+
+func (s rawServer) send(t *testing.T, st diffStep, ns string) (int, gjson.Result) {
+	t.Helper()
+	path, body := strings.ReplaceAll(st.path, "NS", ns), st.body
+	for k, v := range s.vars {
+		path = strings.ReplaceAll(path, "{"+k+"}", v)
+		body = strings.ReplaceAll(body, "{"+k+"}", v)
+	}
+	req, err := http.NewRequest(st.method, s.base+path, strings.NewReader(body))
 	require.NoError(t, err)
 	if st.ct != "" {
 		req.Header.Set("Content-Type", st.ct)
+	}
+	if st.accept != "" {
+		req.Header.Set("Accept", st.accept)
 	}
 	resp, err := s.hc.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return resp.StatusCode, gjson.ParseBytes(b)
+	if resp.StatusCode == http.StatusOK && req.URL.Query().Get("watch") != "" {
+		b = eventArray(b)
+	}
+	answer := gjson.ParseBytes(b)
+	for k, p := range st.save {
+		s.vars[k] = url.QueryEscape(answer.Get(p).String())
+	}
+	return resp.StatusCode, answer
+}
+
+// eventArray turns a watch's stream of events, one JSON object a line,
+// into one JSON array, for gjson paths such as "#.type".
+func eventArray(stream []byte) []byte {
+	out := []byte{'['}
+	for _, line := range bytes.Split(bytes.TrimSpace(stream), []byte{'\n'}) {
+		if len(line) == 0 {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, line...)
+	}
+	return append(out, ']')
 }
 
 const (
@@ -73,7 +135,7 @@ func TestWatchtestWritesMatchRealServer(t *testing.T) {
 	ns := namespace(t, client(t))
 	fake := watchtest.NewServer()
 	defer fake.Close()
-	servers := []rawServer{{"real", cfg.Host, &http.Client{Transport: rt}}, {"watchtest", fake.URL, fake.Client()}}
+	servers := []rawServer{{"real", cfg.Host, &http.Client{Transport: rt}, map[string]string{}}, {"watchtest", fake.URL, fake.Client(), map[string]string{}}}
 
 	cms := "/api/v1/namespaces/NS/configmaps"
 	deps := "/apis/apps/v1/namespaces/NS/deployments"
@@ -152,19 +214,7 @@ func TestWatchtestWritesMatchRealServer(t *testing.T) {
 		{"pod status patch changes labels", "PATCH", pods + "/p/status", mergeCT, `{"metadata":{"labels":{"b":"3"}},"status":{"message":"hi"}}`, []string{"metadata.labels", "status.message"}},
 		{"pod delete answers with the pod", "DELETE", pods + "/p?gracePeriodSeconds=0", "", "", []string{"kind", "metadata.name"}},
 	}
-	for _, st := range steps {
-		var codes [2]int
-		var answers [2]gjson.Result
-		for i, s := range servers {
-			codes[i], answers[i] = s.do(t, st, ns)
-		}
-		if !assert.Equal(t, codes[0], codes[1], "%s: status code (real %s, watchtest %s)", st.name, answers[0].Raw, answers[1].Raw) {
-			continue
-		}
-		for _, p := range st.same {
-			assert.Equal(t, answers[0].Get(p).Value(), answers[1].Get(p).Value(), "%s: %s (real %s, watchtest %s)", st.name, p, answers[0].Raw, answers[1].Raw)
-		}
-	}
+	t.Logf("%d requests sent to each server", compareSteps(t, servers, ns, plain(steps)))
 }
 
 // TestWatchtestCustomResourceGeneration checks watchtest's generation rule
@@ -187,8 +237,8 @@ func TestWatchtestCustomResourceGeneration(t *testing.T) {
 	ns := namespace(t, c)
 	fake := watchtest.NewServer()
 	defer fake.Close()
-	fake.AddResource(watchtest.Resource{Group: group, Version: "v1", Resource: "gizmos", Kind: "Gizmo", Namespaced: true, Status: true})
-	servers := []rawServer{{"real", cfg.Host, &http.Client{Transport: rt}}, {"watchtest", fake.URL, fake.Client()}}
+	fake.AddResource(httpwatch.Resource{Group: group, Version: "v1", Resource: "gizmos"}, watchtest.Definition{Kind: "Gizmo", Namespaced: true, Status: true})
+	servers := []rawServer{{"real", cfg.Host, &http.Client{Transport: rt}, map[string]string{}}, {"watchtest", fake.URL, fake.Client(), map[string]string{}}}
 	gizmos := "/apis/" + group + "/v1/namespaces/NS/gizmos"
 	require.Eventually(t, func() bool {
 		code, _ := servers[0].do(t, writeStep{method: "GET", path: gizmos}, ns)
@@ -209,16 +259,29 @@ func TestWatchtestCustomResourceGeneration(t *testing.T) {
 		{"delete held by it", "DELETE", gizmos + "/s", "", "", gen},
 		{"finalizer removed", "PATCH", gizmos + "/s", mergeCT, `{"metadata":{"finalizers":null}}`, []string{"kind", "status"}},
 	}
+	t.Logf("%d requests sent to each server", compareSteps(t, servers, ns, plain(steps)))
+}
+
+// compareSteps sends each step to both servers and compares the answers:
+// the status codes, then the step's paths. It returns how many requests
+// each server got.
+func compareSteps(t *testing.T, servers []rawServer, ns string, steps []diffStep) int {
+	t.Helper()
 	for _, st := range steps {
+		if st.before != nil {
+			st.before()
+		}
 		var codes [2]int
 		var answers [2]gjson.Result
 		for i, s := range servers {
-			codes[i], answers[i] = s.do(t, st, ns)
+			codes[i], answers[i] = s.send(t, st, ns)
 		}
-		if assert.Equal(t, codes[0], codes[1], "%s: status code (real %s, watchtest %s)", st.name, answers[0].Raw, answers[1].Raw) {
-			for _, p := range st.same {
-				assert.Equal(t, answers[0].Get(p).Value(), answers[1].Get(p).Value(), "%s: %s (real %s, watchtest %s)", st.name, p, answers[0].Raw, answers[1].Raw)
-			}
+		if !assert.Equal(t, codes[0], codes[1], "%s: status code (real %s, watchtest %s)", st.name, answers[0].Raw, answers[1].Raw) {
+			continue
+		}
+		for _, p := range st.same {
+			assert.Equal(t, answers[0].Get(p).Value(), answers[1].Get(p).Value(), "%s: %s (real %s, watchtest %s)", st.name, p, answers[0].Raw, answers[1].Raw)
 		}
 	}
+	return len(steps)
 }

@@ -15,17 +15,14 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/events"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const wait = 10 * time.Second
-
-// Events is events.k8s.io/v1 Event as watchtest serves it once added.
-var Events = watchtest.Resource{Group: "events.k8s.io", Version: "v1", Resource: "events", Kind: "Event", Namespaced: true, BuiltIn: true}
 
 type fixture struct {
 	t   *testing.T
@@ -39,7 +36,7 @@ type fixture struct {
 func newFixture(t *testing.T, tune func(*events.Recorder)) *fixture {
 	s := watchtest.NewServer()
 	t.Cleanup(s.Close)
-	s.AddResource(Events)
+	s.AddResource(watchtest.Events, watchtest.Definition{})
 	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 	require.NoError(t, err)
 	t.Cleanup(client.CloseIdleConnections)
@@ -66,9 +63,7 @@ func (f *fixture) object(name string) *raw.Object {
 // events returns the Events on the server about name.
 func (f *fixture) events(name string) []*raw.Object {
 	var out []*raw.Object
-	for _, b := range f.s.List(Events, "ns") {
-		o, err := raw.NewObject(b)
-		require.NoError(f.t, err)
+	for _, o := range f.s.List(watchtest.Events, "ns") {
 		if o.Get("regarding.name").String() == name {
 			out = append(out, o)
 		}
@@ -97,7 +92,7 @@ func (f *fixture) step(d time.Duration) {
 // Repeats of one event are one Event: created at the first, its series
 // written at the second (count 2), then at each flush while it grows; a
 // repeat after the series ended starts a new Event.
-// Decision 35.
+// Decision 31.
 func TestSeriesAggregated(t *testing.T) {
 	f := newFixture(t, nil)
 	cm := f.object("cm")
@@ -143,7 +138,7 @@ func TestSeriesAggregated(t *testing.T) {
 
 // Each object's events are held to Burst at once and one per Refill;
 // others' are not affected; the excess is dropped and counted.
-// Decision 35.
+// Decision 31.
 func TestRateLimitPerObject(t *testing.T) {
 	f := newFixture(t, func(r *events.Recorder) { r.Burst, r.Refill = 3, time.Minute })
 	cm := f.object("cm")
@@ -164,7 +159,7 @@ func TestRateLimitPerObject(t *testing.T) {
 
 // With the server hanging, recording never blocks: the buffer fills and
 // the rest is dropped, not queued.
-// Decision 35.
+// Decision 31.
 func TestServerDownDropsWithoutBlocking(t *testing.T) {
 	release := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -38,7 +38,7 @@ var (
 // One group version answering 503 (metrics-server down) fails only itself:
 // what answered is kept and used, requests never rediscover, and the
 // failed group version is read again at a bounded rate, by the request
-// that needs it once it is due (decision 27).
+// that needs it once it is due (decision 23).
 func TestDiscoveryKeepsWhatAnswered(t *testing.T) {
 	for _, mode := range []discoveryMode{legacyDiscovery, v2beta1Discovery} {
 		t.Run(string(mode), func(t *testing.T) {
@@ -81,7 +81,7 @@ func TestDiscoveryKeepsWhatAnswered(t *testing.T) {
 			testwait.Group(t, &wg, "the concurrent Gets to return")
 			assert.Equal(t, first, f.discoveryReads(), "no request rediscovers")
 
-			// Retries: after 2 s, then 4 s, doubling (decision 27).
+			// Retries: after 2 s, then 4 s, doubling (decision 23).
 			for _, step := range []struct {
 				wait  time.Duration
 				reads int
@@ -108,7 +108,7 @@ func TestDiscoveryKeepsWhatAnswered(t *testing.T) {
 
 // When the resource's own group version failed, a 404 cannot be checked
 // against discovery; it still does not read as "gone", and says why
-// (decision 28).
+// (decision 24).
 func TestDiscoveryCannotTell(t *testing.T) {
 	f := newFakeDiscovery(t, legacyDiscovery)
 	c, _ := newDiscoveryClient(t, f)
@@ -123,7 +123,7 @@ func TestDiscoveryCannotTell(t *testing.T) {
 }
 
 // Requests arriving together at a new client share one discovery read
-// (decision 27).
+// (decision 23).
 func TestDiscoveryFirstReadIsShared(t *testing.T) {
 	for _, mode := range []discoveryMode{legacyDiscovery, v2Discovery} {
 		f := newFakeDiscovery(t, mode)
@@ -148,7 +148,7 @@ func TestDiscoveryFirstReadIsShared(t *testing.T) {
 }
 
 // The recorded server's aggregated (v2) documents and its plain ones
-// describe the same resources, and v2beta1 reads as v2 (decision 27).
+// describe the same resources, and v2beta1 reads as v2 (decision 23).
 func TestDiscoveryAggregatedMatchesLegacy(t *testing.T) {
 	read := func(mode discoveryMode) []string {
 		f := newFakeDiscovery(t, mode)
@@ -201,7 +201,7 @@ func statusCode(err error) int {
 }
 
 // A first read cut short by its caller's context is not kept, nor backed
-// off: the next request reads again at once (decision 27).
+// off: the next request reads again at once (decision 23).
 func TestDiscoveryCutShortIsReadAgain(t *testing.T) {
 	f := newFakeDiscovery(t, legacyDiscovery)
 	f.metricsUp.Store(true)

@@ -15,7 +15,7 @@ import (
 )
 
 // kubectl's names resolve; an unknown name has discovery read again at
-// most every few seconds (decision 27).
+// most every few seconds (decision 23).
 func TestResourceFor(t *testing.T) {
 	for _, aggregated := range []bool{true, false} {
 		mode := legacyDiscovery

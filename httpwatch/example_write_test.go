@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // fakeServer is a watchtest server and a client of it; close both.

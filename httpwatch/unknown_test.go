@@ -11,7 +11,7 @@ import (
 
 // A misspelt resource is an error of its own kind from the first request
 // of every verb, with the likely name, never an "already deleted" 404
-// (decision 28).
+// (decision 24).
 func TestUnknownResource(t *testing.T) {
 	for _, mode := range []discoveryMode{v2Discovery, legacyDiscovery} {
 		f := newFakeDiscovery(t, mode)
@@ -57,7 +57,7 @@ func TestUnknownResource(t *testing.T) {
 }
 
 // The suggestion comes from plurals, singulars, short names, kinds, case
-// and edit distance, in any group (decision 28).
+// and edit distance, in any group (decision 24).
 func TestUnknownResourceSuggestion(t *testing.T) {
 	f := newFakeDiscovery(t, v2Discovery)
 	f.metricsUp.Store(true)
@@ -85,7 +85,7 @@ func TestUnknownResourceSuggestion(t *testing.T) {
 
 // A namespaced Get without a namespace is an error of its own, not a 404
 // that IsNotFound would take for "gone", whether discovery is aggregated or
-// not (decision 28).
+// not (decision 24).
 func TestNamespaceRequiredEverywhere(t *testing.T) {
 	for _, mode := range []discoveryMode{v2Discovery, v2beta1Discovery, legacyDiscovery} {
 		f := newFakeDiscovery(t, mode)

@@ -18,7 +18,7 @@ import (
 // warn-text is a quoted-string, where a backslash only quotes the next
 // character, so no header can write a newline or a terminal escape into the
 // log; a warning holding a control character, or not of that form, is
-// dropped, as client-go drops it (issue 26, item 2; decision 31).
+// dropped, as client-go drops it (issue 26, item 2; decision 27).
 func TestWarningHeaderParsing(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
@@ -51,7 +51,7 @@ func TestWarningHeaderParsing(t *testing.T) {
 // The once-per-text memory of read warnings is bounded in entries and in
 // bytes: a server sending a different long warning each time costs a
 // fixed-size key per entry, not the text (issue 26, item 2, a pin;
-// decision 31).
+// decision 27).
 func TestReadWarningDedupeIsBounded(t *testing.T) {
 	var w warned
 	long := strings.Repeat("w", 64<<10)
@@ -71,7 +71,7 @@ func TestReadWarningDedupeIsBounded(t *testing.T) {
 	runtime.KeepAlive(&w)
 }
 
-// Logged warnings are the parsed text, cut when very long (decision 31).
+// Logged warnings are the parsed text, cut when very long (decision 27).
 func TestWarningLoggedCut(t *testing.T) {
 	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Warning", `299 - "`+strings.Repeat("x", 100<<10)+`"`)

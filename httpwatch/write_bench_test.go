@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // BenchmarkMergePatchRoundTrip is one merge patch over loopback HTTP on

@@ -147,7 +147,7 @@ func TestWriteRequests(t *testing.T) {
 	}
 }
 
-// Mistakes the client catches before sending anything (decision 23).
+// Mistakes the client catches before sending anything (decision 19).
 func TestWriteRefusals(t *testing.T) {
 	c, seen := recordWrites(t, cmJSON)
 	rc := c.Resource(Resource{Version: "v1", Resource: "configmaps", Namespace: "ns1"})
@@ -173,7 +173,7 @@ func TestWriteRefusals(t *testing.T) {
 }
 
 // Answers of subresources skip the Transform, written for the resource's
-// own kind; the object's own answers go through it (decision 23).
+// own kind; the object's own answers go through it (decision 19).
 func TestSubresourceSkipsTransform(t *testing.T) {
 	c, _ := recordWrites(t, scaleJSON)
 	rc := c.Resource(Resource{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "ns1"})
@@ -189,7 +189,7 @@ func TestSubresourceSkipsTransform(t *testing.T) {
 }
 
 // Nor are they cut by the Projection, whose paths name the resource's own
-// fields: a projected client still reads a whole Scale (decision 23).
+// fields: a projected client still reads a whole Scale (decision 19).
 func TestSubresourceSkipsProjection(t *testing.T) {
 	c, _ := recordWrites(t, scaleJSON)
 	rc := c.Resource(depsNS1)

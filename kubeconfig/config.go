@@ -309,6 +309,10 @@ func (c *Config) hasTLS() bool {
 // for error messages.
 func (c *Config) httpTransport(ea *execAuth) (*http.Transport, string, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	// A chunked body's framing goes through this buffer: at net/http's
+	// default 4 KB every chunk header is a 4 KB read; raw's readers ask
+	// for 64 KB or more while data flows, and so does this.
+	t.ReadBufferSize = 64 << 10
 	if c.ProxyURL != "" {
 		p, err := url.Parse(c.ProxyURL)
 		if err != nil || p.Host == "" {

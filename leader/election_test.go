@@ -9,10 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease"
 	"github.com/listwatch/listwatch/internal/testwait"
-	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // Three candidates start at once: they race to create the lease (two get
@@ -36,12 +35,12 @@ func TestThreeCandidatesOneLeader(t *testing.T) {
 	for range 3 {
 		assert.Equal(t, lead[0], testwait.Recv(t, seen, "a candidate to report the leader"), "every candidate reports the one leader")
 	}
-	assert.Empty(t, h.Log.Lines(slog.LevelInfo), "healthy candidates log nothing above Debug (decision 29)")
+	assert.Empty(t, h.Log.Lines(slog.LevelInfo), "healthy candidates log nothing above Debug (decision 25)")
 }
 
 // A leader cut off from the server steps down RenewDeadline after its last
 // renewal was sent; another candidate takes over LeaseDuration after it
-// last saw the lease change, so the two terms never overlap (decision 19:
+// last saw the lease change, so the two terms never overlap (decision 16:
 // the deadline counts from the send of the last successful renewal, and b
 // retries the moment its observed lease expires).
 func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
@@ -74,7 +73,7 @@ func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
 
 // A renewal that hangs (a slow server) does not extend leadership: the
 // watchdog ends it at the deadline and the hung request is cancelled
-// (decision 19).
+// (decision 16).
 func TestSlowRenewalStepsDown(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
@@ -172,9 +171,7 @@ func TestExpiryIgnoresRecordedTimes(t *testing.T) {
 func writeLease(t *testing.T, h *harness, rec Record) {
 	t.Helper()
 	l := lease.Lease{Name: "lock"}
-	if data, err := h.Server.Get(watchtest.Leases, "ns", "lock"); err == nil {
-		cur, err := raw.NewObject(data)
-		require.NoError(t, err)
+	if cur, err := h.Server.Get(watchtest.Leases, "ns", "lock"); err == nil {
 		_, err = h.Server.Update(watchtest.Leases, l.Encode(cur, rec))
 		require.NoError(t, err)
 		return
@@ -188,7 +185,7 @@ func writeLease(t *testing.T, h *harness, rec Record) {
 // process paused once its request was out) does not make a leader: by
 // then another candidate may have seen the take, waited LeaseDuration,
 // and taken the lease itself.
-// Decision 19.
+// Decision 16.
 func TestLateTakeDoesNotLead(t *testing.T) {
 	h := newHarness(t)
 	b := h.add("b", nil)
@@ -219,7 +216,7 @@ func TestLateTakeDoesNotLead(t *testing.T) {
 // reply not yet back) still releases the lease: the renewal moved the
 // resourceVersion on, so the release reads the lease again rather than
 // giving up on a 409 and leaving the others to wait LeaseDuration.
-// Decision 19.
+// Decision 16.
 func TestReleaseAfterRenewalInFlight(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", func(c *Config) { c.ReleaseOnCancel = true })
@@ -241,7 +238,7 @@ func TestReleaseAfterRenewalInFlight(t *testing.T) {
 // not free for the taking: a candidate that saw it held waits for it to
 // expire by its observation, as if it had not changed, and the leader,
 // renewing, creates it again meanwhile.
-// Decision 19.
+// Decision 16.
 func TestDeletedLeaseIsNotTakenFromLiveLeader(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)

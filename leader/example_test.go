@@ -6,16 +6,15 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/leader"
-	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 func Example() {
 	srv := watchtest.NewServer()
 	defer srv.Close()
-	srv.AddResource(watchtest.Leases)
+	srv.AddResource(watchtest.Leases, watchtest.Definition{})
 	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL})
 	if err != nil {
 		fmt.Println(err)
@@ -45,8 +44,7 @@ func Example() {
 		return
 	}
 	fmt.Println("run:", el.Run(ctx))
-	data, _ := srv.Get(watchtest.Leases, "default", "example")
-	lease, _ := raw.NewObject(data)
+	lease, _ := srv.Get(watchtest.Leases, "default", "example")
 	fmt.Printf("holder %q, leaseDurationSeconds %d\n",
 		lease.Get("spec.holderIdentity").String(), lease.Get("spec.leaseDurationSeconds").Int())
 	// Output:

@@ -8,10 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/tidwall/gjson"
 
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // Check fails only while a leader's OnStartedLeading goes on after its
@@ -55,7 +54,7 @@ func TestRecordFormat(t *testing.T) {
 	h.Settle()
 	raw, err := h.Server.Get(watchtest.Leases, "ns", "lock")
 	require.NoError(t, err)
-	spec := gjson.GetBytes(raw, "spec")
+	spec := raw.Get("spec")
 	assert.Equal(t, "2026-01-01T00:00:00.001234Z", spec.Get("renewTime").String())
 	assert.Equal(t, "2026-01-01T00:00:00.001234Z", spec.Get("acquireTime").String())
 	assert.Equal(t, "a", spec.Get("holderIdentity").String())

@@ -11,7 +11,7 @@ import (
 
 // A waiting candidate's retries are spread by JitterFactor: each wait is
 // RetryPeriod plus Jitter()·JitterFactor·RetryPeriod, so candidates that
-// started together do not hit the server together. Decision 19.
+// started together do not hit the server together. Decision 16.
 func TestRetryWaitsSpreadByJitterFactor(t *testing.T) {
 	h := newHarness(t)
 	h.add("a", nil)
@@ -35,7 +35,7 @@ func TestRetryWaitsSpreadByJitterFactor(t *testing.T) {
 // A renewal whose reply comes late moves the deadline to RenewDeadline
 // after the renewal was sent, not after the reply came: the others count
 // LeaseDuration from the write, which was no later than the send. Then
-// cut off, the leader steps down exactly then. Decision 19.
+// cut off, the leader steps down exactly then. Decision 16.
 func TestLateRenewalReplyCountsFromTheSend(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
@@ -60,7 +60,7 @@ func TestLateRenewalReplyCountsFromTheSend(t *testing.T) {
 
 // A renewal that finds another identity holding the lease, alive by this
 // candidate's observation (it changed just now), ends leadership at once,
-// not at the renew deadline. Decision 19.
+// not at the renew deadline. Decision 16.
 func TestRenewalFindingAnotherHolderStepsDownAtOnce(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)

@@ -11,18 +11,18 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // Without RBAC on leases the candidate says so at once, in one Error line
 // naming the lease, the namespace, the verb and the grant it needs; every
 // failed request reaches OnError; repeats are summarised every
 // SummaryEvery, not logged one by one; once RBAC is granted it says so at
-// Info and leads. Decision 29.
+// Info and leads. Decision 25.
 func TestForbiddenLeaseIsOneErrorLine(t *testing.T) {
 	h := newHarness(t)
 	h.Refuse = leasetest.Forbidden
@@ -67,7 +67,7 @@ func TestForbiddenLeaseIsOneErrorLine(t *testing.T) {
 // A server that does not serve leases will never elect anyone: its 404
 // names no lease, so discovery explains it as an unknown resource from the
 // first get, and Run returns an error wrapping ErrNotServed at once, after
-// one Error line. Decision 29.
+// one Error line. Decision 25.
 func TestLeasesNotServedEndsRun(t *testing.T) {
 	srv := watchtest.NewServer() // no leases
 	defer srv.Close()
@@ -97,7 +97,7 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 }
 
 // A request cut off by the end of Run's context is no failure: OnError
-// never hears of it, and nothing is logged above Debug. Decision 29.
+// never hears of it, and nothing is logged above Debug. Decision 25.
 func TestCancellationIsNotAnError(t *testing.T) {
 	h := newHarness(t)
 	var errs leasetest.Errors

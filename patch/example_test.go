@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/patch"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // A label set at the version read, an annotation applied, and the same
@@ -17,7 +17,7 @@ func Example() {
 	defer s.Close()
 	client, _ := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 	defer client.CloseIdleConnections()
-	cms := client.Resource(watchtest.ConfigMaps.In("ns"))
+	cms := client.Resource(watchtest.ConfigMaps).Namespace("ns")
 	ctx := context.Background()
 	cm, _ := cms.Create(ctx, []byte(`{"metadata":{"name":"settings"}}`))
 

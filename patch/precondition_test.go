@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/patch"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // A uid precondition refuses an object deleted and created again under the
@@ -24,7 +24,7 @@ func TestPreconditionsOnTheServer(t *testing.T) {
 	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 	require.NoError(t, err)
 	defer client.CloseIdleConnections()
-	cms := client.Resource(watchtest.ConfigMaps.In("ns"))
+	cms := client.Resource(watchtest.ConfigMaps).Namespace("ns")
 	ctx := context.Background()
 	old, err := cms.Create(ctx, []byte(`{"metadata":{"name":"a"}}`))
 	require.NoError(t, err)

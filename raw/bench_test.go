@@ -36,7 +36,7 @@ func (m cpuMeter) report(bytesPerOp int) {
 }
 
 // watchStream repeats the recorded pod frames (about 2 KB each) n times.
-func watchStream(b *testing.B, n int) (body []byte, events int) {
+func watchStream(b testing.TB, n int) (body []byte, events int) {
 	fx := fixtures.Load(b, "watch-from-rv.jsonl")
 	frames := bytes.Count(fx.Body, []byte("\n"))
 	return bytes.Repeat(fx.Body, n), n * frames

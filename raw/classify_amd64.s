@@ -103,25 +103,75 @@ TEXT ·classify(SB), NOSPLIT, $0-40
 	SHLQ $off, BX \
 	ORQ BX, DI
 
-// func classifyJSON(p *[64]byte) (quote, backslash, open, close, separator, space, control uint64)
-TEXT ·classifyJSON(SB), NOSPLIT, $0-64
+// jsonBytes holds the bytes classifyJSON compares with, 16 of each, so
+// that each is one load rather than three instructions per call.
+DATA jsonBytes<>+0x00(SB)/8, $0x2c2c2c2c2c2c2c2c // ','
+DATA jsonBytes<>+0x08(SB)/8, $0x2c2c2c2c2c2c2c2c
+DATA jsonBytes<>+0x10(SB)/8, $0x2222222222222222 // '"'
+DATA jsonBytes<>+0x18(SB)/8, $0x2222222222222222
+DATA jsonBytes<>+0x20(SB)/8, $0x5c5c5c5c5c5c5c5c // '\\'
+DATA jsonBytes<>+0x28(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA jsonBytes<>+0x30(SB)/8, $0x2020202020202020 // ' ', and the fold
+DATA jsonBytes<>+0x38(SB)/8, $0x2020202020202020
+DATA jsonBytes<>+0x40(SB)/8, $0x7b7b7b7b7b7b7b7b // '{'
+DATA jsonBytes<>+0x48(SB)/8, $0x7b7b7b7b7b7b7b7b
+DATA jsonBytes<>+0x50(SB)/8, $0x7d7d7d7d7d7d7d7d // '}'
+DATA jsonBytes<>+0x58(SB)/8, $0x7d7d7d7d7d7d7d7d
+DATA jsonBytes<>+0x60(SB)/8, $0x3a3a3a3a3a3a3a3a // ':'
+DATA jsonBytes<>+0x68(SB)/8, $0x3a3a3a3a3a3a3a3a
+DATA jsonBytes<>+0x70(SB)/8, $0x1f1f1f1f1f1f1f1f // the last control byte
+DATA jsonBytes<>+0x78(SB)/8, $0x1f1f1f1f1f1f1f1f
+GLOBL jsonBytes<>(SB), RODATA|NOPTR, $128
+
+// TOKENS0 is TOKENS for the first 16 bytes, whose bits need no shift
+// and start the masks.
+#define TOKENS0 \
+	MOVOU (SI), X0 \
+	MOVO X0, X1 \
+	PCMPEQB X8, X1 \
+	PMOVMSKB X1, AX \
+	MOVQ AX, R8 \
+	MOVO X0, X2 \
+	PCMPEQB X9, X2 \
+	PMOVMSKB X2, BX \
+	MOVQ BX, R9 \
+	MOVO X0, X3 \
+	PCMPEQB X10, X3 \
+	PMOVMSKB X3, CX \
+	MOVQ CX, R11 \
+	MOVO X0, X4 \
+	PMINUB X14, X4 \
+	PCMPEQB X0, X4 \
+	PMOVMSKB X4, DX \
+	MOVQ DX, R12 \
+	MOVO X0, X5 \
+	PCMPEQB X13, X5 \
+	MOVO X0, X6 \
+	PCMPEQB X7, X6 \
+	POR X6, X5 \
+	PMOVMSKB X5, AX \
+	MOVQ AX, R13 \
+	POR X10, X0 \
+	MOVO X0, X6 \
+	PCMPEQB X11, X6 \
+	PMOVMSKB X6, CX \
+	MOVQ CX, R10 \
+	PCMPEQB X12, X0 \
+	PMOVMSKB X0, BX \
+	MOVQ BX, DI
+
+// func classifyJSON(p *[64]byte) (quote, backslash, open, close, separator, space, control, quoted uint64)
+TEXT ·classifyJSON(SB), NOSPLIT, $0-72
 	MOVQ p+0(FP), SI
-	SPLAT(0x2c, X7)  // ','
-	SPLAT(0x22, X8)  // '"'
-	SPLAT(0x5c, X9)  // '\\'
-	SPLAT(0x20, X10) // ' ', and the fold
-	SPLAT(0x7b, X11) // '{'
-	SPLAT(0x7d, X12) // '}'
-	SPLAT(0x3a, X13) // ':'
-	SPLAT(0x1f, X14) // the last control byte
-	XORQ R8, R8
-	XORQ R9, R9
-	XORQ R10, R10
-	XORQ R11, R11
-	XORQ R12, R12
-	XORQ R13, R13
-	XORQ DI, DI
-	TOKENS(0)
+	MOVOU jsonBytes<>+0x00(SB), X7
+	MOVOU jsonBytes<>+0x10(SB), X8
+	MOVOU jsonBytes<>+0x20(SB), X9
+	MOVOU jsonBytes<>+0x30(SB), X10
+	MOVOU jsonBytes<>+0x40(SB), X11
+	MOVOU jsonBytes<>+0x50(SB), X12
+	MOVOU jsonBytes<>+0x60(SB), X13
+	MOVOU jsonBytes<>+0x70(SB), X14
+	TOKENS0
 	TOKENS(16)
 	TOKENS(32)
 	TOKENS(48)
@@ -132,6 +182,48 @@ TEXT ·classifyJSON(SB), NOSPLIT, $0-64
 	MOVQ R13, separator+40(FP)
 	MOVQ R11, space+48(FP)
 	MOVQ R12, control+56(FP)
+	// quoted: the prefix XOR of the quotes, a carry-less multiplication
+	// by all ones where the CPU has PCLMULQDQ, else shifts.
+	CMPB ·useCLMUL(SB), $0
+	JEQ shifts
+	MOVQ R8, X0
+	PCMPEQB X1, X1
+	PCLMULQDQ $0, X1, X0
+	MOVQ X0, quoted+64(FP)
+	RET
+shifts:
+	MOVQ R8, AX
+	MOVQ AX, BX
+	SHLQ $1, BX
+	XORQ BX, AX
+	MOVQ AX, BX
+	SHLQ $2, BX
+	XORQ BX, AX
+	MOVQ AX, BX
+	SHLQ $4, BX
+	XORQ BX, AX
+	MOVQ AX, BX
+	SHLQ $8, BX
+	XORQ BX, AX
+	MOVQ AX, BX
+	SHLQ $16, BX
+	XORQ BX, AX
+	MOVQ AX, BX
+	SHLQ $32, BX
+	XORQ BX, AX
+	MOVQ AX, quoted+64(FP)
+	RET
+
+// func hasCLMUL() bool
+//
+// hasCLMUL reports CPUID leaf 1's ECX bit 1, PCLMULQDQ.
+TEXT ·hasCLMUL(SB), NOSPLIT, $0-1
+	MOVL $1, AX
+	XORL CX, CX
+	CPUID
+	SHRL $1, CX
+	ANDL $1, CX
+	MOVB CX, ret+0(FP)
 	RET
 
 // func plainRun(p []byte) int

@@ -139,7 +139,7 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 	var openIn uint64   // 1 when it ended in an opening bracket
 	for i := 0; i < len(b); i += 64 {
 		p, valid := s.block(b, i)
-		quote, bs, open, close, sep, space, ctrl := classifyJSON((*[64]byte)(p[:64]))
+		quote, bs, open, close, sep, space, ctrl, inside := classifyJSON((*[64]byte)(p[:64]))
 		if quote|bs|ctrl|escIn == 0 && carry != 0 && valid == 64 {
 			// Inside one string throughout: a long one, whose plain bytes
 			// the next blocks need not classify.
@@ -150,8 +150,9 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 		if bs|escIn != 0 {
 			esc, escIn = escapes(bs, escIn)
 			quote &^= esc
+			inside = prefixXOR(quote)
 		}
-		inside := prefixXOR(quote) ^ carry
+		inside ^= carry
 		carry = uint64(int64(inside) >> 63)
 		ws := space | ctrl
 		open &^= inside
@@ -175,7 +176,7 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 		if how != tokensLeft {
 			lim &= 1<<stop - 1 // the bytes before the stop: held, past the end or after an error
 		}
-		if !s.checkStrings(b, i, inside, ctrl, esc, lim) {
+		if (ctrl|esc)&lim != 0 && !s.checkStrings(b, i, inside, ctrl, esc, lim) {
 			return i + stop, true // an error before the stop, if any, wins
 		}
 		switch how {

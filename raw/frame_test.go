@@ -224,3 +224,26 @@ func TestPlainRun(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyContainers: an empty object or array (one token of the
+// scanner's) and what follows it, wherever the 64-byte blocks and the
+// pieces cut them, get encoding/json.Valid's verdict, and a wrong
+// separator after one is reported where it is.
+func TestEmptyContainers(t *testing.T) {
+	shapes := []string{
+		`{"a":{},"b":[],"c":{}}`, `[{},[],{},[]]`, `[{}:1]`, `{"a":{}:1}`, `{"a":[]:}`,
+		`[{},]`, `[{},,1]`, `{"a":{},}`, `[{]]`, `[[},1]`, `{"a":{}}`, `[[]]`, `[{} , 1]`,
+		`{"a":{}` + "\n" + `,"b":1}`, `{"a":{},"b":{},"c":{}:}`,
+	}
+	for _, shape := range shapes {
+		for pad := range 130 {
+			data := []byte(`{"p":"` + strings.Repeat("x", pad) + `","v":` + shape + `}`)
+			want := json.Valid(data)
+			for _, sizes := range [][]int{{len(data)}, {pad + 8}, {pad + 9, 1}, {1}} {
+				require.Equal(t, want, frameVerdict(data, sizes), "%s in pieces of %v", data, sizes)
+			}
+		}
+	}
+	_, err := frames(t, [][]byte{[]byte(`{"a":{}:1}`)})
+	require.ErrorContains(t, err, `expected ',' or '}', found ':' at byte 7`)
+}

@@ -155,8 +155,9 @@ func classifyBoth(t *testing.T, data []byte) {
 				wantJSON[6] |= 1 << k
 			}
 		}
-		q, b, op, cl, sep, sp, ct := classifyJSON(p)
+		q, b, op, cl, sep, sp, ct, quoted := classifyJSON(p)
 		require.Equal(t, wantJSON, [7]uint64{q, b, op, cl, sep, sp, ct}, "classifyJSON %q", p)
+		require.Equal(t, prefixXOR(q), quoted, "classifyJSON's quoted %q", p)
 		q, b, op, cl, sep, sp, ct = classifyJSONWords(p)
 		require.Equal(t, wantJSON, [7]uint64{q, b, op, cl, sep, sp, ct}, "classifyJSONWords %q", p)
 	}

@@ -17,7 +17,16 @@ const DefaultMaxFrameSize = 64 << 20
 // no safe place to resume inside it.
 var ErrFrameTooLarge = errors.New("JSON value exceeds the frame size limit")
 
-const initialBufSize = 32 << 10
+// A watch's buffer starts at initialBufSize: most watches are quiet and
+// their events small. Once a read fills all the room it was offered, data
+// is flowing faster than it is taken in, and the buffer grows to
+// flowBufSize, so that every read after asks for at least readSize bytes:
+// fewer, larger reads, each a system call. List buffers start that large.
+const (
+	initialBufSize = 32 << 10
+	readSize       = 64 << 10
+	flowBufSize    = 2 * readSize
+)
 
 // freeBufs recycles list read buffers. A buffer never outlives the page that
 // used it: objects are copied out of it before it comes back here. Unlike a
@@ -32,7 +41,7 @@ func getBuf() []byte {
 	case b := <-freeBufs:
 		return b
 	default:
-		return make([]byte, initialBufSize)
+		return make([]byte, flowBufSize)
 	}
 }
 
@@ -60,6 +69,8 @@ type reader struct {
 	err    error // sticky error from src
 	sc     frameScanner
 	pooled bool // buf came from getBuf
+	// flowing is set when a read filled all the room it was offered.
+	flowing bool
 	// strExamined counts the bytes str has looked at, so that a test can
 	// check that a string spanning many reads is examined once.
 	strExamined int64
@@ -96,13 +107,17 @@ func (rd *reader) fromSource(err error) bool {
 func (rd *reader) offset() int64 { return rd.off + int64(rd.r) }
 
 // fill reads more bytes, keeping buf[r:w]. It makes room by shifting the
-// unread bytes to the front, and grows the buffer only when a single value
-// needs more space; want is the size of the value being assembled so far.
+// unread bytes to the front, and grows the buffer when a single value
+// needs more space (want is the size of the value being assembled so far)
+// or, once data flows, to offer each read readSize bytes.
 func (rd *reader) fill(want int) error {
 	if rd.err != nil {
 		return rd.err
 	}
-	if rd.r > 0 && (rd.w == len(rd.buf) || rd.r >= len(rd.buf)/2) {
+	if rd.flowing && len(rd.buf) < flowBufSize && rd.max >= flowBufSize {
+		rd.resize(flowBufSize)
+	}
+	if rd.r > 0 && (len(rd.buf)-rd.w < readSize || rd.r >= len(rd.buf)/2) {
 		n := copy(rd.buf, rd.buf[rd.r:rd.w])
 		rd.off += int64(rd.r)
 		rd.r, rd.w = 0, n
@@ -111,14 +126,13 @@ func (rd *reader) fill(want int) error {
 		if want >= rd.max {
 			return fmt.Errorf("%w (%d bytes)", ErrFrameTooLarge, rd.max)
 		}
-		size := min(max(2*len(rd.buf), initialBufSize), rd.max+1)
-		nb := make([]byte, size)
-		copy(nb, rd.buf[:rd.w])
-		rd.buf = nb
+		rd.resize(min(max(2*len(rd.buf), initialBufSize), rd.max+1))
 	}
 	for range 100 {
+		room := len(rd.buf) - rd.w
 		n, err := rd.src.Read(rd.buf[rd.w:])
 		rd.w += n
+		rd.flowing = n == room
 		if err != nil {
 			rd.err = err
 			if n > 0 {
@@ -132,6 +146,13 @@ func (rd *reader) fill(want int) error {
 	}
 	rd.err = io.ErrNoProgress
 	return rd.err
+}
+
+// resize moves the buffer's bytes to a new one of size bytes.
+func (rd *reader) resize(size int) {
+	nb := make([]byte, size)
+	copy(nb, rd.buf[:rd.w])
+	rd.buf = nb
 }
 
 // peek consumes whitespace and returns the next byte without consuming

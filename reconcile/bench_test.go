@@ -10,11 +10,11 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/ratelimit"
 	"github.com/listwatch/listwatch/reconcile"
 	"github.com/listwatch/listwatch/store"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // source returns a client of a server holding n configmaps.
@@ -31,7 +31,7 @@ func source(b *testing.B, n int) *httpwatch.ResourceClient {
 		b.Fatal(err)
 	}
 	b.Cleanup(client.CloseIdleConnections)
-	return client.Resource(watchtest.ConfigMaps.In(""))
+	return client.Resource(watchtest.ConfigMaps)
 }
 
 // reconcileNop reads the key's object from the cache, as a reconcile

@@ -29,9 +29,9 @@
 //
 // Differences from controller-runtime, on purpose (docs/behaviour.md):
 //   - A notification of an object at the resourceVersion last reconciled
-//     successfully is not reconciled again (decision 33); requeues, errors,
+//     successfully is not reconciled again (decision 29); requeues, errors,
 //     resyncs and watched objects still are.
 //   - Informers run while the replica follows, so a new leader starts on a
 //     warm cache; the queue exists only while leading and a gained
-//     leadership queues every cached key (decision 34).
+//     leadership queues every cached key (decision 30).
 package reconcile

@@ -7,9 +7,9 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/reconcile"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // A runner over the configmaps of a test server: each is reconciled once,
@@ -27,7 +27,7 @@ func Example() {
 	// not hangs.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cms := listwatch.NewInformer(client.Resource(watchtest.ConfigMaps.In("")), 0)
+	cms := listwatch.NewInformer(client.Resource(watchtest.ConfigMaps), 0)
 	done := make(chan string, 2)
 	r := reconcile.New(cms, func(ctx context.Context, key string) (reconcile.Result, error) {
 		done <- key

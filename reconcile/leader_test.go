@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/leader"
 	"github.com/listwatch/listwatch/reconcile"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 const heldLease = `{"metadata":{"name":"ctl","namespace":"ns"},"spec":{"holderIdentity":%q,"leaseDurationSeconds":15}}`
@@ -18,7 +18,7 @@ const heldLease = `{"metadata":{"name":"ctl","namespace":"ns"},"spec":{"holderId
 // A candidate reconciles nothing while another replica leads, though its
 // cache syncs; once it gains the lease it reconciles every cached key; when
 // it loses the lease mid-reconcile the reconcile's context is cancelled,
-// nothing more is reconciled, and Run returns leader.ErrLost (decision 34).
+// nothing more is reconciled, and Run returns leader.ErrLost (decision 30).
 func TestLeadingGainedAndLostMidReconcile(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.s.Create(watchtest.Leases, sprintf(heldLease, "other"))
@@ -32,7 +32,7 @@ func TestLeadingGainedAndLostMidReconcile(t *testing.T) {
 	r := f.runner(f.informer(watchtest.ConfigMaps), rec)
 	r.Logger = discard()
 	r.Election = &leader.Config{
-		Leases: f.client.Resource(watchtest.Leases.In("ns")), Name: "ctl", Identity: "me",
+		Leases: f.client.Resource(watchtest.Leases).Namespace("ns"), Name: "ctl", Identity: "me",
 		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
 		Jitter: func() float64 { return 0 }, Logger: discard(),
 	}
@@ -50,7 +50,7 @@ func TestLeadingGainedAndLostMidReconcile(t *testing.T) {
 	// Another replica takes the lease under us.
 	raw, err := f.s.Get(watchtest.Leases, "ns", "ctl")
 	require.NoError(t, err)
-	lease := string(raw)
+	lease := raw.String()
 	_, err = f.s.Update(watchtest.Leases, replaceHolder(t, lease, "other"))
 	require.NoError(t, err)
 	stepUntil(t, f.clk, time.Second, func() bool { return c.ctx.Err() != nil }, "the reconcile's context ends with the lease")

@@ -15,11 +15,11 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/ratelimit"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reconcile"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -40,18 +40,18 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	s := watchtest.NewServer()
 	t.Cleanup(s.Close)
-	s.AddResource(watchtest.Leases)
+	s.AddResource(watchtest.Leases, watchtest.Definition{})
 	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 	require.NoError(t, err)
 	t.Cleanup(client.CloseIdleConnections)
 	return &fixture{t: t, s: s, client: client, clk: clock.NewFake(time.Unix(0, 0))}
 }
 
-func (f *fixture) informer(r watchtest.Resource) *listwatch.Informer {
-	return listwatch.NewInformer(f.client.Resource(r.In("")), 0)
+func (f *fixture) informer(r httpwatch.Resource) *listwatch.Informer {
+	return listwatch.NewInformer(f.client.Resource(r), 0)
 }
 
-func (f *fixture) create(r watchtest.Resource, ns, name, extra string) string {
+func (f *fixture) create(r httpwatch.Resource, ns, name, extra string) string {
 	f.t.Helper()
 	b, err := f.s.Create(r, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q%s}}`, name, ns, extra))
 	require.NoError(f.t, err)
@@ -60,7 +60,7 @@ func (f *fixture) create(r watchtest.Resource, ns, name, extra string) string {
 	return o.ResourceVersion()
 }
 
-func (f *fixture) update(r watchtest.Resource, ns, name, extra string) string {
+func (f *fixture) update(r httpwatch.Resource, ns, name, extra string) string {
 	f.t.Helper()
 	b, err := f.s.Update(r, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q%s}}`, name, ns, extra))
 	require.NoError(f.t, err)

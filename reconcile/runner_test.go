@@ -13,14 +13,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/reconcile"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // Every cached key is reconciled once the caches sync; a change is
 // reconciled once more, and a notification of a version already
 // reconciled (here the informer's own initial add, racing the runner's
-// listing of the cache) is not: decision 33.
+// listing of the cache) is not: decision 29.
 func TestReconcilesEachChangeOnce(t *testing.T) {
 	f := newFixture(t)
 	f.create(watchtest.ConfigMaps, "ns", "a", "")
@@ -44,7 +44,7 @@ func TestReconcilesEachChangeOnce(t *testing.T) {
 // RequeueAfter reconciles the key again once that much time has passed on
 // the runner's clock, though its object did not change; a notification in
 // between of the version reconciled does not bring it forward.
-// Decision 33.
+// Decision 29.
 func TestRequeueAfter(t *testing.T) {
 	f := newFixture(t)
 	f.create(watchtest.ConfigMaps, "ns", "a", "")
@@ -73,7 +73,7 @@ func TestRequeueAfter(t *testing.T) {
 
 // A failing key backs off on its own, doubling from the limiter's base,
 // while another key is reconciled at once; a success forgets the failures.
-// Decision 33.
+// Decision 29.
 func TestBackoffPerKey(t *testing.T) {
 	f := newFixture(t)
 	f.create(watchtest.ConfigMaps, "ns", "bad", "")
@@ -163,7 +163,7 @@ func TestRequeueAfterSurvivesEarlierRetry(t *testing.T) {
 // On shutdown the runner takes no new keys, lets the workers finish the
 // queued ones, and, with a worker stuck past ShutdownTimeout, cancels its
 // context and returns ErrDrainTimeout naming the key; the informers stop.
-// Decision 34.
+// Decision 30.
 func TestDrainOnShutdownWithStuckWorker(t *testing.T) {
 	f := newFixture(t)
 	f.create(watchtest.ConfigMaps, "ns", "stuck", "")
@@ -271,7 +271,7 @@ func TestPanicIsRetried(t *testing.T) {
 
 // /readyz answers 503 until the caches sync, then 200; /livez 200 while
 // Run goes on, 503 once it failed.
-// Decision 34.
+// Decision 30.
 func TestHealthEndpoints(t *testing.T) {
 	f := newFixture(t)
 	inf := f.informer(watchtest.ConfigMaps)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/clock"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/reconcile"
 	"github.com/listwatch/listwatch/shard"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // Two runners with shard members split the keys: each key is reconciled
@@ -33,12 +33,12 @@ func TestShardedRunnersReconcileOwnKeys(t *testing.T) {
 	for _, id := range ids {
 		var inf *listwatch.Informer
 		m, err := shard.New(shard.Config{
-			Leases: f.client.Resource(watchtest.Leases.In("ns")), Group: "g", Identity: id,
+			Leases: f.client.Resource(watchtest.Leases).Namespace("ns"), Group: "g", Identity: id,
 			LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 100 * time.Millisecond,
 			OnChange: func([]string) { inf.Relist() }, Logger: discard(),
 		})
 		require.NoError(t, err)
-		inf = listwatch.NewInformer(m.Source(f.client.Resource(watchtest.ConfigMaps.In(""))), 0)
+		inf = listwatch.NewInformer(m.Source(f.client.Resource(watchtest.ConfigMaps)), 0)
 		r := reconcile.New(inf, func(_ context.Context, key string) (reconcile.Result, error) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/watchtest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -85,9 +85,7 @@ func (s *modelSink) state() map[string]string {
 
 func serverState(t *testing.T, s *watchtest.Server) map[string]string {
 	out := map[string]string{}
-	for _, data := range s.List(watchtest.Pods, "") {
-		o, err := raw.NewObject(data)
-		require.NoError(t, err)
+	for _, o := range s.List(watchtest.Pods, "") {
 		out[key(o)] = o.ResourceVersion()
 	}
 	return out

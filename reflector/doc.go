@@ -25,8 +25,10 @@
 // step and gets the next one and how long to wait before it; tests do the
 // same with any state they like.
 //
-// Run works on its own goroutine and, while a watch is open, one more that
-// reads it, so that a quiet watch does not delay a resync. Errors it
+// Run works on its own goroutine, one step at a time, reading the open
+// watch itself; while a watch with a deadline is open (a resync period, a
+// watch-list awaiting its end) one more goroutine reads it, so that a
+// quiet watch does not delay the deadline. Errors it
 // recovers from reach OnError as a *SyncError whose Op says what it was
 // doing; Stats counts lists, pages, watches, events and errors.
 package reflector

@@ -61,7 +61,7 @@ type SyncError struct {
 	// Routine marks an error that is part of normal operation: a watch cut
 	// by the network, a version expired (410) and relisted, a watch-list the
 	// server refused and a paged list replaced. Routine errors are logged at
-	// Debug, and waits never return them (decision 24).
+	// Debug, and waits never return them (decision 20).
 	Routine bool
 }
 
@@ -87,7 +87,7 @@ type counters struct {
 	lists, pages, items, watches, events, errors atomic.Int64
 }
 
-// report counts err, logs it as decision 24 says and hands it to OnError
+// report counts err, logs it as decision 20 says and hands it to OnError
 // as a *SyncError.
 func (r *Reflector) report(op Op, err error) {
 	r.reportAs(op, err, routine(op, err))
@@ -117,7 +117,7 @@ func (r *Reflector) retry(s *state, p phase, err error) time.Duration {
 		return min(se.RetryAfter, r.maxRetryAfter())
 	}
 	var d time.Duration
-	d, s.backoff = r.Backoff.step(s.backoff, r.Clock.Now(), r.Random())
+	d, s.backoff = r.Backoff.step(s.backoff, r.clock().Now(), r.random())
 	return d
 }
 

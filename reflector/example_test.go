@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // printSink prints what a reflector hands it and signals the first sync

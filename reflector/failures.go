@@ -12,7 +12,7 @@ import (
 )
 
 // A reflector retries every failure for ever, so the log must say what is
-// wrong once, loudly, and then stay readable (decision 24):
+// wrong once, loudly, and then stay readable (decision 20):
 //
 //   - the first occurrence of a failure (its operation and class, see
 //     failureKey) is logged at Warn, or at Error with what to do when
@@ -98,14 +98,14 @@ func keyOf(op Op, err error) failureKey {
 // logFailure writes what e deserves in the log, and nothing more.
 func (r *Reflector) logFailure(e *SyncError) {
 	if e.Routine {
-		r.Logger.Debug("reflector: routine error", r.attrs(e)...)
+		r.logger().Debug("reflector: routine error", r.attrs(e)...)
 		return
 	}
 	f := &r.failures
 	if f.runs == nil {
 		f.runs = map[failureKey]*failureRun{}
 	}
-	now := r.Clock.Now()
+	now := r.clock().Now()
 	k := keyOf(e.Op, e.Err)
 	run, seen := f.runs[k]
 	if !seen {
@@ -123,17 +123,17 @@ func (r *Reflector) logFailure(e *SyncError) {
 		if hint := r.hint(e); hint != "" {
 			attrs = append(attrs, "hint", hint)
 		}
-		r.Logger.Log(context.Background(), run.level, "reflector: "+e.Op.String()+" failed", attrs...)
+		r.logger().Log(context.Background(), run.level, "reflector: "+e.Op.String()+" failed", attrs...)
 		return
 	}
 	run.repeats++
 	run.last = e.Err
 	if now.Sub(run.lastLine) < repeatSummaryEvery {
-		r.Logger.Debug("reflector: failed again", r.attrs(e)...)
+		r.logger().Debug("reflector: failed again", r.attrs(e)...)
 		return
 	}
 	attrs := append(r.attrs(e), "repeats", run.repeats, "since", run.lastLine)
-	r.Logger.Log(context.Background(), run.level, fmt.Sprintf("reflector: %s failed %d more times since %s",
+	r.logger().Log(context.Background(), run.level, fmt.Sprintf("reflector: %s failed %d more times since %s",
 		e.Op, run.repeats, run.lastLine.Format(time.RFC3339)), attrs...)
 	run.repeats, run.lastLine = 0, now
 	f.logged = true
@@ -148,7 +148,7 @@ func (r *Reflector) recovered() {
 	if len(f.runs) == 0 {
 		return
 	}
-	now := r.Clock.Now()
+	now := r.clock().Now()
 	if f.logged {
 		failed := 0
 		var last error
@@ -159,7 +159,7 @@ func (r *Reflector) recovered() {
 				last, lastAt = run.last, run.lastLine
 			}
 		}
-		r.Logger.Info("reflector: recovered", "resource", r.Name,
+		r.logger().Info("reflector: recovered", "resource", r.Name,
 			"unreported_failures", failed, "last_error", last)
 		f.logged, f.announced = false, now
 	}

@@ -66,7 +66,7 @@ func loggedReflector(src *scriptSource) (*Reflector, *logLines, *clock.Fake) {
 	return r, logs, c
 }
 
-// decision 6, decision 24: every error reaches OnError; the first failure
+// decision 6, decision 20: every error reaches OnError; the first failure
 // of a kind is logged once, at Warn, or at
 // Error with what to do when retrying will not cure it; the line names the
 // resource, verb, path and the server's message. Routine errors stay at
@@ -129,7 +129,7 @@ func TestReflectorLogsEachFailureAtItsLevel(t *testing.T) {
 	}
 }
 
-// decision 24: a failure repeated on every retry is one line, then one
+// decision 20: a failure repeated on every retry is one line, then one
 // summary with its count per repeatSummaryEvery, then one Info line when
 // the reflector recovers; a watch-list the server refuses, replaced by a
 // paged list, is routine.
@@ -164,7 +164,7 @@ func TestReflectorSummarisesRepeatedFailures(t *testing.T) {
 	assert.True(t, strings.HasPrefix(lines[0], "ERROR reflector: list failed "), "a failure long after recovery is news again: %s", lines[0])
 }
 
-// decision 24: a failure that comes back soon after each recovery (a watch
+// decision 20: a failure that comes back soon after each recovery (a watch
 // failing every few seconds) adds no line until repeatSummaryEvery has
 // passed since its last one.
 func TestReflectorFlappingFailureDoesNotFlood(t *testing.T) {
@@ -183,7 +183,7 @@ func TestReflectorFlappingFailureDoesNotFlood(t *testing.T) {
 	assert.True(t, strings.HasPrefix(lines[3], "INFO reflector: recovered "), lines[3])
 }
 
-// decision 24: over a dead URL Run logs the failure once, however many
+// decision 20: over a dead URL Run logs the failure once, however many
 // times it retries, and the error reaches OnError every time.
 func TestReflectorRunDeadURLLogsOnce(t *testing.T) {
 	refused := fmt.Errorf("GET /api/v1/pods: %w", syscall.ECONNREFUSED)

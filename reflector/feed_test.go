@@ -82,7 +82,8 @@ func TestReflectorFeedModeFollowsDeadlines(t *testing.T) {
 			r.opened(ctx, cancel, &s, newWatcher(), false, tc.initial)
 			defer s.closeWatch()
 			require.NotNil(t, s.feed)
-			assert.Equal(t, tc.direct, s.feed.direct)
+			_, direct := s.feed.(*directFeed)
+			assert.Equal(t, tc.direct, direct)
 		})
 	}
 }

@@ -62,7 +62,7 @@ type WatchListReporter interface {
 //
 // Unlike client-go, every error, including those upstream only logs, reaches
 // OnError as a *SyncError (decision 6). The log says what is wrong once,
-// not once per retry (decision 24): the first failure of a kind at Warn,
+// not once per retry (decision 20): the first failure of a kind at Warn,
 // or at Error with what to do when retrying cannot cure it
 // (httpwatch.IsPermanent), repeats summarised with their count at most
 // every 5 minutes, a recovery at Info, routine errors (SyncError.Routine)
@@ -83,6 +83,9 @@ type Reflector struct {
 	// OnError sees every error the reflector recovers from.
 	OnError func(error)
 
+	// Clock, Logger and Random are the reflector's time, log and source of
+	// randomness; nil means the default New sets: clock.Real, slog.Default
+	// and math/rand/v2's Float64.
 	Clock  clock.Clock
 	Logger *slog.Logger
 	// Random returns numbers in [0, 1) for jitter and watch timeouts.
@@ -96,7 +99,7 @@ type Reflector struct {
 		rv string
 	}
 	stats counters
-	// failures is what the log has said about failures (decision 24);
+	// failures is what the log has said about failures (decision 20);
 	// only Run's goroutine touches it.
 	failures failures
 	relist   relistRequest
@@ -198,30 +201,26 @@ func (r *Reflector) Stats() Stats {
 // Run keeps the Sink in sync until ctx is done. It returns promptly after
 // cancellation, with every stream closed. Calling Run again returns at once.
 //
-// Run does its work on the calling goroutine. While a watch with a
-// deadline is open (a resync period, a watch-list awaiting its end) it
-// starts one more, to read it (see feed), and stops that one before
-// opening the next watch and before returning. Resync and the watch-list warnings
-// are deadlines of the loop, not goroutines of their own.
+// Run does its work on the calling goroutine, one step of the state machine
+// at a time. While a watch with a deadline is open (a resync period, a
+// watch-list awaiting its end) it starts one more, to read it (see feed),
+// and stops that one before opening the next watch and before returning.
+// Resync and the watch-list warnings are deadlines of the loop, not
+// goroutines of their own.
 func (r *Reflector) Run(ctx context.Context) {
 	if !r.started.CompareAndSwap(false, true) {
-		r.Logger.Warn("reflector already running", "resource", r.Name)
+		r.logger().Warn("reflector already running", "resource", r.Name)
 		return
 	}
 	s := r.initialState()
-	s.alarm = newAlarm(r.Clock)
+	s.alarm = newAlarm(r.clock())
 	defer s.alarm.stop()
 	published := s.lastRV
 	r.publish(published)
 	for {
 		var wait time.Duration
-		if s.phase == phaseStream && s.feed.direct {
-			// The hot path: an event of a watch with no deadline to arm.
-			wait = r.stream(ctx, &s)
-		} else {
-			s, wait = r.step(ctx, s)
-			s.alarm.set(s.deadline())
-		}
+		s, wait = r.step(ctx, s)
+		s.alarm.set(s.deadline())
 		if s.lastRV != published {
 			published = s.lastRV
 			r.publish(published)
@@ -236,9 +235,30 @@ func (r *Reflector) Run(ctx context.Context) {
 	}
 }
 
+func (r *Reflector) clock() clock.Clock {
+	if r.Clock == nil {
+		return clock.Real
+	}
+	return r.Clock
+}
+
+func (r *Reflector) logger() *slog.Logger {
+	if r.Logger == nil {
+		return slog.Default()
+	}
+	return r.Logger
+}
+
+func (r *Reflector) random() float64 {
+	if r.Random == nil {
+		return rand.Float64()
+	}
+	return r.Random()
+}
+
 // sleep waits d on the reflector's clock, or until ctx ends.
 func (r *Reflector) sleep(ctx context.Context, d time.Duration) {
-	t := r.Clock.NewTimer(d)
+	t := r.clock().NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C():

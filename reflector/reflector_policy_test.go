@@ -38,7 +38,7 @@ func (s *scriptSource) answers(st state) bool {
 	case phaseStream:
 		// The reader may have taken every step already; the state knows
 		// how many the loop has handled.
-		w, ok := st.feed.w.(interface{ scripted() int })
+		w, ok := watcherOf(st.feed).(interface{ scripted() int })
 		return !ok || st.events < w.scripted()
 	}
 	return true

@@ -330,7 +330,10 @@ func TestReflectorResync(t *testing.T) {
 	sink.mu.Lock()
 	assert.Equal(t, 1, sink.resyncs)
 	sink.mu.Unlock()
-	assert.Equal(t, "11", r.LastSyncResourceVersion())
+	// Stats count the list inside the step; the version is published when
+	// the step returns, so it is awaited, not read at once.
+	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "11" }, 10*time.Second, time.Millisecond,
+		"the relist's version is published")
 }
 
 // conformance 18: an event carrying another kind of object (or a Table) is

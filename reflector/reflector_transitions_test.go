@@ -359,7 +359,7 @@ func TestReflectorTransitions(t *testing.T) {
 			from := started(tc.from)
 			next, wait := r.step(context.Background(), from)
 			if from.feed != nil && next.feed != from.feed {
-				assert.True(t, stopped(from.feed.w), "a watch left behind is stopped")
+				assert.True(t, stopped(watcherOf(from.feed)), "a watch left behind is stopped")
 			}
 			next.closeWatch()
 			assert.Equal(t, tc.want, next.phase, "next phase")
@@ -381,7 +381,7 @@ var errConnRefused = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallErro
 // streamOf is a state reading w, opened at t0, remembering m. Its reader
 // starts with started, so that a table of cases starts no goroutines.
 func streamOf(w *scriptWatcher, m memory) state {
-	return state{phase: phaseStream, memory: m, watching: watching{feed: &feed{w: w}, opened: t0}}
+	return state{phase: phaseStream, memory: m, watching: watching{feed: unstarted{w}, opened: t0}}
 }
 
 // initialOf is streamOf for a watch-list before its end bookmark.
@@ -392,13 +392,36 @@ func initialOf(w *scriptWatcher, m memory) state {
 	return s
 }
 
-// started starts the reader of a state made by streamOf.
+// unstarted is the feed of a state made by streamOf until started starts
+// the feed the reflector would.
+type unstarted struct{ w httpwatch.Watcher }
+
+func (unstarted) next(context.Context, <-chan time.Time) (reply, bool) {
+	panic("reflector test: feed not started")
+}
+
+func (unstarted) close() {}
+
+// started starts the feed of a state made by streamOf.
 func started(s state) state {
-	if s.feed != nil && s.feed.unhook == nil {
+	if u, ok := s.feed.(unstarted); ok {
 		ctx, cancel := context.WithCancel(context.Background())
-		s.feed = startFeed(ctx, cancel, s.feed.w, s.resyncAt.IsZero() && s.initial == nil)
+		s.feed = newFeed(ctx, cancel, u.w, s.resyncAt.IsZero() && s.initial == nil)
 	}
 	return s
+}
+
+// watcherOf returns the watcher f reads.
+func watcherOf(f feed) httpwatch.Watcher {
+	switch f := f.(type) {
+	case *directFeed:
+		return f.w
+	case *readAhead:
+		return f.w
+	case unstarted:
+		return f.w
+	}
+	return nil
 }
 
 // stopped reports whether w was stopped.

@@ -10,10 +10,10 @@ import (
 // (conformance 25) and a look at a watch-list still waiting for its end
 // bookmark (conformance 29).
 func (r *Reflector) due(s *state) time.Duration {
-	now := r.Clock.Now()
+	now := r.clock().Now()
 	if s.initial != nil && !now.Before(s.warnAt) {
 		if s.events == s.warnSeen {
-			r.Logger.Warn("watch-list: still waiting for the initial-events-end bookmark",
+			r.logger().Warn("watch-list: still waiting for the initial-events-end bookmark",
 				"resource", r.Name, "quiet", initialWait)
 		}
 		s.warnAt, s.warnSeen = now.Add(initialWait), s.events

@@ -67,7 +67,7 @@ type window struct{ first, last time.Time }
 
 // watching is the open watch of phaseStream; the zero value elsewhere.
 type watching struct {
-	feed   *feed // the watcher and its reader
+	feed   feed // the watcher and whatever reads it
 	opened time.Time
 	events int // events read, bookmarks and dropped ones included
 	// fromAny is set for a watch started at "" or "0": its synthetic ADDED
@@ -105,7 +105,7 @@ func (s *state) deadline() time.Time {
 	return d
 }
 
-// closeWatch stops the open watch, if any, and waits for its reader.
+// closeWatch stops the open watch, if any, and waits for whatever reads it.
 func (s *state) closeWatch() {
 	if s.feed != nil {
 		s.feed.close()
@@ -118,7 +118,7 @@ func (r *Reflector) initialState() state {
 	s := state{phase: phaseStart}
 	s.lastRV = r.ResourceVersion
 	if r.ResyncPeriod > 0 {
-		s.resyncAt = r.Clock.Now().Add(r.ResyncPeriod)
+		s.resyncAt = r.clock().Now().Add(r.ResyncPeriod)
 	}
 	return s
 }

@@ -19,31 +19,20 @@ import (
 func (r *Reflector) stream(ctx context.Context, s *state) time.Duration {
 	// A flood of events must not hold off a deadline, nor must the order
 	// in which select picks ready cases.
-	if d := s.deadline(); !d.IsZero() && !r.Clock.Now().Before(d) {
+	if d := s.deadline(); !d.IsZero() && !r.clock().Now().Before(d) {
 		return r.due(s)
 	}
-	var rep reply
-	ok := false
-	if s.feed.direct {
-		rep.ev, rep.err = s.feed.w.Next()
-		ok = true
-	} else {
-		rep, ok = s.feed.take()
-	}
-	for !ok {
-		select {
-		case <-s.feed.ready:
-			rep, ok = s.feed.take() // may find nothing: the token can be stale
-		case <-s.alarm.c():
-			s.alarm.rang()
-			return r.due(s)
-		case <-ctx.Done():
+	rep, ok := s.feed.next(ctx, s.alarm.c())
+	if !ok {
+		if ctx.Err() != nil {
 			s.closeWatch()
-			s.enter(phaseWatch)
+			s.enter(phaseWatch) // Run returns
 			return 0
 		}
+		s.alarm.rang()
+		return r.due(s)
 	}
-	if rep.err != nil || rep.ev.Type == httpwatch.Error {
+	if rep.end() {
 		s.closeWatch()
 		if ctx.Err() != nil {
 			s.enter(phaseWatch) // ended by the cancellation: Run returns
@@ -158,7 +147,7 @@ func (r *Reflector) watchEnded(s *state, err error) time.Duration {
 		s.enter(phaseList) // conformance 30
 		return 0
 	}
-	if s.events == 0 && r.Clock.Since(s.opened) < time.Second {
+	if s.events == 0 && r.clock().Since(s.opened) < time.Second {
 		r.report(OpWatch, ErrVeryShortWatch)
 		return r.retry(s, phaseStart, ErrVeryShortWatch) // conformance 21
 	}
@@ -202,7 +191,7 @@ func (r *Reflector) retryInternalError(m *memory) bool {
 	if r.MaxInternalErrorRetryDuration <= 0 {
 		return false
 	}
-	now := r.Clock.Now()
+	now := r.clock().Now()
 	if now.Sub(m.internal.last) >= internalErrorQuiet {
 		m.internal.first = now
 	}

@@ -9,12 +9,12 @@ import (
 
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/store"
+	"github.com/listwatch/listwatch/watchtest"
 	"github.com/tidwall/gjson"
 )
 

@@ -7,15 +7,15 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/shard"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 func Example() {
 	srv := watchtest.NewServer()
 	defer srv.Close()
-	srv.AddResource(watchtest.Leases)
+	srv.AddResource(watchtest.Leases, watchtest.Definition{})
 	for _, name := range []string{"a", "b", "c"} {
 		srv.Create(watchtest.ConfigMaps, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns"}}`, name))
 	}

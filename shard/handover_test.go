@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // Three members starting at once settle on one ring: every key is processed
@@ -37,12 +37,12 @@ func TestThreeMembersSplitKeys(t *testing.T) {
 	settled := len(h.grants)
 	h.Step(time.Minute, testRetry)
 	assert.Len(t, h.grants, settled, "a stable ring never moves a key")
-	assert.Empty(t, h.Log.Lines(slog.LevelInfo), "healthy members log nothing above Debug (decision 29)")
+	assert.Empty(t, h.Log.Lines(slog.LevelInfo), "healthy members log nothing above Debug (decision 25)")
 }
 
 // A member joining takes the keys rendezvous hashing gives it, each only
 // after the member losing it let go, within two rounds; no other key moves.
-// Decision 22.
+// Decision 18.
 func TestJoinMovesKeysAfterLoserLetsGo(t *testing.T) {
 	h := newHarness(t)
 	h.add("a", nil)
@@ -95,7 +95,7 @@ func TestLeaveHandsOverWithinARound(t *testing.T) {
 // keeps its keys until its lease expires by the others' observation: they
 // move no earlier than LeaseDuration and no later than LeaseDuration +
 // RetryPeriod after its last renewal.
-// Decision 22.
+// Decision 18.
 func TestDeadMemberKeysMoveWithinBound(t *testing.T) {
 	h := newHarness(t)
 	h.add("a", nil)
@@ -121,7 +121,7 @@ func TestDeadMemberKeysMoveWithinBound(t *testing.T) {
 // long) keeps it: the gainer does not start on it, nor on any key the busy
 // member loses, until the busy member has finished and published its
 // acknowledgement; then the gainer starts within a round.
-// Decision 22.
+// Decision 18.
 func TestPausedReconcileHoldsHandover(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
@@ -163,7 +163,7 @@ func TestPausedReconcileHoldsHandover(t *testing.T) {
 // RenewDeadline) the contexts of its reconciles were cancelled with
 // ErrOverdue, so when it resumes, the work it was on knows to stop; it
 // re-joins and gets its keys back only after the others let go.
-// Decision 22.
+// Decision 18.
 func TestFrozenMemberKeysMoveAfterExpiry(t *testing.T) {
 	h := newHarness(t)
 	h.add("a", nil)
@@ -214,7 +214,7 @@ func withoutHolder(m map[string]string, id string) map[string]string {
 // at once (a restarted pod). While a cannot tell which set the others
 // read, it must not take back the keys it gave up: c, reading {a,b,c} in
 // a's lease, takes them.
-// Decision 22.
+// Decision 18.
 func TestLostReplyDoesNotHandKeysTwice(t *testing.T) {
 	h := newHarness(t)
 	a := h.add("a", nil)
@@ -252,7 +252,7 @@ func TestLostReplyDoesNotHandKeysTwice(t *testing.T) {
 // not free its keys: the others keep its claim and count it live until
 // the lease would have expired by their observation, and it creates its
 // lease again at its next round.
-// Decision 22.
+// Decision 18.
 func TestDeletedLeaseKeepsClaims(t *testing.T) {
 	h := newHarness(t)
 	h.add("a", nil)

@@ -20,7 +20,7 @@ import (
 // The exact key → owner mapping is part of the protocol: during a rolling
 // upgrade replicas of two versions must compute the same owner from the
 // same members, or a key is processed twice. Any change to the hash fails
-// here. Decision 22.
+// here. Decision 18.
 func TestOwnerGolden(t *testing.T) {
 	for _, tc := range []struct {
 		members []string
@@ -59,7 +59,7 @@ func (h *harness) holderAndRenewal(id string) (string, time.Time) {
 // A member stopped while its workers hold keys keeps its lease (the others
 // must not take those keys) until the workers release them, then gives it
 // up; if they still hold keys RenewDeadline after its last renewal, Run
-// returns "keys still held" and leaves the lease to expire. Decision 22.
+// returns "keys still held" and leaves the lease to expire. Decision 18.
 func TestStopWaitsForHeldKeys(t *testing.T) {
 	t.Run("released in time", func(t *testing.T) {
 		h := newHarness(t)
@@ -119,7 +119,7 @@ func (s eventSource) Watch(context.Context, httpwatch.ListOptions) (httpwatch.Wa
 
 // Source's watches skip every event of another member's object, deletions
 // included (a deletion passed on would reach handlers for an object the
-// cache never held), and pass bookmarks. Decision 22.
+// cache never held), and pass bookmarks. Decision 18.
 func TestSourceSkipsOtherMembersEvents(t *testing.T) {
 	m := &Member{cfg: Config{Identity: "a"}, view: []string{"a", "b"}}
 	obj := func(name string) *raw.Object {

@@ -11,10 +11,10 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // Without RBAC on leases a member says so at once, in one Error line
@@ -22,7 +22,7 @@ import (
 // renewal and its read of the group fail alike: one cure, one line); every
 // failed request reaches OnError; nothing more is logged while it goes
 // on; no key is handed out; once RBAC is granted it says so at Info and
-// takes its keys. Decision 29.
+// takes its keys. Decision 25.
 func TestForbiddenLeaseIsOneErrorLine(t *testing.T) {
 	h := newHarness(t)
 	h.Refuse = leasetest.Forbidden
@@ -95,7 +95,7 @@ func runMember(t *testing.T, m *Member) (wait func() error) {
 // A server that does not serve leases (404 on the collection) can never
 // give the member keys: Run returns an error wrapping ErrNotServed at
 // once, after one Error line, and a waiting Acquire gets ErrStopped.
-// Decisions 29 and 30.
+// Decisions 25 and 26.
 func TestLeasesNotServedEndsRun(t *testing.T) {
 	srv := watchtest.NewServer() // no leases
 	t.Cleanup(srv.Close)
@@ -122,11 +122,11 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 
 // Before its first round a member knows of no owner for any key: Acquire
 // waits rather than calling the key another member's (ErrNotOwned), and
-// gets the key once the member has joined. Decision 30.
+// gets the key once the member has joined. Decision 26.
 func TestAcquireBeforeFirstRoundWaits(t *testing.T) {
 	srv := watchtest.NewServer()
 	t.Cleanup(srv.Close) // after the member's
-	srv.AddResource(watchtest.Leases)
+	srv.AddResource(watchtest.Leases, watchtest.Definition{})
 	m, _ := testMember(t, srv, nil)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -151,7 +151,7 @@ func TestAcquireBeforeFirstRoundWaits(t *testing.T) {
 }
 
 // A request cut off by the end of Run's context is no failure: OnError
-// never hears of it, and nothing is logged above Debug. Decision 29.
+// never hears of it, and nothing is logged above Debug. Decision 25.
 func TestCancellationIsNotAnError(t *testing.T) {
 	h := newHarness(t)
 	var errs leasetest.Errors

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/examples/internal/clitest"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

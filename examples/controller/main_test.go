@@ -12,9 +12,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/examples/internal/clitest"
-	"github.com/listwatch/listwatch/examples/internal/demo"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -24,8 +23,8 @@ func configMapServer(t *testing.T, names ...string) *watchtest.Server {
 	t.Helper()
 	s := watchtest.NewServer()
 	t.Cleanup(s.Close)
-	s.AddResource(watchtest.Leases)
-	s.AddResource(demo.Events)
+	s.AddResource(watchtest.Leases, watchtest.Definition{})
+	s.AddResource(watchtest.Events, watchtest.Definition{})
 	for _, n := range names {
 		_, err := s.Create(watchtest.ConfigMaps, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns"},"data":{"a":"1"}}`, n))
 		require.NoError(t, err)
@@ -35,9 +34,7 @@ func configMapServer(t *testing.T, names ...string) *watchtest.Server {
 
 func get(t *testing.T, s *watchtest.Server, name string) *raw.Object {
 	t.Helper()
-	b, err := s.Get(watchtest.ConfigMaps, "ns", name)
-	require.NoError(t, err)
-	o, err := raw.NewObject(b)
+	o, err := s.Get(watchtest.ConfigMaps, "ns", name)
 	require.NoError(t, err)
 	return o
 }
@@ -45,9 +42,8 @@ func get(t *testing.T, s *watchtest.Server, name string) *raw.Object {
 // reasons returns the reasons of the Events about name, with their counts.
 func reasons(s *watchtest.Server, name string) map[string]int64 {
 	out := map[string]int64{}
-	for _, b := range s.List(demo.Events, "ns") {
-		o, err := raw.NewObject(b)
-		if err == nil && o.Get("regarding.name").String() == name {
+	for _, o := range s.List(watchtest.Events, "ns") {
+		if o.Get("regarding.name").String() == name {
 			out[o.Get("reason").String()] += max(1, o.Get("series.count").Int())
 		}
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/examples/internal/clitest"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/shard"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // fastLeases: renewed every 400 ms, given up after 2 s.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/listwatch/listwatch/examples/internal/clitest"
 	"github.com/listwatch/listwatch/examples/internal/demo"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -10,9 +10,9 @@ import (
 	"github.com/listwatch/listwatch/examples/internal/cli"
 	"github.com/listwatch/listwatch/examples/internal/demo"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/ratelimit"
 	"github.com/listwatch/listwatch/shard"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // env is what every way of running the controller shares.
@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer client.CloseIdleConnections()
 	if world.Server != nil {
-		world.Server.AddResource(watchtest.Leases)
+		world.Server.AddResource(watchtest.Leases, watchtest.Definition{})
 	}
 	e := &env{o: o, client: client, host: cfg.Host, where: where, world: world, stdout: stdout, stderr: stderr}
 	switch {

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/examples/internal/clitest"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/shard"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 var fastLeases = []string{"--lease-duration", "3s", "--renew-deadline", "2s", "--retry-period", "500ms"}
@@ -22,7 +22,7 @@ func configMapServer(t *testing.T, names ...string) *watchtest.Server {
 	t.Helper()
 	s := watchtest.NewServer()
 	t.Cleanup(s.Close)
-	s.AddResource(watchtest.Leases)
+	s.AddResource(watchtest.Leases, watchtest.Definition{})
 	for _, n := range names {
 		_, err := s.Create(watchtest.ConfigMaps, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns"}}`, n))
 		require.NoError(t, err)
@@ -112,5 +112,5 @@ func TestLeaderElectExitsWhenControllerFails(t *testing.T) {
 	require.NoError(t, ctx.Err(), "returned on the controller's failure, not at the deadline")
 	raw, err := s.Get(watchtest.Leases, "default", "listwatch-controller")
 	require.NoError(t, err)
-	assert.NotContains(t, string(raw), `"holderIdentity"`, "lease released")
+	assert.NotContains(t, raw.String(), `"holderIdentity"`, "lease released")
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/examples/internal/demo"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 const demoCount = 30

@@ -27,7 +27,7 @@ func statusError(verb string, code int, reason string) error {
 // The Reporter's rules, one failure at a time: lost races at Debug only,
 // cancellation not at all, the first of each distinct failure at Warn or
 // (permanent) Error, repeats counted into the next line, the recovery once
-// at Info. Decision 29.
+// at Info. Decision 25.
 func TestReporterLogsEachFailureOnce(t *testing.T) {
 	logger, log := leasetest.NewLogger()
 	clk := clock.NewFake(time.Unix(0, 0))

@@ -12,9 +12,9 @@ import (
 	"github.com/listwatch/listwatch/examples/internal/cli"
 	"github.com/listwatch/listwatch/examples/internal/clitest"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // podInformer returns an informer of the server's pods.

@@ -6,11 +6,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/watchtest"
 )
-
-// Events is events.k8s.io/v1 Event, which ConfigMapWorld serves.
-var Events = watchtest.Resource{Group: "events.k8s.io", Version: "v1", Resource: "events", Kind: "Event", Namespaced: true, BuiltIn: true}
 
 // ConfigMapWorld is a Setup for a controller of configmaps: it serves
 // leases and events too, creates n configmaps spread over Namespaces
@@ -18,8 +15,8 @@ var Events = watchtest.Resource{Group: "events.k8s.io", Version: "v1", Resource:
 // interval with new data and no labels, now and then adding a new one.
 func ConfigMapWorld(ctx context.Context, n int, every time.Duration) func(*Server) error {
 	return func(s *Server) error {
-		s.AddResource(watchtest.Leases)
-		s.AddResource(Events)
+		s.AddResource(watchtest.Leases, watchtest.Definition{})
+		s.AddResource(watchtest.Events, watchtest.Definition{})
 		for i := range n {
 			if _, err := s.Create(watchtest.ConfigMaps, configMap(i, 0)); err != nil {
 				return err

@@ -9,10 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/tidwall/gjson"
 
 	"github.com/listwatch/listwatch/examples/internal/demo"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // A Pod is served in the shape of a real pod: containers and their
@@ -37,14 +36,14 @@ func TestPodShape(t *testing.T) {
 		"status.containerStatuses.#.ready":        `[true,true]`,
 		"spec.containers.0.image":                 `"nginx:1.27"`,
 	} {
-		assert.JSONEq(t, want, gjson.GetBytes(a, path).Raw, path)
+		assert.JSONEq(t, want, a.Get(path).Raw, path)
 	}
 
 	b, err := s.Get(watchtest.Pods, "shop", "b")
 	require.NoError(t, err)
-	assert.False(t, gjson.GetBytes(b, "metadata.managedFields").Exists(), "no Manager, no managedFields")
-	assert.False(t, gjson.GetBytes(b, "metadata.labels").Exists())
-	assert.Equal(t, int64(1), gjson.GetBytes(b, "spec.containers.#").Int(), "a pod has at least one container")
+	assert.False(t, b.Get("metadata.managedFields").Exists(), "no Manager, no managedFields")
+	assert.False(t, b.Get("metadata.labels").Exists())
+	assert.Equal(t, int64(1), b.Get("spec.containers.#").Int(), "a pod has at least one container")
 }
 
 func TestPodChanges(t *testing.T) {
@@ -57,7 +56,7 @@ func TestPodChanges(t *testing.T) {
 	require.NoError(t, s.UpdatePod(p))
 	got, err := s.Get(watchtest.Pods, "shop", "a")
 	require.NoError(t, err)
-	assert.Equal(t, "Running", gjson.GetBytes(got, "status.phase").String())
+	assert.Equal(t, "Running", got.Get("status.phase").String())
 
 	require.NoError(t, s.DeletePod("shop", "a"))
 	assert.ErrorIs(t, s.DeletePod("shop", "a"), watchtest.ErrNotFound)
@@ -125,6 +124,6 @@ func ExampleNewServer() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(gjson.GetBytes(pod, "status.phase"), gjson.GetBytes(pod, "metadata.managedFields.#"))
+	fmt.Println(pod.Get("status.phase"), pod.Get("metadata.managedFields.#"))
 	// Output: Running 1
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/examples/internal/cli"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // Server is a running watchtest.Server with the pod changes of Churn.

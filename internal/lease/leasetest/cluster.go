@@ -13,10 +13,10 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/httpwatch/watchtest"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // Namespace holds the leases of a Cluster; Resource addresses them.
@@ -54,7 +54,7 @@ type Cluster struct {
 // NewCluster starts a server serving leases; the clock reads 2026-01-01.
 func NewCluster(t *testing.T) *Cluster {
 	srv := watchtest.NewServer()
-	srv.AddResource(watchtest.Leases)
+	srv.AddResource(watchtest.Leases, watchtest.Definition{})
 	t.Cleanup(srv.Close)
 	logger, log := NewLogger()
 	return &Cluster{T: t, Server: srv, Clock: clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), Logger: logger, Log: log}
@@ -157,9 +157,7 @@ func (c *Cluster) ReleaseHeld(p *Partition) {
 // Lease reads the lease name as the server holds it.
 func (c *Cluster) Lease(name string) *raw.Object {
 	c.T.Helper()
-	data, err := c.Server.Get(watchtest.Leases, Namespace, name)
-	require.NoError(c.T, err)
-	o, err := raw.NewObject(data)
+	o, err := c.Server.Get(watchtest.Leases, Namespace, name)
 	require.NoError(c.T, err)
 	return o
 }

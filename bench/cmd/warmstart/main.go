@@ -1,0 +1,164 @@
+// Command warmstart measures listwatch's warm start (issue 29) against a
+// cold start on the benchmark's fakeapi: an informer of every pod syncs by
+// a paged list and stops, saving its snapshot; a second one starts from it.
+// It prints one JSON line: for each start the time to first-ready (cold:
+// synced; warm: the snapshot in the cache, its adds handed to the handler),
+// the time to synced, and the bytes the server sent; the snapshot's size
+// and the time the stop took to write it.
+//
+// fakeapi holds each watch's burst until triggered, so the resumed watch
+// carries no event and the warm start is confirmed by ConfirmAfter (1 s by
+// default; -confirm-after sets it): synced-ms shows that wait, first-ready
+// what an agent can read at once.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/snapshot"
+)
+
+// start is one start of an informer.
+type start struct {
+	FirstReadyMS float64 `json:"first_ready_ms"`
+	SyncedMS     float64 `json:"synced_ms"`
+	ServedBytes  int64   `json:"served_bytes"`
+	Objects      int     `json:"objects"`
+}
+
+type report struct {
+	Client        string  `json:"client"`
+	Cold          start   `json:"cold"`
+	Warm          start   `json:"warm"`
+	SnapshotBytes int64   `json:"snapshot_bytes"`
+	StopMS        float64 `json:"stop_and_save_ms"`
+}
+
+func main() {
+	host := flag.String("host", "http://127.0.0.1:18080", "fakeapi's URL")
+	confirm := flag.Duration("confirm-after", 0, "Snapshot.ConfirmAfter (0: the default)")
+	table := flag.Bool("table", false, "print a Markdown table of the JSON lines in the files named, medians per file, instead of measuring")
+	flag.Parse()
+	if *table {
+		if err := printTable(os.Stdout, flag.Args()); err != nil {
+			fmt.Fprintln(os.Stderr, "warmstart:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(*host, *confirm); err != nil {
+		fmt.Fprintln(os.Stderr, "warmstart:", err)
+		os.Exit(1)
+	}
+}
+
+func run(host string, confirm time.Duration) error {
+	dir, err := os.MkdirTemp("", "warmstart")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var served atomic.Int64
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: host, QPS: -1,
+		WrapTransport: func(rt http.RoundTripper) http.RoundTripper { return counting{rt, &served} }})
+	if err != nil {
+		return err
+	}
+	rep := report{Client: "listwatch warm start"}
+	opts := snapshot.Options{Dir: dir, ConfirmAfter: confirm}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	inf, stop := informer(client, opts)
+	if rep.Cold, err = measure(ctx, inf, &served, inf.Synced()); err != nil {
+		return fmt.Errorf("cold: %w", err)
+	}
+	t0 := time.Now()
+	stop()
+	rep.StopMS = ms(time.Since(t0))
+	if st, err := os.Stat(opts.Path(snapshot.Key{Resource: "pods.v1"})); err == nil {
+		rep.SnapshotBytes = st.Size()
+	}
+
+	inf, stop = informer(client, opts)
+	defer stop()
+	if rep.Warm, err = measure(ctx, inf, &served, inf.Loaded()); err != nil {
+		return fmt.Errorf("warm: %w", err)
+	}
+	if inf.Stats().Lists != 0 {
+		return fmt.Errorf("the warm start listed")
+	}
+	return json.NewEncoder(os.Stdout).Encode(rep)
+}
+
+// informer starts an informer of all pods with one counting handler.
+func informer(client *httpwatch.Client, opts snapshot.Options) (*listwatch.Informer, func()) {
+	inf := listwatch.NewInformer(client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), 0)
+	inf.Reflector.WatchList = false // as every client of the benchmark
+	inf.Snapshot = opts
+	inf.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	_, _ = inf.AddEventHandler(listwatch.HandlerFuncs{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inf.Run(ctx); close(done) }()
+	return inf, func() { cancel(); <-done }
+}
+
+// measure times one start from now: to ready, then to synced.
+func measure(ctx context.Context, inf *listwatch.Informer, served *atomic.Int64, ready <-chan struct{}) (start, error) {
+	served.Store(0)
+	t0 := time.Now()
+	var s start
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		return s, ctx.Err()
+	}
+	s.FirstReadyMS = ms(time.Since(t0))
+	if err := inf.WaitForSync(ctx); err != nil {
+		return s, err
+	}
+	s.SyncedMS = ms(time.Since(t0))
+	s.ServedBytes = served.Load()
+	s.Objects = inf.Stats().Objects
+	return s, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// counting counts the bytes of every response body.
+type counting struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (c counting) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(r)
+	if err == nil {
+		resp.Body = body{resp.Body, c.n}
+	}
+	return resp, err
+}
+
+type body struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b body) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}

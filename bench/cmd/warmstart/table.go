@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+)
+
+// printTable writes one row per file of reports: the median of each
+// figure over the file's lines.
+func printTable(w io.Writer, files []string) error {
+	fmt.Fprintln(w, "| pods | cold: synced | cold: bytes served | warm: first-ready | warm: synced | warm: bytes served | snapshot | stop and save |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	for _, name := range files {
+		reps, err := read(name)
+		if err != nil {
+			return err
+		}
+		if len(reps) == 0 {
+			continue
+		}
+		med := func(f func(report) float64) float64 {
+			v := make([]float64, len(reps))
+			for i, r := range reps {
+				v[i] = f(r)
+			}
+			slices.Sort(v)
+			return v[len(v)/2]
+		}
+		fmt.Fprintf(w, "| %d | %.0f ms | %.1f MB | %.0f ms | %.0f ms | %.0f B | %.1f MB | %.0f ms |\n",
+			reps[0].Cold.Objects,
+			med(func(r report) float64 { return r.Cold.SyncedMS }),
+			med(func(r report) float64 { return float64(r.Cold.ServedBytes) / 1e6 }),
+			med(func(r report) float64 { return r.Warm.FirstReadyMS }),
+			med(func(r report) float64 { return r.Warm.SyncedMS }),
+			med(func(r report) float64 { return float64(r.Warm.ServedBytes) }),
+			med(func(r report) float64 { return float64(r.SnapshotBytes) / 1e6 }),
+			med(func(r report) float64 { return r.StopMS }))
+	}
+	return nil
+}
+
+func read(name string) ([]report, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var reps []report
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r report
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		reps = append(reps, r)
+	}
+	return reps, sc.Err()
+}

@@ -1,0 +1,331 @@
+package listwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/processor"
+	"github.com/listwatch/listwatch/snapshot"
+	"github.com/listwatch/listwatch/store"
+)
+
+// warm is an informer's warm start (decision 32): the snapshot it
+// restored, the signals around it, and the snapshots it keeps.
+type warm struct {
+	opts snapshot.Options // with defaults; Dir "" when off
+	key  snapshot.Key
+	path string
+
+	restored  atomic.Bool   // the cache holds a snapshot the server has not confirmed
+	loaded    chan struct{} // closed once the cache holds a snapshot or a sync
+	confirmed chan struct{} // closed when a resumed watch confirms the snapshot
+	synced    chan struct{} // closed once HasSynced
+	once      struct{ loaded, confirmed, synced sync.Once }
+
+	savedRV string // the version last written or restored; Run's goroutines only, in turn
+	failing bool   // the last write failed (logged once)
+}
+
+func newWarm() warm {
+	return warm{loaded: make(chan struct{}), confirmed: make(chan struct{}), synced: make(chan struct{})}
+}
+
+func (w *warm) markLoaded()    { w.once.loaded.Do(func() { close(w.loaded) }) }
+func (w *warm) markConfirmed() { w.once.confirmed.Do(func() { close(w.confirmed) }) }
+func (w *warm) markSynced()    { w.once.synced.Do(func() { close(w.synced) }) }
+
+func (w *warm) isConfirmed() bool {
+	select {
+	case <-w.confirmed:
+		return true
+	default:
+		return false
+	}
+}
+
+// snapshotKey says what a snapshot of the informer's objects must match.
+func snapshotKey(source httpwatch.ListerWatcher, inf *Informer, o snapshot.Options) (snapshot.Key, error) {
+	key := snapshot.Key{LabelSelector: inf.Reflector.LabelSelector, FieldSelector: inf.Reflector.FieldSelector}
+	rc, ok := source.(*httpwatch.ResourceClient)
+	if !ok {
+		if o.Identity == "" {
+			return key, errors.New("the source is not a *httpwatch.ResourceClient: set Snapshot.Identity to say what its objects are")
+		}
+		key.Resource = inf.Reflector.Name
+		key.Shape = fmt.Sprintf("identity=%q", o.Identity)
+		return key, nil
+	}
+	if rc.Transform != nil && o.TransformVersion == "" {
+		return key, errors.New("the source has a Transform: set Snapshot.TransformVersion to name it")
+	}
+	var paths []string
+	if rc.Projection != nil {
+		paths = rc.Projection.Paths()
+	}
+	key.Server = rc.Server()
+	key.Resource = rc.Resource().String()
+	key.Namespace = rc.Resource().Namespace
+	key.Shape = fmt.Sprintf("metadataOnly=%t managedFields=%t projection=%q transform=%q identity=%q",
+		rc.MetadataOnly, rc.KeepManagedFields, paths, o.TransformVersion, o.Identity)
+	return key, nil
+}
+
+// startWarm takes the Snapshot options as Run starts, and restores a
+// snapshot that matches into the cache; inf.mu is held.
+func (inf *Informer) startWarm() {
+	o := inf.Snapshot.WithDefaults()
+	if o.Dir == "" {
+		return
+	}
+	r := inf.reflector
+	key, err := snapshotKey(r.Source, inf, o)
+	if err != nil {
+		inf.logger().Info("informer: no snapshots kept", "resource", inf.Reflector.Name, "reason", err.Error())
+		return
+	}
+	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
+		inf.logger().Warn("informer: no snapshots kept", "resource", inf.Reflector.Name, "err", err)
+		return
+	}
+	inf.warm.opts, inf.warm.key, inf.warm.path = o, key, o.Path(key)
+	snapshot.RemoveTemporary(inf.warm.path)
+	snap := inf.readSnapshot()
+	if snap == nil {
+		return
+	}
+	inf.warm.savedRV = snap.ResourceVersion
+	inf.warm.restored.Store(true)
+	inf.warm.markLoaded()
+	r.ResourceVersion = snap.ResourceVersion
+	r.Source = &confirmingSource{ListerWatcher: r.Source, rv: snap.ResourceVersion, inf: inf}
+}
+
+// readSnapshot reads the informer's snapshot and puts it in the cache,
+// handing each object to the handlers as an initial add. A snapshot that
+// cannot be used is logged and removed; nil then.
+func (inf *Informer) readSnapshot() *snapshot.Snapshot {
+	w := &inf.warm
+	log := inf.logger().With("resource", inf.Reflector.Name, "path", w.path)
+	snap, err := snapshot.ReadFile(w.path, w.key, w.opts.Limits)
+	if err == nil {
+		if age := inf.clock().Since(snap.Written); age > w.opts.MaxAge {
+			err = fmt.Errorf("%w: written %v ago, MaxAge %v", errTooOld, age.Round(time.Second), w.opts.MaxAge)
+		}
+	}
+	if err == nil {
+		err = inf.restore(snap)
+	}
+	switch {
+	case err == nil:
+		log.Debug("informer: restored snapshot", "objects", len(snap.Objects), "resourceVersion", snap.ResourceVersion)
+		return snap
+	case errors.Is(err, fs.ErrNotExist):
+		log.Debug("informer: no snapshot to restore")
+		return nil
+	case errors.Is(err, snapshot.ErrMismatch), errors.Is(err, snapshot.ErrVersion), errors.Is(err, errTooOld):
+		log.Info("informer: snapshot not used, listing instead", "reason", err.Error())
+	default:
+		log.Warn("informer: snapshot unreadable, removed; listing instead", "err", err)
+	}
+	if err := os.Remove(w.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		log.Warn("informer: remove unusable snapshot", "err", err)
+	}
+	return nil
+}
+
+var errTooOld = errors.New("snapshot too old")
+
+// restore fills the empty cache with snap's objects, after checking that
+// each has a key of its own, and tells the handlers.
+func (inf *Informer) restore(snap *snapshot.Snapshot) error {
+	seen := make(map[string]struct{}, len(snap.Objects))
+	for _, o := range snap.Objects {
+		key, err := store.MetaNamespaceKey(o)
+		if err != nil {
+			return fmt.Errorf("%w: %w", snapshot.ErrCorrupt, err)
+		}
+		if _, dup := seen[key]; dup {
+			return fmt.Errorf("%w: %s twice", snapshot.ErrCorrupt, key)
+		}
+		seen[key] = struct{}{}
+	}
+	for i, o := range snap.Objects {
+		if err := inf.indexer.Add(o); err != nil {
+			// An index function refused it: leave the cache as it was.
+			for _, added := range snap.Objects[:i] {
+				_ = inf.indexer.Delete(added)
+			}
+			return fmt.Errorf("%w: %w", snapshot.ErrCorrupt, err)
+		}
+	}
+	for _, o := range snap.Objects {
+		inf.processor.Distribute(processor.Added(o, true))
+	}
+	return nil
+}
+
+// runWarm closes the synced and loaded signals as the informer syncs, and
+// saves the cache every Interval until ctx ends.
+func (inf *Informer) runWarm(ctx context.Context) {
+	select {
+	case <-inf.fifo.Done():
+	case <-inf.warm.confirmed:
+	case <-ctx.Done():
+		if inf.HasSynced() { // both ready: Synced must not stay open
+			inf.warm.markSynced()
+			inf.warm.markLoaded()
+		}
+		return
+	}
+	inf.warm.restored.Store(false)
+	inf.warm.markSynced()
+	inf.warm.markLoaded()
+	if inf.warm.path == "" {
+		return
+	}
+	t := inf.clock().NewTimer(inf.warm.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			return
+		}
+		next := inf.warm.opts.Interval
+		if !inf.saveSnapshot() {
+			next = retryBusy // the queue was busy: try again soon
+		}
+		t.Reset(next)
+	}
+}
+
+// retryBusy is how soon a save put off by a busy queue is tried again.
+const retryBusy = time.Second
+
+// saveSnapshot writes the cache if its version moved since the last
+// write. It reports false when the queue held changes not yet applied, so
+// that no consistent version could be had.
+func (inf *Informer) saveSnapshot() bool {
+	w := &inf.warm
+	// Read first: the reflector queues every change up to this version
+	// before publishing it, so an idle queue below means all are applied.
+	rv := inf.reflector.LastSyncResourceVersion()
+	if rv == "" || rv == w.savedRV || !inf.HasSynced() {
+		return true
+	}
+	inf.mu.Lock()
+	objs, ok := inf.captureLocked()
+	inf.mu.Unlock()
+	if !ok {
+		return false
+	}
+	snap := &snapshot.Snapshot{Key: w.key, ResourceVersion: rv, Objects: objs, Written: inf.clock().Now()}
+	log := inf.logger().With("resource", inf.Reflector.Name, "path", w.path)
+	if err := snapshot.WriteFile(w.path, snap); err != nil {
+		if !w.failing {
+			log.Warn("informer: snapshot not saved; a restart will list", "err", err)
+		} else {
+			log.Debug("informer: snapshot not saved", "err", err)
+		}
+		w.failing = true
+		return true
+	}
+	if w.failing {
+		log.Info("informer: snapshot saved again")
+	}
+	w.failing = false
+	w.savedRV = rv
+	return true
+}
+
+// captureLocked copies the cache if it holds every change queued so far,
+// and so every change up to a version read before; inf.mu is held, so no
+// change can be applied until the caller lets go.
+func (inf *Informer) captureLocked() ([]*Object, bool) {
+	if !inf.fifo.Idle() {
+		return nil, false
+	}
+	return inf.indexer.List(), true // the objects are immutable: the list is the copy
+}
+
+// Restored reports whether the cache holds objects restored from a
+// snapshot that the server has not confirmed yet (decision 32): readable,
+// possibly behind the server. It turns false once HasSynced turns true.
+func (inf *Informer) Restored() bool { return inf.warm.restored.Load() && !inf.HasSynced() }
+
+// Loaded returns a channel closed once the cache is worth reading: a
+// snapshot was restored into it, or it synced. With a snapshot it closes
+// as Run starts, before the server answers, even if it never does.
+func (inf *Informer) Loaded() <-chan struct{} { return inf.warm.loaded }
+
+// confirmingSource is the informer's source while a restored snapshot
+// awaits confirmation: the watch that resumes from the snapshot's version
+// confirms it with its first event, or by staying open without an error
+// for ConfirmAfter.
+type confirmingSource struct {
+	httpwatch.ListerWatcher
+	rv  string
+	inf *Informer
+}
+
+// SupportsWatchList and Resource pass on what the source says, for the
+// reflector.
+func (s *confirmingSource) SupportsWatchList() bool {
+	wl, ok := s.ListerWatcher.(interface{ SupportsWatchList() bool })
+	return !ok || wl.SupportsWatchList()
+}
+
+func (s *confirmingSource) Resource() httpwatch.Resource {
+	if rs, ok := s.ListerWatcher.(interface{ Resource() httpwatch.Resource }); ok {
+		return rs.Resource()
+	}
+	return httpwatch.Resource{}
+}
+
+func (s *confirmingSource) Watch(ctx context.Context, opts httpwatch.ListOptions) (httpwatch.Watcher, error) {
+	w, err := s.ListerWatcher.Watch(ctx, opts)
+	if err != nil || opts.ResourceVersion != s.rv || opts.SendInitialEvents || s.inf.warm.isConfirmed() {
+		return w, err
+	}
+	cw := &confirmingWatcher{Watcher: w, warm: &s.inf.warm, done: make(chan struct{})}
+	t := s.inf.clock().NewTimer(s.inf.warm.opts.ConfirmAfter)
+	go func() {
+		defer t.Stop()
+		select {
+		case <-t.C():
+			cw.warm.markConfirmed()
+		case <-cw.done:
+		}
+	}()
+	return cw, nil
+}
+
+// confirmingWatcher confirms the snapshot with the first event that is not
+// an error; its timer's goroutine ends with that event, an error, or Stop.
+type confirmingWatcher struct {
+	httpwatch.Watcher
+	warm *warm
+	done chan struct{}
+	once sync.Once
+}
+
+func (w *confirmingWatcher) Next() (httpwatch.Event, error) {
+	ev, err := w.Watcher.Next()
+	if err == nil && ev.Type != httpwatch.Error {
+		w.warm.markConfirmed()
+	}
+	w.once.Do(func() { close(w.done) })
+	return ev, err
+}
+
+func (w *confirmingWatcher) Stop() {
+	w.once.Do(func() { close(w.done) })
+	w.Watcher.Stop()
+}

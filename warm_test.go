@@ -1,0 +1,443 @@
+package listwatch
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/snapshot"
+	"github.com/listwatch/listwatch/watchtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// warmRig is a fake server, a client of it, a snapshot directory and a
+// fake clock: what a process restarting on one node has.
+type warmRig struct {
+	s      *watchtest.Server
+	client *httpwatch.Client
+	dir    string
+	clock  *clock.Fake
+	names  map[string]string // pod name → resourceVersion at creation
+}
+
+func newWarmRig(t *testing.T, pods ...string) *warmRig {
+	t.Helper()
+	s := watchtest.NewServer()
+	t.Cleanup(s.Close)
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1})
+	require.NoError(t, err)
+	t.Cleanup(client.CloseIdleConnections)
+	r := &warmRig{s: s, client: client, dir: t.TempDir(), clock: clock.NewFake(time.Unix(1_000_000, 0)), names: map[string]string{}}
+	for _, name := range pods {
+		raw, err := s.Create(watchtest.Pods, podJSON(name, "1"))
+		require.NoError(t, err)
+		r.names[name] = rvOf(t, raw)
+	}
+	return r
+}
+
+// informer returns an informer of the rig's pods keeping snapshots.
+func (r *warmRig) informer(configure ...func(*Informer, *httpwatch.ResourceClient)) (*Informer, *levelLog) {
+	rc := r.client.Resource(podsRes)
+	inf := NewInformer(rc, 0)
+	inf.Reflector.WatchList = false
+	inf.Reflector.Backoff = reflector.Backoff{} // relist at once
+	inf.Clock = r.clock
+	inf.Snapshot = snapshot.Options{Dir: r.dir}
+	log := &levelLog{}
+	inf.Logger = slog.New(log)
+	for _, c := range configure {
+		c(inf, rc)
+	}
+	return inf, log
+}
+
+// run runs inf until the returned stop, which waits for Run to return.
+func run(t *testing.T, inf *Informer) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inf.Run(ctx); close(done) }()
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			testwait.Recv(t, done, "Run to return after cancel")
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// coldRun syncs an informer, stops it, and returns the version it saved.
+func (r *warmRig) coldRun(t *testing.T) string {
+	t.Helper()
+	inf, _ := r.informer()
+	stop := run(t, inf)
+	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.Eventually(t, func() bool { return inf.LastSyncResourceVersion() != "" }, wait, time.Millisecond)
+	rv := inf.LastSyncResourceVersion()
+	// Its watch is open, so no request of it reaches the server later.
+	require.NoError(t, r.s.WaitForWatches(testwait.Context(t), 1))
+	stop()
+	snap, err := snapshot.ReadFile(r.path(), r.key(), snapshot.Limits{})
+	require.NoError(t, err, "a snapshot is saved at stop")
+	require.Equal(t, rv, snap.ResourceVersion)
+	return rv
+}
+
+func (r *warmRig) path() string { return filepath.Join(r.dir, "pods.v1.snap") }
+
+func (r *warmRig) key() snapshot.Key {
+	k, _ := snapshotKey(r.client.Resource(podsRes), &Informer{}, snapshot.Options{})
+	return k
+}
+
+// requestsSince returns "verb rv" of each request after the first n.
+func (r *warmRig) requestsSince(n int) []string {
+	var out []string
+	for _, q := range r.s.Requests()[n:] {
+		out = append(out, q.Verb+" "+q.Query.Get("resourceVersion"))
+	}
+	return out
+}
+
+// decision 32: a restart restores the snapshot (handlers hear its objects
+// as initial adds), makes no list, watches from the snapshot's version and
+// hears the changes made while it was down as what they are.
+func TestWarmStartResumesWithoutList(t *testing.T) {
+	r := newWarmRig(t, "keep", "change", "remove")
+	saved := r.coldRun(t)
+
+	raw, err := r.s.Update(watchtest.Pods, podJSON("change", "2"))
+	require.NoError(t, err)
+	changed := rvOf(t, raw)
+	_, err = r.s.Delete(watchtest.Pods, "ns", "remove")
+	require.NoError(t, err)
+	_, err = r.s.Create(watchtest.Pods, podJSON("new", "1"))
+	require.NoError(t, err)
+
+	before := len(r.s.Requests())
+	inf, log := r.informer()
+	rec := newRecorder()
+	_, err = inf.AddEventHandler(rec)
+	require.NoError(t, err)
+	run(t, inf)
+	testwait.Recv(t, inf.Loaded(), "the snapshot to be loaded")
+	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.Eventually(t, func() bool { return len(rec.lines()) == 6 }, wait, time.Millisecond, "%q", rec.lines())
+
+	lines := rec.lines()
+	initial := slices.Clone(lines[:3])
+	slices.Sort(initial)
+	assert.Equal(t, []string{"add ns/change initial=true", "add ns/keep initial=true", "add ns/remove initial=true"}, initial)
+	assert.Equal(t, []string{
+		fmt.Sprintf("update ns/change %s->%s", r.names["change"], changed),
+		"delete ns/remove unknown=false",
+		"add ns/new initial=false",
+	}, lines[3:])
+	assert.Equal(t, []string{"watch " + saved}, r.requestsSince(before), "no list: one watch from the saved version")
+	assert.Equal(t, serverView(t, r.s), cacheView(inf))
+	assert.False(t, inf.Restored())
+	assert.Empty(t, log.above(), "a warm start is steady state")
+}
+
+func serverView(t *testing.T, s *watchtest.Server) map[string]string {
+	view := map[string]string{}
+	for _, o := range s.List(watchtest.Pods, "") {
+		view[Key(o)] = o.ResourceVersion()
+	}
+	return view
+}
+
+// decision 32: with nothing changed, the restored cache is readable at
+// once and marked Restored; the informer is synced only once the resumed
+// watch has carried an event or stayed open for ConfirmAfter without an
+// error.
+func TestWarmStartIsConfirmedByTheWatch(t *testing.T) {
+	for _, by := range []string{"bookmark", "grace"} {
+		t.Run(by, func(t *testing.T) {
+			r := newWarmRig(t, "a", "b")
+			r.coldRun(t)
+			inf, _ := r.informer()
+			run(t, inf)
+			testwait.Recv(t, inf.Loaded(), "the snapshot to be loaded")
+			require.Len(t, inf.Indexer().List(), 2, "readable at once")
+			// The server answered the resumed watch: it gets what is sent now.
+			require.Eventually(t, func() bool { return inf.Stats().Watches == 1 }, wait, time.Millisecond)
+			assert.True(t, inf.Restored())
+			assert.False(t, inf.HasSynced(), "an open watch alone proves nothing: a 410 may follow")
+			switch by {
+			case "bookmark":
+				r.s.SendBookmarks()
+			case "grace":
+				require.NoError(t, r.clock.WaitForWaiters(testwait.Context(t), 1))
+				r.clock.Step(snapshot.DefaultConfirmAfter)
+			}
+			testwait.Recv(t, inf.Synced(), "the watch to confirm the snapshot")
+			assert.False(t, inf.Restored())
+		})
+	}
+}
+
+// decision 32, decision 8: a snapshot whose version the server forgot
+// (410) falls back to a relist; handlers hear only what changed.
+func TestWarmStartAfterCompactionRelists(t *testing.T) {
+	r := newWarmRig(t, "keep", "change", "remove")
+	r.coldRun(t)
+	raw, err := r.s.Update(watchtest.Pods, podJSON("change", "2"))
+	require.NoError(t, err)
+	changed := rvOf(t, raw)
+	_, err = r.s.Delete(watchtest.Pods, "ns", "remove")
+	require.NoError(t, err)
+	_, err = r.s.Create(watchtest.Pods, podJSON("new", "1"))
+	require.NoError(t, err)
+	require.NoError(t, r.s.Compact(r.s.ResourceVersion()))
+
+	before := len(r.s.Requests())
+	inf, log := r.informer()
+	rec := newRecorder()
+	_, err = inf.AddEventHandler(rec)
+	require.NoError(t, err)
+	run(t, inf)
+	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.Eventually(t, func() bool { return len(rec.lines()) == 6 }, wait, time.Millisecond, "%q", rec.lines())
+	relist := rec.lines()[3:]
+	slices.Sort(relist)
+	assert.Equal(t, []string{
+		"add ns/new initial=true",
+		"delete ns/remove unknown=true",
+		fmt.Sprintf("update ns/change %s->%s", r.names["change"], changed),
+	}, relist, "ns/keep, unchanged, is not heard of again")
+	var verbs []string
+	for _, q := range r.requestsSince(before) {
+		verbs = append(verbs, strings.Fields(q)[0])
+	}
+	assert.Equal(t, []string{"watch", "list"}, verbs[:2], "the watch from the snapshot's version, its 410, one relist")
+	assert.Equal(t, 1, strings.Count(strings.Join(verbs, " "), "list"))
+	assert.Equal(t, serverView(t, r.s), cacheView(inf))
+	assert.Empty(t, log.above())
+}
+
+// decision 32: a snapshot of anything else than what the informer reads
+// is not used: one Info line, the file removed, a list.
+func TestWarmStartMismatchIsIgnored(t *testing.T) {
+	for name, change := range map[string]func(*Informer, *httpwatch.ResourceClient){
+		"labelSelector": func(inf *Informer, _ *httpwatch.ResourceClient) { inf.Reflector.LabelSelector = "v=1" },
+		"fieldSelector": func(inf *Informer, _ *httpwatch.ResourceClient) {
+			inf.Reflector.FieldSelector = "metadata.namespace=ns"
+		},
+		"projection": func(_ *Informer, rc *httpwatch.ResourceClient) {
+			p, err := raw.NewProjection("metadata")
+			if err != nil {
+				panic(err)
+			}
+			rc.Projection = p
+		},
+		"managedFields": func(_ *Informer, rc *httpwatch.ResourceClient) { rc.KeepManagedFields = true },
+		"transform": func(inf *Informer, rc *httpwatch.ResourceClient) {
+			rc.Transform = func(o *raw.Object) (*raw.Object, error) { return o, nil }
+			inf.Snapshot.TransformVersion = "v2"
+		},
+		"identity": func(inf *Informer, _ *httpwatch.ResourceClient) { inf.Snapshot.Identity = "shard 3" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newWarmRig(t, "a")
+			r.coldRun(t)
+			before := len(r.s.Requests())
+			inf, log := r.informer(change)
+			run(t, inf)
+			require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+			assert.Contains(t, r.requestsSince(before), "list 0", "listed")
+			above := log.above()
+			require.Len(t, above, 1, "%q", above)
+			assert.True(t, strings.HasPrefix(above[0], "INFO informer: snapshot not used"), above[0])
+			assert.Contains(t, above[0], "differs")
+			assert.NoFileExists(t, r.path(), "removed")
+		})
+	}
+}
+
+// decision 32: a snapshot of another server is not used either.
+func TestWarmStartOtherServerIsIgnored(t *testing.T) {
+	r := newWarmRig(t, "a")
+	r.coldRun(t)
+	other := newWarmRig(t, "a")
+	other.dir = r.dir
+	inf, log := other.informer()
+	run(t, inf)
+	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.Len(t, log.above(), 1)
+	assert.Contains(t, log.above()[0], "server differs")
+}
+
+// decision 32: a corrupt, cut or foreign-version snapshot is refused with
+// one Warn (Info for the version) and removed; the informer lists, its
+// cache holding only what the server has.
+func TestWarmStartCorruptSnapshotIsIgnored(t *testing.T) {
+	for name, spoil := range map[string]func([]byte) []byte{
+		"flipped": func(b []byte) []byte { b[len(b)/2] ^= 1; return b },
+		"cut":     func(b []byte) []byte { return b[:len(b)-3] },
+		"empty":   func([]byte) []byte { return nil },
+		"version": func(b []byte) []byte { b[7]++; return b },
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newWarmRig(t, "a", "b")
+			r.coldRun(t)
+			b, err := os.ReadFile(r.path())
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(r.path(), spoil(b), 0o600))
+			_, err = r.s.Delete(watchtest.Pods, "ns", "b")
+			require.NoError(t, err)
+
+			inf, log := r.informer()
+			run(t, inf)
+			require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+			assert.Equal(t, serverView(t, r.s), cacheView(inf))
+			above := log.above()
+			require.Len(t, above, 1, "%q", above)
+			want := "WARN informer: snapshot unreadable"
+			if name == "version" {
+				want = "INFO informer: snapshot not used"
+			}
+			assert.True(t, strings.HasPrefix(above[0], want), above[0])
+		})
+	}
+}
+
+// decision 32: a snapshot older than MaxAge is not used.
+func TestWarmStartTooOldIsIgnored(t *testing.T) {
+	r := newWarmRig(t, "a")
+	r.coldRun(t)
+	r.clock.Step(snapshot.DefaultMaxAge + time.Minute)
+	before := len(r.s.Requests())
+	inf, log := r.informer()
+	run(t, inf)
+	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	assert.Contains(t, r.requestsSince(before), "list 0")
+	require.Len(t, log.above(), 1)
+	assert.Contains(t, log.above()[0], "too old")
+}
+
+// decision 32: a Transform whose version is not named keeps no snapshot.
+func TestWarmStartNeedsTransformVersion(t *testing.T) {
+	r := newWarmRig(t, "a")
+	inf, log := r.informer(func(_ *Informer, rc *httpwatch.ResourceClient) {
+		rc.Transform = func(o *raw.Object) (*raw.Object, error) { return o, nil }
+	})
+	stop := run(t, inf)
+	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	stop()
+	assert.NoFileExists(t, r.path())
+	require.Len(t, log.above(), 1)
+	assert.Contains(t, log.above()[0], "TransformVersion")
+}
+
+// decision 32: the cache is saved every Interval while its version moves,
+// by the informer's clock, and not when nothing moved.
+func TestSnapshotIsSavedAtInterval(t *testing.T) {
+	r := newWarmRig(t, "a")
+	inf, _ := r.informer()
+	run(t, inf)
+	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	assert.NoFileExists(t, r.path())
+
+	raw, err := r.s.Update(watchtest.Pods, podJSON("a", "2"))
+	require.NoError(t, err)
+	rv := rvOf(t, raw)
+	require.Eventually(t, func() bool { return inf.LastSyncResourceVersion() == rv }, wait, time.Millisecond)
+	require.Eventually(t, func() bool {
+		r.clock.Step(snapshot.DefaultInterval)
+		snap, err := snapshot.ReadFile(r.path(), r.key(), snapshot.Limits{})
+		return err == nil && snap.ResourceVersion == rv
+	}, wait, time.Millisecond)
+	st, err := os.Stat(r.path())
+	require.NoError(t, err)
+	r.clock.Step(snapshot.DefaultInterval)
+	require.NoError(t, r.clock.WaitForWaiters(testwait.Context(t), 1))
+	st2, err := os.Stat(r.path())
+	require.NoError(t, err)
+	assert.Equal(t, st.ModTime(), st2.ModTime(), "nothing moved: not written again")
+}
+
+// decision 32: a Factory's Snapshot gives each informer a file of its own.
+func TestFactorySnapshots(t *testing.T) {
+	r := newWarmRig(t, "a")
+	_, err := r.s.Create(watchtest.ConfigMaps, `{"metadata":{"name":"c","namespace":"ns"}}`)
+	require.NoError(t, err)
+	f := NewFactory(r.client)
+	f.Snapshot = snapshot.Options{Dir: r.dir}
+	f.ForResource(podsRes)
+	f.ForResource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: "ns"})
+	ctx, cancel := context.WithCancel(context.Background())
+	f.Start(ctx)
+	require.NoError(t, f.WaitForSync(testwait.Context(t)))
+	cancel()
+	f.Shutdown()
+	assert.FileExists(t, filepath.Join(r.dir, "pods.v1.snap"))
+	assert.FileExists(t, filepath.Join(r.dir, "configmaps.v1_ns.snap"))
+
+	before := len(r.s.Requests())
+	f = NewFactory(r.client)
+	f.Snapshot = snapshot.Options{Dir: r.dir}
+	pods := f.ForResource(podsRes)
+	cms := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: "ns"})
+	ctx, cancel = context.WithCancel(context.Background())
+	defer func() { cancel(); f.Shutdown() }()
+	f.Start(ctx)
+	testwait.Recv(t, pods.Loaded(), "pods restored")
+	testwait.Recv(t, cms.Loaded(), "configmaps restored")
+	require.Eventually(t, func() bool { return pods.Stats().Watches == 1 && cms.Stats().Watches == 1 }, wait, time.Millisecond)
+	r.s.SendBookmarks()
+	require.NoError(t, f.WaitForSync(testwait.Context(t)))
+	for _, q := range r.requestsSince(before) {
+		assert.True(t, strings.HasPrefix(q, "watch "), "no list: %q", q)
+	}
+}
+
+// decision 32: the cache is copied for a snapshot only when every queued
+// change is applied, so that the version saved is one it holds entirely.
+func TestSnapshotWaitsForAnIdleQueue(t *testing.T) {
+	src := newMemSource()
+	src.put("ns", "a", "x")
+	inf, start := startInformer(t, src, 0)
+	inf.Snapshot = snapshot.Options{Dir: t.TempDir(), Identity: "memSource"}
+	start()
+	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	_, ok := func() ([]*Object, bool) { inf.mu.Lock(); defer inf.mu.Unlock(); return inf.captureLocked() }()
+	require.True(t, ok, "idle")
+
+	inf.mu.Lock() // holds off apply
+	src.put("ns", "b", "x")
+	require.Eventually(t, func() bool { return inf.fifo.Len() == 0 && !inf.fifo.Idle() }, wait, time.Millisecond, "the change popped, waiting to be applied")
+	objs, ok := inf.captureLocked()
+	inf.mu.Unlock()
+	assert.False(t, ok, "a change is popped but not applied")
+	assert.Nil(t, objs)
+}
+
+// decision 32: the server a snapshot is keyed by carries no user
+// information, and is written only hashed.
+func TestSnapshotKeyHasNoCredentials(t *testing.T) {
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: "https://agent:s3cret@10.0.0.1:6443/base"})
+	require.NoError(t, err)
+	rc := client.Resource(podsRes)
+	assert.Equal(t, "https://10.0.0.1:6443/base", rc.Server())
+	key, err := snapshotKey(rc, NewInformer(rc, 0), snapshot.Options{})
+	require.NoError(t, err)
+	assert.NotContains(t, fmt.Sprint(key), "s3cret")
+}

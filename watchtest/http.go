@@ -1,0 +1,343 @@
+package watchtest
+
+import (
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/selector"
+)
+
+// maxBody bounds what a create or update may send.
+const maxBody = 16 << 20
+
+// route is what a request path addresses.
+type route struct {
+	st        *store
+	namespace string
+	name      string
+	sub       string // "status" or "scale"
+	verb      string
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
+	if s.serveDiscovery(w, req) {
+		s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query()})
+		return
+	}
+	rt, err := s.route(req)
+	if err != nil && s.unknownGroup(req.URL.Path) {
+		// The real server has no handler at all under a group it does
+		// not serve: a plain-text 404, not a Status.
+		s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query()})
+		http.NotFound(w, req)
+		return
+	}
+	r := Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query(), Verb: rt.verb, Subresource: rt.sub, Namespace: rt.namespace, Name: rt.name}
+	if rt.verb == "patch" {
+		r.PatchType = mediaType(req.Header.Get("Content-Type"))
+	}
+	s.logRequest(r)
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	if f, ok := s.takeFailure(r); ok {
+		e := failureError(f, rt.verb)
+		if f.InStream && rt.verb == "watch" {
+			s.startStream(w, rt.st, noCut).write(frame{typ: typeError, err: e})
+			return
+		}
+		writeStatus(w, e)
+		return
+	}
+	switch rt.verb {
+	case "list", "watch":
+		s.serveCollection(w, req, rt)
+	case "get":
+		s.serveGet(w, rt)
+	default:
+		s.serveWrite(w, req, rt)
+	}
+}
+
+func (s *Server) serveGet(w http.ResponseWriter, rt route) {
+	s.mu.Lock()
+	o := rt.st.current(objectKey(rt.namespace, rt.name))
+	s.mu.Unlock()
+	if o == nil {
+		writeStatus(w, notFound(rt.st.res, rt.name))
+		return
+	}
+	if rt.sub == "scale" {
+		writeScale(w, http.StatusOK, rt.st.res, o)
+		return
+	}
+	writeObject(w, http.StatusOK, rt.st, o)
+}
+
+func writeObject(w http.ResponseWriter, code int, st *store, o *object) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(st.prefix)
+	_, _ = w.Write(o.body[1:])
+	_, _ = w.Write([]byte("\n"))
+}
+
+// route maps a request to a resource, a namespace and name, and a verb:
+//
+//	/api/v1/RESOURCE[/NAME[/SUBRESOURCE]]
+//	/api/v1/namespaces/NS/RESOURCE[/NAME[/SUBRESOURCE]]
+//	/apis/GROUP/VERSION/... likewise
+func (s *Server) route(req *http.Request) (route, *apiError) {
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	var group, version string
+	switch {
+	case len(parts) >= 3 && parts[0] == "api":
+		version, parts = parts[1], parts[2:]
+	case len(parts) >= 4 && parts[0] == "apis":
+		group, version, parts = parts[1], parts[2], parts[3:]
+	default:
+		return route{}, unknownResource()
+	}
+	var rt route
+	var name string
+	switch {
+	case len(parts) >= 3 && parts[0] == "namespaces" && len(parts) <= 5:
+		rt.namespace, name, parts = parts[1], parts[2], parts[3:]
+	case len(parts) <= 3:
+		name, parts = parts[0], parts[1:]
+	default:
+		return route{}, unknownResource()
+	}
+	if len(parts) >= 1 {
+		rt.name = parts[0]
+	}
+	if len(parts) == 2 {
+		rt.sub = parts[1]
+	}
+	s.mu.Lock()
+	st := s.stores[id(httpwatch.Resource{Group: group, Version: version, Resource: name})]
+	s.mu.Unlock()
+	if st == nil || rt.namespace != "" && !st.res.Namespaced || rt.name != "" && st.res.Namespaced && rt.namespace == "" ||
+		rt.sub != "" && !st.res.has(rt.sub) {
+		return route{}, unknownResource()
+	}
+	rt.st = st
+	watch := boolParam(req.URL.Query(), "watch")
+	switch {
+	case rt.sub != "" && req.Method == http.MethodGet:
+		rt.verb = "get"
+	case rt.sub != "" && req.Method == http.MethodPut:
+		rt.verb = "update"
+	case rt.sub != "" && req.Method == http.MethodPatch:
+		rt.verb = "patch"
+	case rt.sub != "":
+		return rt, methodNotAllowed()
+	case req.Method == http.MethodGet && watch:
+		rt.verb = "watch"
+	case req.Method == http.MethodGet && rt.name == "":
+		rt.verb = "list"
+	case req.Method == http.MethodGet:
+		rt.verb = "get"
+	case req.Method == http.MethodPost && rt.name == "" && (rt.namespace != "" || !st.res.Namespaced):
+		rt.verb = "create"
+	case req.Method == http.MethodPut && rt.name != "":
+		rt.verb = "update"
+	case req.Method == http.MethodPatch && rt.name != "":
+		rt.verb = "patch"
+	case req.Method == http.MethodDelete && rt.name != "":
+		rt.verb = "delete"
+	case req.Method == http.MethodDelete && (rt.namespace != "" || !st.res.Namespaced):
+		rt.verb = "deletecollection"
+	default:
+		return rt, methodNotAllowed()
+	}
+	return rt, nil
+}
+
+// boolParam reads a boolean query parameter the way the real server does:
+// present and not one of 0, f, false, n, no, off means true.
+func boolParam(q url.Values, key string) bool {
+	vs, ok := q[key]
+	if !ok || len(vs) == 0 {
+		return false
+	}
+	switch strings.ToLower(vs[0]) {
+	case "0", "f", "false", "n", "no", "off":
+		return false
+	}
+	return true
+}
+
+// serveCollection parses and checks the parameters of a list or watch and
+// hands it on.
+func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt route) {
+	q := req.URL.Query()
+	sc := scope{namespace: rt.namespace, name: rt.name}
+	var err error
+	var aerr *apiError
+	if sc.filter, aerr = parseFilter(rt.st.res, q); aerr != nil {
+		writeStatus(w, aerr)
+		return
+	}
+	rv := q.Get("resourceVersion")
+	var startRV int64
+	if rv != "" {
+		var n uint64
+		if n, err = strconv.ParseUint(rv, 10, 63); err != nil {
+			// The real server's words, its parser's error included; a
+			// watch's reaches the client as a 500 without a reason.
+			msg := fmt.Sprintf("resourceVersion: Invalid value: %q: %v", rv, err)
+			if rt.verb == "watch" {
+				writeStatus(w, &apiError{code: http.StatusInternalServerError, message: msg})
+			} else {
+				writeStatus(w, badRequest("invalid resource version: %s", msg))
+			}
+			return
+		}
+		startRV = int64(n)
+	}
+	match := q.Get("resourceVersionMatch")
+	var initial *bool
+	if _, ok := q["sendInitialEvents"]; ok {
+		b := boolParam(q, "sendInitialEvents")
+		initial = &b
+	}
+	cont := q.Get("continue")
+
+	if rt.verb == "list" {
+		if errs := checkListOptions(rv, match, cont, initial); len(errs) > 0 {
+			writeStatus(w, invalidListOptions(errs))
+			return
+		}
+		limit, err := intParam(q, "limit")
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
+		s.serveList(w, req, rt.st, listRequest{scope: sc, limit: int(max(limit, 0)), cont: cont, rv: rv, startRV: startRV, match: match})
+		return
+	}
+	s.mu.Lock()
+	refuse := s.faults.refuseWatchList
+	s.mu.Unlock()
+	if errs := checkWatchOptions(match, cont, initial, refuse); len(errs) > 0 {
+		writeStatus(w, invalidListOptions(errs))
+		return
+	}
+	timeout, aerr := intParam(q, "timeoutSeconds")
+	if aerr != nil {
+		writeStatus(w, aerr)
+		return
+	}
+	s.serveWatch(w, req, rt.st, watchRequest{
+		scope: sc, rv: rv, startRV: startRV, initial: initial,
+		bookmarks: boolParam(q, "allowWatchBookmarks"), timeout: max(timeout, 0),
+	})
+}
+
+func intParam(q url.Values, key string) (int64, *apiError) {
+	v := q.Get(key)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, badRequest("invalid %s %q: must be an integer", key, v)
+	}
+	return n, nil
+}
+
+// selectorError is the 400 for a selector that does not parse. Like the
+// real server, the message is the parser's, without the input around it.
+func selectorError(err error) *apiError {
+	var se *selector.SyntaxError
+	if errors.As(err, &se) {
+		return badRequest("%s", se.Msg)
+	}
+	return badRequest("%v", err)
+}
+
+var supportedMatch = []string{"Exact", "NotOlderThan", ""}
+
+// checkListOptions applies the real server's rules for list parameters.
+func checkListOptions(rv, match, cont string, initial *bool) []fieldError {
+	var errs []fieldError
+	if match != "" {
+		if rv == "" {
+			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden unless resourceVersion is provided"})
+		}
+		if cont != "" {
+			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden when continue is provided"})
+		}
+		if match != "Exact" && match != "NotOlderThan" {
+			errs = append(errs, fieldError{field: "resourceVersionMatch", value: match, allowed: supportedMatch})
+		}
+		if match == "Exact" && rv == "0" {
+			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`})
+		}
+	}
+	if initial != nil {
+		errs = append(errs, fieldError{field: "sendInitialEvents", forbid: "sendInitialEvents is forbidden for list"})
+	}
+	return errs
+}
+
+// checkWatchOptions applies the real server's rules for watch parameters.
+// refuse plays a server without the WatchList feature.
+func checkWatchOptions(match, cont string, initial *bool, refuse bool) []fieldError {
+	var errs []fieldError
+	if initial != nil {
+		if match != "NotOlderThan" {
+			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"})
+		}
+		if refuse {
+			errs = append(errs, fieldError{field: "sendInitialEvents", forbid: "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"})
+		}
+	}
+	if match != "" {
+		if initial == nil {
+			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"})
+		}
+		if match != "NotOlderThan" {
+			errs = append(errs, fieldError{field: "resourceVersionMatch", value: match, allowed: []string{"NotOlderThan"}})
+		}
+	}
+	if cont != "" {
+		// So the real server words it, match or not.
+		errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden when continue is provided"})
+	}
+	return errs
+}
+
+// mediaType is a Content-Type without its parameters.
+func mediaType(ct string) string {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return ct
+	}
+	return mt
+}
+
+// unknownGroup reports whether path is under /apis/GROUP/ for a group no
+// registered resource belongs to.
+func (s *Server) unknownGroup(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if len(parts) < 2 || parts[0] != "apis" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.stores {
+		if st.res.Group == parts[1] {
+			return false
+		}
+	}
+	return true
+}
