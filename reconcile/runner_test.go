@@ -118,7 +118,7 @@ func TestBackoffPerKey(t *testing.T) {
 
 // A RequeueAfter asked for while an earlier retry of the key still waits
 // in the queue is kept: the retry, taken before the RequeueAfter's time,
-// reconciles nothing, and the key comes back at that time. Decision 33.
+// reconciles nothing, and the key comes back at that time. Decision 29.
 func TestRequeueAfterSurvivesEarlierRetry(t *testing.T) {
 	f := newFixture(t)
 	f.create(watchtest.ConfigMaps, "ns", "a", "")
