@@ -129,8 +129,10 @@ func New(informer *listwatch.Informer, fn Func) *Runner {
 // until ctx is done (see the package doc), then shuts down in order: no
 // new keys, the workers drain the queue within ShutdownTimeout, the
 // informers stop. It returns nil after a clean shutdown, ErrDrainTimeout
-// after an unclean one, the reason the informers could not sync, or, with
-// Election, an error wrapping leader.ErrLost once it stopped leading.
+// after an unclean one, the reason the informers could not sync, with
+// Election an error wrapping leader.ErrLost once it stopped leading, or,
+// with Member, the member's error once its membership ended on its own
+// (shard.ErrNotServed: the server has no Lease API).
 func (r *Runner) Run(ctx context.Context) error {
 	if err := r.start(); err != nil {
 		return err
@@ -139,22 +141,34 @@ func (r *Runner) Run(ctx context.Context) error {
 	var bg sync.WaitGroup
 	defer func() { stopInformers(); bg.Wait(); r.removeHandlers() }()
 	r.runInformers(infCtx, &bg)
+	// A membership that ends on its own (leases not served) will never
+	// hand out a key: the runner stops too, and says why.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var memberErr atomic.Pointer[error]
 	if r.Member != nil {
 		bg.Go(func() {
 			if err := r.Member.Run(infCtx); err != nil {
-				r.Logger.Error("reconcile: shard membership ended", "runner", r.Name, "err", err)
+				err = fmt.Errorf("reconcile: shard membership ended: %w", err)
+				memberErr.Store(&err)
+				stop()
 			}
 		})
 	}
-	if err := r.waitForSync(ctx); err != nil {
-		return r.fail(err)
+	err := r.waitForSync(ctx)
+	if err == nil {
+		r.synced.Store(true)
+		defer r.synced.Store(false)
+		if r.Election == nil {
+			err = r.term(ctx, true)
+		} else {
+			err = r.lead(ctx)
+		}
 	}
-	r.synced.Store(true)
-	defer r.synced.Store(false)
-	if r.Election == nil {
-		return r.fail(r.term(ctx, true))
+	if m := memberErr.Load(); m != nil {
+		err = *m
 	}
-	return r.fail(r.lead(ctx))
+	return r.fail(err)
 }
 
 // start checks the fields and registers the handlers, once.

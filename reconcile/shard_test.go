@@ -12,6 +12,8 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/reconcile"
 	"github.com/listwatch/listwatch/shard"
 	"github.com/listwatch/listwatch/watchtest"
@@ -68,4 +70,28 @@ func TestShardedRunnersReconcileOwnKeys(t *testing.T) {
 		owners[who[len(who)-1]] = true
 	}
 	assert.Len(t, owners, 2, "both members reconcile keys")
+}
+
+// A membership that ends on its own — the server serves no leases — ends
+// the runner too, with the member's reason: a runner whose member can
+// never hand out a key must not idle until it is stopped.
+func TestRunnerEndsWithItsMembership(t *testing.T) {
+	s := watchtest.NewServer() // no leases
+	t.Cleanup(s.Close)
+	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
+	require.NoError(t, err)
+	t.Cleanup(c.CloseIdleConnections)
+	m, err := shard.New(shard.Config{
+		Leases: c.Resource(watchtest.Leases).Namespace("ns"), Group: "g", Identity: "m1", Logger: discard(),
+	})
+	require.NoError(t, err)
+	inf := listwatch.NewInformer(m.Source(c.Resource(watchtest.ConfigMaps)), 0)
+	r := reconcile.New(inf, func(context.Context, string) (reconcile.Result, error) {
+		t.Error("reconciled without a membership")
+		return reconcile.Result{}, nil
+	})
+	r.Member, r.Logger = m, discard()
+	err = start(t, r).wait(t)
+	require.ErrorIs(t, err, shard.ErrNotServed)
+	assert.ErrorContains(t, err, "shard membership ended")
 }

@@ -63,7 +63,6 @@ func (e *env) shard(ctx context.Context) error {
 	m, err := shard.New(shard.Config{
 		Leases: e.leases(), Group: sc.leaseName, Identity: sc.identity,
 		LeaseDuration: sc.leaseDuration, RenewDeadline: sc.renewDeadline, RetryPeriod: sc.retryPeriod,
-		OnError: func(err error) { fmt.Fprintln(e.stderr, "warning:", err) },
 		OnChange: func(members []string) {
 			fmt.Fprintf(e.stderr, "members: %s at %d\n", strings.Join(members, ","), time.Now().UnixMicro())
 			if i := inf.Load(); i != nil {
@@ -82,7 +81,13 @@ func (e *env) shard(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
+	go func() {
+		err := m.Run(ctx)
+		if err != nil { // e.g. leases not served: the controller would idle forever
+			cancel()
+		}
+		done <- err
+	}()
 	fmt.Fprintf(e.stderr, "member %s of group %s/%s\n", sc.identity, sc.leaseNamespace, sc.leaseName)
 
 	wait := time.NewTimer(sc.leaseDuration)
@@ -102,8 +107,8 @@ waiting:
 	}
 	err = e.control(ctx, m, inf.Store)
 	cancel()
-	if merr := <-done; err == nil {
-		err = merr
+	if merr := <-done; merr != nil {
+		err = merr // the member's failure is why the controller stopped
 	}
 	return err
 }

@@ -114,3 +114,21 @@ func TestLeaderElectExitsWhenControllerFails(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, raw.String(), `"holderIdentity"`, "lease released")
 }
+
+// A server that does not serve leases ends a --shards run at once with the
+// member's reason, instead of leaving a controller that owns no key idling
+// until it is stopped (decision 25).
+func TestShardsEndWhenLeasesAreNotServed(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	s := watchtest.NewServer() // no leases
+	t.Cleanup(s.Close)
+	args := append([]string{"--server", s.URL, "--resource", "configmaps", "--shards", "2", "--identity", "r1"}, fastLeases...)
+	r := clitest.Start(ctx, run, args...)
+	err := r.Wait(t)
+	require.ErrorIs(t, err, shard.ErrNotServed, "%q", r.Stderr.Lines())
+	require.NoError(t, ctx.Err(), "returned on the member's failure, not at the deadline")
+	for _, l := range r.Stderr.Lines() {
+		assert.NotContains(t, l, "warning:", "the member's Logger reports failures; no second line per round")
+	}
+}
