@@ -31,7 +31,7 @@ func TestFactoryProjection(t *testing.T) {
 		data, err := s.Create(watchtest.Pods, p)
 		require.NoError(t, err)
 		if created == "" {
-			created = rvOf(t, data)
+			created = data.ResourceVersion()
 		}
 	}
 	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1})
@@ -65,7 +65,7 @@ func TestFactoryProjection(t *testing.T) {
 
 	data, err := s.Update(watchtest.Pods, projectedPod("a", "web", "Running"))
 	require.NoError(t, err)
-	rv := rvOf(t, data)
+	rv := data.ResourceVersion()
 	require.Eventually(t, func() bool {
 		o, ok, _ := pods.Indexer().GetByKey("ns/a")
 		return ok && o.ResourceVersion() == rv

@@ -13,7 +13,6 @@ import (
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/processor"
-	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/watchtest"
 	"github.com/stretchr/testify/assert"
@@ -22,13 +21,6 @@ import (
 
 func podJSON(name, version string) string {
 	return fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns","labels":{"v":%q}}}`, name, version)
-}
-
-func rvOf(t *testing.T, data []byte) string {
-	t.Helper()
-	o, err := raw.NewObject(data)
-	require.NoError(t, err)
-	return o.ResourceVersion()
 }
 
 // decision 8, conformance 13, 59: changes made while the watch is down
@@ -43,7 +35,7 @@ func TestInformerRelistAfterOutageDeliversEachChange(t *testing.T) {
 	for _, name := range []string{"keep", "change", "remove"} {
 		data, err := s.Create(watchtest.Pods, podJSON(name, "1"))
 		require.NoError(t, err)
-		before[name] = rvOf(t, data)
+		before[name] = data.ResourceVersion()
 	}
 	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1})
 	require.NoError(t, err)
@@ -91,7 +83,7 @@ func TestInformerRelistAfterOutageDeliversEachChange(t *testing.T) {
 
 	data, err := s.Update(watchtest.Pods, podJSON("change", "2"))
 	require.NoError(t, err)
-	changed := rvOf(t, data)
+	changed := data.ResourceVersion()
 	_, err = s.Delete(watchtest.Pods, "ns", "remove")
 	require.NoError(t, err)
 	_, err = s.Create(watchtest.Pods, podJSON("new", "1"))

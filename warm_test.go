@@ -44,7 +44,7 @@ func newWarmRig(t *testing.T, pods ...string) *warmRig {
 	for _, name := range pods {
 		raw, err := s.Create(watchtest.Pods, podJSON(name, "1"))
 		require.NoError(t, err)
-		r.names[name] = rvOf(t, raw)
+		r.names[name] = raw.ResourceVersion()
 	}
 	return r
 }
@@ -125,7 +125,7 @@ func TestWarmStartResumesWithoutList(t *testing.T) {
 
 	raw, err := r.s.Update(watchtest.Pods, podJSON("change", "2"))
 	require.NoError(t, err)
-	changed := rvOf(t, raw)
+	changed := raw.ResourceVersion()
 	_, err = r.s.Delete(watchtest.Pods, "ns", "remove")
 	require.NoError(t, err)
 	_, err = r.s.Create(watchtest.Pods, podJSON("new", "1"))
@@ -201,7 +201,7 @@ func TestWarmStartAfterCompactionRelists(t *testing.T) {
 	r.coldRun(t)
 	raw, err := r.s.Update(watchtest.Pods, podJSON("change", "2"))
 	require.NoError(t, err)
-	changed := rvOf(t, raw)
+	changed := raw.ResourceVersion()
 	_, err = r.s.Delete(watchtest.Pods, "ns", "remove")
 	require.NoError(t, err)
 	_, err = r.s.Create(watchtest.Pods, podJSON("new", "1"))
@@ -358,7 +358,7 @@ func TestSnapshotIsSavedAtInterval(t *testing.T) {
 
 	raw, err := r.s.Update(watchtest.Pods, podJSON("a", "2"))
 	require.NoError(t, err)
-	rv := rvOf(t, raw)
+	rv := raw.ResourceVersion()
 	require.Eventually(t, func() bool { return inf.LastSyncResourceVersion() == rv }, wait, time.Millisecond)
 	require.Eventually(t, func() bool {
 		r.clock.Step(snapshot.DefaultInterval)

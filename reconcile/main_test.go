@@ -17,7 +17,6 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/ratelimit"
-	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reconcile"
 	"github.com/listwatch/listwatch/watchtest"
 )
@@ -53,18 +52,14 @@ func (f *fixture) informer(r httpwatch.Resource) *listwatch.Informer {
 
 func (f *fixture) create(r httpwatch.Resource, ns, name, extra string) string {
 	f.t.Helper()
-	b, err := f.s.Create(r, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q%s}}`, name, ns, extra))
-	require.NoError(f.t, err)
-	o, err := raw.NewObject(b)
+	o, err := f.s.Create(r, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q%s}}`, name, ns, extra))
 	require.NoError(f.t, err)
 	return o.ResourceVersion()
 }
 
 func (f *fixture) update(r httpwatch.Resource, ns, name, extra string) string {
 	f.t.Helper()
-	b, err := f.s.Update(r, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q%s}}`, name, ns, extra))
-	require.NoError(f.t, err)
-	o, err := raw.NewObject(b)
+	o, err := f.s.Update(r, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q%s}}`, name, ns, extra))
 	require.NoError(f.t, err)
 	return o.ResourceVersion()
 }

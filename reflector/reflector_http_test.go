@@ -17,7 +17,6 @@ import (
 	"github.com/listwatch/listwatch/watchtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/tidwall/gjson"
 )
 
 // runPolicyReflector runs r until the test ends.
@@ -76,7 +75,7 @@ func TestReflectorRelistAfterWatchGoneOverHTTP(t *testing.T) {
 	require.NoError(t, s.WaitForWatches(ctx, 1))
 	raw, err := s.Update(watchtest.Pods, `{"metadata":{"name":"a","namespace":"ns","labels":{"v":"2"}}}`)
 	require.NoError(t, err)
-	updated := gjson.GetBytes(raw, "metadata.resourceVersion").String()
+	updated := raw.ResourceVersion()
 	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == updated }, 10*time.Second, time.Millisecond)
 
 	// The stream ends; the watch reopened at once gets an ERROR 410.

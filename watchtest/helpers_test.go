@@ -59,9 +59,9 @@ func podsPath(ns, name string) string {
 
 func mustCreate(t *testing.T, s *watchtest.Server, r httpwatch.Resource, obj any) gjson.Result {
 	t.Helper()
-	b, err := s.Create(r, obj)
+	o, err := s.Create(r, obj)
 	require.NoError(t, err)
-	return gjson.ParseBytes(b)
+	return gjson.ParseBytes(o.Raw())
 }
 
 func rvOf(o gjson.Result) string { return o.Get("metadata.resourceVersion").String() }

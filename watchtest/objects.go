@@ -18,7 +18,7 @@ import (
 // built-in ones watchtest knows, which it then adds.
 
 // Create stores a new object of resource r and returns it as the server
-// stored it: the JSON a GET returns. obj is JSON ([]byte, json.RawMessage
+// stored it: the object a GET returns. obj is JSON ([]byte, json.RawMessage
 // or string) or any value json.Marshal accepts. The server sets
 // metadata.uid, resourceVersion, creationTimestamp and, where the resource
 // has one (Definition.Generation), generation; a namespaced object without
@@ -27,7 +27,7 @@ import (
 // fails with ErrAlreadyExists. The object is stored whole, status
 // included, even for a resource with a status subresource: Create seeds
 // fixtures; HTTP clients get the real server's rules.
-func (s *Server) Create(res httpwatch.Resource, obj any) ([]byte, error) {
+func (s *Server) Create(res httpwatch.Resource, obj any) (*raw.Object, error) {
 	r, err := s.served(res)
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func (s *Server) Create(res httpwatch.Resource, obj any) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watchtest: create %s: %w", r.qualified(), err)
 	}
-	return s.render(r, o), nil
+	return s.client(r, o), nil
 }
 
 // Update replaces an object and returns it as stored. If obj carries a
@@ -48,7 +48,7 @@ func (s *Server) Create(res httpwatch.Resource, obj any) ([]byte, error) {
 // finalizer of an object being deleted deletes it: the answer is the
 // object as written, at the resourceVersion it had, and watches get
 // DELETED with the last stored state, as from the real server.
-func (s *Server) Update(res httpwatch.Resource, obj any) ([]byte, error) {
+func (s *Server) Update(res httpwatch.Resource, obj any) (*raw.Object, error) {
 	r, err := s.served(res)
 	if err != nil {
 		return nil, err
@@ -57,14 +57,14 @@ func (s *Server) Update(res httpwatch.Resource, obj any) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watchtest: update %s: %w", r.qualified(), err)
 	}
-	return s.render(r, o), nil
+	return s.client(r, o), nil
 }
 
 // Delete deletes an object and returns its last state. An object with
 // finalizers only gets a deletionTimestamp (MODIFIED); it goes away
 // (DELETED) once an update removes the last finalizer. namespace is
 // ignored for cluster-scoped resources.
-func (s *Server) Delete(res httpwatch.Resource, namespace, name string) ([]byte, error) {
+func (s *Server) Delete(res httpwatch.Resource, namespace, name string) (*raw.Object, error) {
 	r, err := s.served(res)
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func (s *Server) Delete(res httpwatch.Resource, namespace, name string) ([]byte,
 	if err != nil {
 		return nil, fmt.Errorf("watchtest: delete %s %s: %w", r.qualified(), objectKey(namespace, name), err)
 	}
-	return s.render(r, o), nil
+	return s.client(r, o), nil
 }
 
 // Get returns the current state of an object, as a client of the server

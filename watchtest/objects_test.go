@@ -75,12 +75,12 @@ func TestUpdate(t *testing.T) {
 	// An update that changes nothing keeps the resourceVersion.
 	same, err := s.Update(watchtest.Pods, o.Raw)
 	require.NoError(t, err)
-	assert.Equal(t, rvOf(o), rvOf(gjson.ParseBytes(same)))
+	assert.Equal(t, rvOf(o), rvOf(gjson.ParseBytes(same.Raw())))
 
 	// A label change is a new version, without a new generation.
 	up, err := s.Update(watchtest.Pods, podJSON("prod", "web-1", map[string]string{"app": "db"}))
 	require.NoError(t, err)
-	upd := gjson.ParseBytes(up)
+	upd := gjson.ParseBytes(up.Raw())
 	assert.NotEqual(t, rvOf(o), rvOf(upd))
 	assert.Equal(t, o.Get("metadata.uid").String(), upd.Get("metadata.uid").String(), "the server keeps the uid")
 	assert.Equal(t, int64(1), upd.Get("metadata.generation").Int())
@@ -88,7 +88,7 @@ func TestUpdate(t *testing.T) {
 	// A spec change bumps metadata.generation.
 	spec, err := s.Update(watchtest.Pods, `{"metadata":{"name":"web-1","namespace":"prod"},"spec":{"nodeName":"n1"}}`)
 	require.NoError(t, err)
-	assert.Equal(t, int64(2), gjson.GetBytes(spec, "metadata.generation").Int())
+	assert.Equal(t, int64(2), gjson.GetBytes(spec.Raw(), "metadata.generation").Int())
 
 	// A stale resourceVersion conflicts.
 	_, err = s.Update(watchtest.Pods, o.Raw)
@@ -107,7 +107,7 @@ func TestDeleteAndFinalizers(t *testing.T) {
 	last, err := s.Delete(watchtest.ConfigMaps, "ns", "plain")
 	require.NoError(t, err)
 	e := w.next()
-	assert.Equal(t, "DELETED plain "+rvOf(gjson.ParseBytes(last)), e.String())
+	assert.Equal(t, "DELETED plain "+rvOf(gjson.ParseBytes(last.Raw())), e.String())
 
 	_, err = s.Delete(watchtest.ConfigMaps, "ns", "kept")
 	require.NoError(t, err)
@@ -125,8 +125,8 @@ func TestDeleteAndFinalizers(t *testing.T) {
 	assert.Equal(t, "DELETED kept "+s.ResourceVersion(), e.String(), "removing the last finalizer deletes")
 	// As on the real server: the writer gets what it wrote at the version
 	// it had; the watch gets the last stored state.
-	assert.Equal(t, marked.get("metadata.resourceVersion"), rvOf(gjson.ParseBytes(done)))
-	assert.Equal(t, `[]`, gjson.GetBytes(done, "metadata.finalizers").Raw)
+	assert.Equal(t, marked.get("metadata.resourceVersion"), rvOf(gjson.ParseBytes(done.Raw())))
+	assert.Equal(t, `[]`, gjson.GetBytes(done.Raw(), "metadata.finalizers").Raw)
 	assert.Equal(t, `["example.com/wait"]`, gjson.GetBytes(e.Object, "metadata.finalizers").Raw)
 
 	_, err = s.Get(watchtest.ConfigMaps, "ns", "kept")
@@ -309,6 +309,6 @@ func TestGenerationByResource(t *testing.T) {
 	} {
 		body, err := s.Create(tc.r, `{"metadata":{"name":"x","namespace":"ns"}}`)
 		require.NoError(t, err)
-		assert.Equal(t, tc.want, gjson.GetBytes(body, "metadata.generation").Raw, tc.r.String())
+		assert.Equal(t, tc.want, gjson.GetBytes(body.Raw(), "metadata.generation").Raw, tc.r.String())
 	}
 }

@@ -49,8 +49,8 @@ func TestWatchFromResourceVersionReplaysExactly(t *testing.T) {
 	got := w.nextN(3)
 	assert.Equal(t, []string{
 		"ADDED b " + rvOf(b),
-		"MODIFIED a " + rvOf(gjson.ParseBytes(up)),
-		"DELETED b " + rvOf(gjson.ParseBytes(del)),
+		"MODIFIED a " + rvOf(gjson.ParseBytes(up.Raw())),
+		"DELETED b " + rvOf(gjson.ParseBytes(del.Raw())),
 	}, []string{got[0].String(), got[1].String(), got[2].String()})
 	for _, e := range got {
 		assert.Equal(t, "Pod", e.get("kind"), "watch events carry kind")
@@ -138,7 +138,7 @@ func TestWatchList(t *testing.T) {
 	// Live events follow on the same stream.
 	up, err := s.Update(watchtest.Pods, podJSON("fixtures", "web-1", map[string]string{"tier": "gold"}))
 	require.NoError(t, err)
-	assert.Equal(t, "MODIFIED web-1 "+rvOf(gjson.ParseBytes(up)), w.next().String())
+	assert.Equal(t, "MODIFIED web-1 "+rvOf(gjson.ParseBytes(up.Raw())), w.next().String())
 
 	// Without allowWatchBookmarks the real server accepts the request and
 	// sends no bookmark.
@@ -283,10 +283,10 @@ func TestWatchSelectorsFollowMatching(t *testing.T) {
 	require.NoError(t, err)
 	mustCreate(t, s, watchtest.Pods, podJSON("b", "q", map[string]string{"tier": "gold"}))
 
-	assert.Equal(t, "ADDED p "+rvOf(gjson.ParseBytes(gold)), w.next().String(), "starts matching: ADDED")
-	assert.Equal(t, "MODIFIED p "+rvOf(gjson.ParseBytes(gold2)), w.next().String())
+	assert.Equal(t, "ADDED p "+rvOf(gjson.ParseBytes(gold.Raw())), w.next().String(), "starts matching: ADDED")
+	assert.Equal(t, "MODIFIED p "+rvOf(gjson.ParseBytes(gold2.Raw())), w.next().String())
 	left := w.next()
-	assert.Equal(t, "DELETED p "+rvOf(gjson.ParseBytes(silver)), left.String(), "stops matching: DELETED at the change's version")
+	assert.Equal(t, "DELETED p "+rvOf(gjson.ParseBytes(silver.Raw())), left.String(), "stops matching: DELETED at the change's version")
 	assert.Equal(t, "gold", left.get("metadata.labels.tier"), "with the last state that matched")
 	assert.Equal(t, "ADDED q", w.next().Type+" q")
 
@@ -308,7 +308,7 @@ func TestWatchOneObjectByName(t *testing.T) {
 	require.NoError(t, err)
 	up, err := s.Update(watchtest.Pods, podJSON("ns", "b", map[string]string{"x": "1"}))
 	require.NoError(t, err)
-	assert.Equal(t, "MODIFIED b "+rvOf(gjson.ParseBytes(up)), w.next().String(), "only the named object")
+	assert.Equal(t, "MODIFIED b "+rvOf(gjson.ParseBytes(up.Raw())), w.next().String(), "only the named object")
 }
 
 // Both forms of 410 a reflector must handle the same way (conformance 1,
@@ -352,7 +352,7 @@ func TestHistoryLimit(t *testing.T) {
 	for i := range 5 {
 		b, err := s.Update(watchtest.Pods, podJSON("ns", "a", map[string]string{"i": strconv.Itoa(i)}))
 		require.NoError(t, err)
-		last = gjson.ParseBytes(b)
+		last = gjson.ParseBytes(b.Raw())
 	}
 	_, body := get(t, s, watchPath("ns", url.Values{"resourceVersion": {rvOf(first)}}))
 	assert.Equal(t, "Expired", gjson.GetBytes(body, "object.reason").String(), "beyond the window: 410")
