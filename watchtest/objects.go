@@ -11,9 +11,10 @@ import (
 	"github.com/listwatch/listwatch/raw"
 )
 
-// The Go methods below address a resource by group, version and resource:
-// r's Namespace is not used, the namespace is the object's or the
-// argument's. A resource the server does not serve fails with
+// The Go methods below address a resource as a client does: r's Namespace,
+// when set, is the namespace written to (an object naming another is
+// refused, as the server refuses it) and the one read when the namespace
+// argument is "". A resource the server does not serve fails with
 // httpwatch.ErrUnknownResource (List panics), unless it is one of the
 // built-in ones watchtest knows, which it then adds.
 
@@ -32,7 +33,7 @@ func (s *Server) Create(res httpwatch.Resource, obj any) (*raw.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.create(r, "", obj, seedOptions)
+	o, err := s.create(r, res.Namespace, obj, seedOptions)
 	if err != nil {
 		return nil, fmt.Errorf("watchtest: create %s: %w", r.qualified(), err)
 	}
@@ -53,7 +54,7 @@ func (s *Server) Update(res httpwatch.Resource, obj any) (*raw.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.update(r, "", "", obj, seedOptions)
+	o, err := s.update(r, res.Namespace, "", obj, seedOptions)
 	if err != nil {
 		return nil, fmt.Errorf("watchtest: update %s: %w", r.qualified(), err)
 	}
@@ -68,6 +69,9 @@ func (s *Server) Delete(res httpwatch.Resource, namespace, name string) (*raw.Ob
 	r, err := s.served(res)
 	if err != nil {
 		return nil, err
+	}
+	if namespace == "" {
+		namespace = res.Namespace
 	}
 	if !r.Namespaced {
 		namespace = ""
@@ -85,6 +89,9 @@ func (s *Server) Get(res httpwatch.Resource, namespace, name string) (*raw.Objec
 	r, err := s.served(res)
 	if err != nil {
 		return nil, err
+	}
+	if namespace == "" {
+		namespace = res.Namespace
 	}
 	s.mu.Lock()
 	st := s.storeLocked(r)
@@ -105,6 +112,9 @@ func (s *Server) List(res httpwatch.Resource, namespace string) []*raw.Object {
 	r, err := s.served(res)
 	if err != nil {
 		panic(err.Error())
+	}
+	if namespace == "" {
+		namespace = res.Namespace
 	}
 	s.mu.Lock()
 	st := s.storeLocked(r)

@@ -271,12 +271,25 @@ func TestUnservedResource(t *testing.T) {
 	code, body := get(t, s, "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l")
 	assert.Equal(t, http.StatusOK, code, "%s", body)
 
-	// The namespace of the address is not the Go methods' business.
+	// The address's namespace is used as a client's is: written to, read
+	// when no namespace is given, and an object naming another is refused.
 	prod := watchtest.ConfigMaps
 	prod.Namespace = "prod"
 	_, err = s.Create(prod, `{"metadata":{"name":"c","namespace":"ns"}}`)
+	require.ErrorContains(t, err, "the namespace of the provided object does not match the namespace sent on the request")
+	c, err := s.Create(prod, `{"metadata":{"name":"c"}}`)
 	require.NoError(t, err)
-	assert.Len(t, s.List(prod, ""), 1)
+	assert.Equal(t, "prod", c.Namespace())
+	_, err = s.Create(watchtest.ConfigMaps, `{"metadata":{"name":"c","namespace":"ns"}}`)
+	require.NoError(t, err)
+	assert.Len(t, s.List(prod, ""), 1, "prod's only")
+	assert.Len(t, s.List(watchtest.ConfigMaps, ""), 2, "every namespace")
+	got, err := s.Get(prod, "", "c")
+	require.NoError(t, err)
+	assert.Equal(t, "prod", got.Namespace())
+	_, err = s.Delete(prod, "", "c")
+	require.NoError(t, err)
+	assert.Empty(t, s.List(prod, ""))
 }
 
 // An update naming another incarnation of the object (its uid) is the
