@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/listwatch/listwatch/internal/testlog"
 	"log/slog"
 	"net"
 	"net/http"
@@ -23,47 +24,6 @@ import (
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/watchtest"
 )
-
-// levelLog is a slog.Handler keeping each record as "LEVEL message k=v ...".
-type levelLog struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (h *levelLog) Enabled(context.Context, slog.Level) bool { return true }
-func (h *levelLog) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
-	b.WriteString(r.Level.String() + " " + r.Message)
-	r.Attrs(func(a slog.Attr) bool {
-		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
-		return true
-	})
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.lines = append(h.lines, b.String())
-	return nil
-}
-func (h *levelLog) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *levelLog) WithGroup(string) slog.Handler      { return h }
-
-// above returns the lines logged above Debug.
-func (h *levelLog) above() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []string
-	for _, l := range h.lines {
-		if !strings.HasPrefix(l, "DEBUG") {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-func (h *levelLog) all() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return strings.Join(h.lines, "\n")
-}
 
 // runInBackground runs inf until the test ends, without waiting for a sync.
 func runInBackground(t *testing.T, inf *Informer) {
@@ -94,7 +54,7 @@ const secretToken = "sekret-token-4f2a9"
 
 // loudInformer returns an informer of pods at url, authenticated with
 // secretToken, retrying every millisecond and logging to the returned log.
-func loudInformer(t *testing.T, url, fieldSelector string) (*Informer, *levelLog) {
+func loudInformer(t *testing.T, url, fieldSelector string) (*Informer, *testlog.Log) {
 	t.Helper()
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: url, QPS: -1, BearerToken: secretToken})
 	require.NoError(t, err)
@@ -104,7 +64,7 @@ func loudInformer(t *testing.T, url, fieldSelector string) (*Informer, *levelLog
 	inf.Reflector.Name = "pods"
 	inf.Reflector.FieldSelector = fieldSelector
 	inf.Reflector.Backoff = reflector.Backoff{Initial: time.Millisecond, Cap: time.Millisecond}
-	log := &levelLog{}
+	log := &testlog.Log{}
 	inf.Logger = slog.New(log)
 	return inf, log
 }
@@ -176,14 +136,14 @@ func TestInformerFailuresAreLoudAndReturned(t *testing.T) {
 			assert.NotContains(t, err.Error(), "\n", "one line")
 
 			assert.Greater(t, inf.Stats().Errors, int64(3), "it retried")
-			lines := log.above()
+			lines := log.Above()
 			require.Len(t, lines, 1, "one line however many retries: %q", lines)
 			assert.True(t, strings.HasPrefix(lines[0], tc.line+" "), lines[0])
 			for _, c := range tc.contains {
 				assert.Contains(t, lines[0], c)
 			}
-			assert.NotContains(t, log.all(), secretToken)
-			assert.NotContains(t, log.all(), "Bearer")
+			assert.NotContains(t, log.All(), secretToken)
+			assert.NotContains(t, log.All(), "Bearer")
 		})
 	}
 }
@@ -233,8 +193,8 @@ func TestInformerHealsAfterPermanentError(t *testing.T) {
 	allowed = true
 	mu.Unlock()
 	require.NoError(t, inf.WaitForSync(ctx))
-	require.Eventually(t, func() bool { return len(log.above()) == 2 }, wait, time.Millisecond)
-	lines := log.above()
+	require.Eventually(t, func() bool { return len(log.Above()) == 2 }, wait, time.Millisecond)
+	lines := log.Above()
 	assert.True(t, strings.HasPrefix(lines[1], "INFO reflector: recovered resource=pods"), lines[1])
 	assert.NoError(t, inf.WaitForSyncFailFast(ctx), "synced: nothing to report")
 }
@@ -278,7 +238,7 @@ func TestFactoryWaitForSyncReturnsReasons(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(c.CloseIdleConnections)
 	f := NewFactory(c)
-	f.Logger = slog.New(&levelLog{})
+	f.Logger = slog.New(&testlog.Log{})
 	f.Configure = func(_ httpwatch.Resource, inf *Informer) {
 		inf.Reflector.Backoff = reflector.Backoff{Initial: time.Millisecond, Cap: time.Millisecond}
 	}
@@ -320,7 +280,7 @@ func TestInformerSteadyStateIsQuiet(t *testing.T) {
 	}
 	inf := NewInformer(pods, 0)
 	inf.Reflector.Name = "pods"
-	log := &levelLog{}
+	log := &testlog.Log{}
 	inf.Logger = slog.New(log)
 	runInBackground(t, inf)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -339,7 +299,7 @@ func TestInformerSteadyStateIsQuiet(t *testing.T) {
 	_, err := s.Create(watchtest.Pods, `{"metadata":{"name":"last","namespace":"ns"}}`)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return inf.Stats().Objects == 10_001 }, wait, time.Millisecond)
-	assert.Empty(t, log.above())
+	assert.Empty(t, log.Above())
 	assert.Positive(t, inf.Stats().Errors, "the 410s were reported, at Debug")
 }
 
@@ -357,7 +317,7 @@ func TestInformerReportsUnmatchedProjectionPaths(t *testing.T) {
 	require.NoError(t, err)
 	inf := NewInformer(pods, 0)
 	inf.Reflector.Name = "pods"
-	log := &levelLog{}
+	log := &testlog.Log{}
 	inf.Logger = slog.New(log)
 	runInBackground(t, inf)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -371,7 +331,7 @@ func TestInformerReportsUnmatchedProjectionPaths(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return inf.Stats().Objects == 3 }, wait, time.Millisecond)
 
-	lines := log.above()
+	lines := log.Above()
 	require.Len(t, lines, 2, "%q", lines)
 	assert.Contains(t, lines[0], "WARN informer: projection path matches no cached object resource=pods path=status.phse objects=2")
 	assert.Contains(t, lines[1], "path=metadata.labels.tier")

@@ -3,6 +3,7 @@ package listwatch
 import (
 	"context"
 	"fmt"
+	"github.com/listwatch/listwatch/internal/testlog"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -50,14 +51,14 @@ func newWarmRig(t *testing.T, pods ...string) *warmRig {
 }
 
 // informer returns an informer of the rig's pods keeping snapshots.
-func (r *warmRig) informer(configure ...func(*Informer, *httpwatch.ResourceClient)) (*Informer, *levelLog) {
+func (r *warmRig) informer(configure ...func(*Informer, *httpwatch.ResourceClient)) (*Informer, *testlog.Log) {
 	rc := r.client.Resource(podsRes)
 	inf := NewInformer(rc, 0)
 	inf.Reflector.WatchList = false
 	inf.Reflector.Backoff = reflector.Backoff{} // relist at once
 	inf.Clock = r.clock
 	inf.Snapshot = snapshot.Options{Dir: r.dir}
-	log := &levelLog{}
+	log := &testlog.Log{}
 	inf.Logger = slog.New(log)
 	for _, c := range configure {
 		c(inf, rc)
@@ -153,7 +154,7 @@ func TestWarmStartResumesWithoutList(t *testing.T) {
 	assert.Equal(t, []string{"watch " + saved}, r.requestsSince(before), "no list: one watch from the saved version")
 	assert.Equal(t, serverView(t, r.s), cacheView(inf))
 	assert.False(t, inf.Restored())
-	assert.Empty(t, log.above(), "a warm start is steady state")
+	assert.Empty(t, log.Above(), "a warm start is steady state")
 }
 
 func serverView(t *testing.T, s *watchtest.Server) map[string]string {
@@ -230,7 +231,7 @@ func TestWarmStartAfterCompactionRelists(t *testing.T) {
 	assert.Equal(t, []string{"watch", "list"}, verbs[:2], "the watch from the snapshot's version, its 410, one relist")
 	assert.Equal(t, 1, strings.Count(strings.Join(verbs, " "), "list"))
 	assert.Equal(t, serverView(t, r.s), cacheView(inf))
-	assert.Empty(t, log.above())
+	assert.Empty(t, log.Above())
 }
 
 // decision 32: a snapshot of anything else than what the informer reads
@@ -263,7 +264,7 @@ func TestWarmStartMismatchIsIgnored(t *testing.T) {
 			run(t, inf)
 			require.NoError(t, inf.WaitForSync(testwait.Context(t)))
 			assert.Contains(t, r.requestsSince(before), "list 0", "listed")
-			above := log.above()
+			above := log.Above()
 			require.Len(t, above, 1, "%q", above)
 			assert.True(t, strings.HasPrefix(above[0], "INFO informer: snapshot not used"), above[0])
 			assert.Contains(t, above[0], "differs")
@@ -281,8 +282,8 @@ func TestWarmStartOtherServerIsIgnored(t *testing.T) {
 	inf, log := other.informer()
 	run(t, inf)
 	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
-	require.Len(t, log.above(), 1)
-	assert.Contains(t, log.above()[0], "server differs")
+	require.Len(t, log.Above(), 1)
+	assert.Contains(t, log.Above()[0], "server differs")
 }
 
 // decision 32: a corrupt, cut or foreign-version snapshot is refused with
@@ -308,7 +309,7 @@ func TestWarmStartCorruptSnapshotIsIgnored(t *testing.T) {
 			run(t, inf)
 			require.NoError(t, inf.WaitForSync(testwait.Context(t)))
 			assert.Equal(t, serverView(t, r.s), cacheView(inf))
-			above := log.above()
+			above := log.Above()
 			require.Len(t, above, 1, "%q", above)
 			want := "WARN informer: snapshot unreadable"
 			if name == "version" {
@@ -329,8 +330,8 @@ func TestWarmStartTooOldIsIgnored(t *testing.T) {
 	run(t, inf)
 	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
 	assert.Contains(t, r.requestsSince(before), "list 0")
-	require.Len(t, log.above(), 1)
-	assert.Contains(t, log.above()[0], "too old")
+	require.Len(t, log.Above(), 1)
+	assert.Contains(t, log.Above()[0], "too old")
 }
 
 // decision 32: a Transform whose version is not named keeps no snapshot.
@@ -343,8 +344,8 @@ func TestWarmStartNeedsTransformVersion(t *testing.T) {
 	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
 	stop()
 	assert.NoFileExists(t, r.path())
-	require.Len(t, log.above(), 1)
-	assert.Contains(t, log.above()[0], "TransformVersion")
+	require.Len(t, log.Above(), 1)
+	assert.Contains(t, log.Above()[0], "TransformVersion")
 }
 
 // decision 32: the cache is saved every Interval while its version moves,

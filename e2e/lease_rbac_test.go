@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"github.com/listwatch/listwatch/internal/testlog"
 	"log/slog"
 	"sync"
 	"testing"
@@ -11,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/internal/realapi"
 	"github.com/listwatch/listwatch/leader"
 	"github.com/listwatch/listwatch/shard"
@@ -56,7 +56,7 @@ func (f *firstError) errorWithin(t *testing.T, d time.Duration) error {
 
 // assertOneErrorLine checks the log: one line above Info, at Error, that
 // names the lease's namespace and the grant to make.
-func assertOneErrorLine(t *testing.T, log *leasetest.Log, ns, verbs string) {
+func assertOneErrorLine(t *testing.T, log *testlog.Log, ns, verbs string) {
 	t.Helper()
 	require.Eventually(t, func() bool { return len(log.Lines(slog.LevelError)) > 0 }, 2*time.Second, 10*time.Millisecond,
 		"an Error line within 2s")
@@ -72,7 +72,7 @@ func assertOneErrorLine(t *testing.T, log *leasetest.Log, ns, verbs string) {
 // cure it) without leading, returning nil when cancelled. Decision 25.
 func TestLeaderWithoutRBACOnLeases(t *testing.T) {
 	leases := nobodyLeases(t)
-	logger, log := leasetest.NewLogger()
+	logger, log := testlog.NewLogger()
 	errs := newFirstError()
 	e, err := leader.New(leader.Config{
 		Leases: leases, Name: "lock", Identity: "a",
@@ -99,7 +99,7 @@ func TestLeaderWithoutRBACOnLeases(t *testing.T) {
 // handed out, Run returning nil when cancelled. Decision 25.
 func TestShardWithoutRBACOnLeases(t *testing.T) {
 	leases := nobodyLeases(t)
-	logger, log := leasetest.NewLogger()
+	logger, log := testlog.NewLogger()
 	errs := newFirstError()
 	m, err := shard.New(shard.Config{Leases: leases, Group: "g", Identity: "a", Logger: logger, OnError: errs.add})
 	require.NoError(t, err)
@@ -125,7 +125,7 @@ func TestShardWithoutRBACOnLeases(t *testing.T) {
 func TestLeaderInMissingNamespace(t *testing.T) {
 	c := client(t)
 	leases := c.Resource(httpwatch.Resource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases", Namespace: "e2e-no-such-namespace"})
-	logger, log := leasetest.NewLogger()
+	logger, log := testlog.NewLogger()
 	errs := newFirstError()
 	e, err := leader.New(leader.Config{
 		Leases: leases, Name: "lock", Identity: "a",

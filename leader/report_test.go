@@ -2,6 +2,7 @@ package leader
 
 import (
 	"context"
+	"github.com/listwatch/listwatch/internal/testlog"
 	"log/slog"
 	"testing"
 	"time"
@@ -74,7 +75,7 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL, QPS: -1})
 	require.NoError(t, err)
 	defer c.CloseIdleConnections()
-	logger, log := leasetest.NewLogger()
+	logger, log := testlog.NewLogger()
 	var errs leasetest.Errors
 	e, err := New(Config{
 		Leases: c.Resource(leasetest.Resource), Name: "lock", Identity: "a",

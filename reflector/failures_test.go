@@ -3,6 +3,7 @@ package reflector
 import (
 	"context"
 	"fmt"
+	"github.com/listwatch/listwatch/internal/testlog"
 	"log/slog"
 	"strings"
 	"sync"
@@ -18,50 +19,9 @@ import (
 	"github.com/listwatch/listwatch/internal/testwait"
 )
 
-// logLines is a slog.Handler keeping each record as "LEVEL message k=v ...".
-type logLines struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (h *logLines) Enabled(context.Context, slog.Level) bool { return true }
-func (h *logLines) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
-	b.WriteString(r.Level.String() + " " + r.Message)
-	r.Attrs(func(a slog.Attr) bool {
-		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
-		return true
-	})
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.lines = append(h.lines, b.String())
-	return nil
-}
-func (h *logLines) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *logLines) WithGroup(string) slog.Handler      { return h }
-
-// above returns the lines logged above Debug.
-func (h *logLines) above() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []string
-	for _, l := range h.lines {
-		if !strings.HasPrefix(l, "DEBUG") {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-func (h *logLines) reset() {
-	h.mu.Lock()
-	h.lines = nil
-	h.mu.Unlock()
-}
-
-func loggedReflector(src *scriptSource) (*Reflector, *logLines, *clock.Fake) {
+func loggedReflector(src *scriptSource) (*Reflector, *testlog.Log, *clock.Fake) {
 	r, _, c := newTestReflector(src)
-	logs := &logLines{}
+	logs := &testlog.Log{}
 	r.Logger = slog.New(logs)
 	return r, logs, c
 }
@@ -113,7 +73,7 @@ func TestReflectorLogsEachFailureAtItsLevel(t *testing.T) {
 			r.OnError = func(err error) { got = append(got, err) }
 			r.report(tc.op, tc.err)
 			require.Len(t, got, 1, "OnError sees every error")
-			lines := logs.above()
+			lines := logs.Above()
 			if tc.want == "" {
 				assert.Empty(t, lines)
 				assert.True(t, got[0].(*SyncError).Routine)
@@ -140,7 +100,7 @@ func TestReflectorSummarisesRepeatedFailures(t *testing.T) {
 		r.report(OpList, forbidden)
 		c.Step(30 * time.Second)
 	}
-	lines := logs.above()
+	lines := logs.Above()
 	require.Len(t, lines, 4, "%q", lines)
 	assert.True(t, strings.HasPrefix(lines[0], "ERROR reflector: list failed "))
 	for _, l := range lines[1:] {
@@ -148,18 +108,18 @@ func TestReflectorSummarisesRepeatedFailures(t *testing.T) {
 		assert.Contains(t, l, "message=pods is forbidden")
 	}
 
-	logs.reset()
+	logs.Reset()
 	r.recovered()
 	r.recovered()
-	lines = logs.above()
+	lines = logs.Above()
 	require.Len(t, lines, 1, "one line per recovery: %q", lines)
 	assert.Contains(t, lines[0], "INFO reflector: recovered resource=pods unreported_failures=6")
 
-	logs.reset()
+	logs.Reset()
 	r.reportRoutine(OpWatchList, errBad)
 	c.Step(time.Hour)
 	r.report(OpList, forbidden)
-	lines = logs.above()
+	lines = logs.Above()
 	require.Len(t, lines, 1, "%q", lines)
 	assert.True(t, strings.HasPrefix(lines[0], "ERROR reflector: list failed "), "a failure long after recovery is news again: %s", lines[0])
 }
@@ -175,7 +135,7 @@ func TestReflectorFlappingFailureDoesNotFlood(t *testing.T) {
 		r.recovered()
 		c.Step(2 * time.Second)
 	}
-	lines := logs.above() // 360 s: the first failure, its recovery, one summary and its recovery
+	lines := logs.Above() // 360 s: the first failure, its recovery, one summary and its recovery
 	require.Len(t, lines, 4, "%q", lines)
 	assert.True(t, strings.HasPrefix(lines[0], "WARN reflector: watch failed "), lines[0])
 	assert.True(t, strings.HasPrefix(lines[1], "INFO reflector: recovered "), lines[1])
@@ -209,7 +169,7 @@ func TestReflectorRunDeadURLLogsOnce(t *testing.T) {
 	}
 	cancel()
 	testwait.Recv(t, done, "Run to return after cancel")
-	lines := logs.above()
+	lines := logs.Above()
 	require.NotEmpty(t, lines)
 	assert.True(t, strings.HasPrefix(lines[0], "WARN reflector: list failed "), lines[0])
 	assert.Contains(t, lines[0], "connection refused")

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"github.com/listwatch/listwatch/internal/testlog"
 	"log/slog"
 	"testing"
 	"time"
@@ -61,13 +62,13 @@ func TestForbiddenLeaseIsOneErrorLine(t *testing.T) {
 }
 
 // testMember is a member of group g on srv with a fake clock, and its log.
-func testMember(t *testing.T, srv *watchtest.Server, edit func(*Config)) (*Member, *leasetest.Log) {
+func testMember(t *testing.T, srv *watchtest.Server, edit func(*Config)) (*Member, *testlog.Log) {
 	t.Helper()
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL, QPS: -1})
 	require.NoError(t, err)
 	c.RetryMax = 0
 	t.Cleanup(c.CloseIdleConnections)
-	logger, log := leasetest.NewLogger()
+	logger, log := testlog.NewLogger()
 	cfg := Config{Leases: c.Resource(leasetest.Resource), Group: "g", Identity: "a", Logger: logger, Clock: clock.NewFake(time.Unix(0, 0))}
 	if edit != nil {
 		edit(&cfg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/listwatch/listwatch/internal/testlog"
 	"log/slog"
 	"testing"
 	"time"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/lease/leasetest"
 )
 
 func statusError(verb string, code int, reason string) error {
@@ -29,7 +29,7 @@ func statusError(verb string, code int, reason string) error {
 // (permanent) Error, repeats counted into the next line, the recovery once
 // at Info. Decision 25.
 func TestReporterLogsEachFailureOnce(t *testing.T) {
-	logger, log := leasetest.NewLogger()
+	logger, log := testlog.NewLogger()
 	clk := clock.NewFake(time.Unix(0, 0))
 	var seen int
 	r := &Reporter{Logger: logger, OnError: func(error) { seen++ }, Clock: clk, Who: "w", Verbs: "get"}

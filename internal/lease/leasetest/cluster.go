@@ -2,6 +2,7 @@ package leasetest
 
 import (
 	"context"
+	"github.com/listwatch/listwatch/internal/testlog"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -36,7 +37,7 @@ type Cluster struct {
 	// Logger writes every process's lines to Log, unless its config says
 	// otherwise.
 	Logger *slog.Logger
-	Log    *Log
+	Log    *testlog.Log
 	// Refuse is given to the partitions of processes connected from then on.
 	Refuse func(r *http.Request) (code int, status string)
 
@@ -56,7 +57,7 @@ func NewCluster(t *testing.T) *Cluster {
 	srv := watchtest.NewServer()
 	srv.AddResource(watchtest.Leases, watchtest.Definition{})
 	t.Cleanup(srv.Close)
-	logger, log := NewLogger()
+	logger, log := testlog.NewLogger()
 	return &Cluster{T: t, Server: srv, Clock: clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), Logger: logger, Log: log}
 }
 
