@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/processor"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
@@ -61,6 +62,19 @@ func run[T any](t *testing.T, p *processor.Processor[T]) (stop func()) {
 	}
 	t.Cleanup(stop)
 	return stop
+}
+
+// runStarted runs p as run does and returns once Run has started the
+// listeners of recs (each has seen a marker): a test that steps the clock
+// must not race Run, which schedules the first resyncs from the time it
+// starts.
+func runStarted(t *testing.T, p *processor.Processor[int], recs ...recorder) {
+	t.Helper()
+	run(t, p)
+	p.Distribute(marker)
+	for _, r := range recs {
+		require.Equal(t, []string{markerCall}, r.next(t, 1), "the listener to start")
+	}
 }
 
 // gate blocks a handler until released. Tests defer release, so that it

@@ -38,7 +38,7 @@ func TestResyncGoesOnlyToDueHandlers(t *testing.T) {
 		_, err := p.AddHandler(h, period, nil)
 		require.NoError(t, err)
 	}
-	run(t, p)
+	runStarted(t, p, every10, every30, never)
 
 	// step distributes one resync after asking ShouldResync at now+d.
 	step := func(d time.Duration, wantDue bool) {
@@ -74,7 +74,7 @@ func TestHandlerWithoutResyncPeriodNeverGetsResync(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.AddHandler(other, time.Second, nil)
 	require.NoError(t, err)
-	run(t, p)
+	runStarted(t, p, never, other)
 
 	p.Distribute(processor.Updated(1, 1, true)) // a relist before any resync check
 	fake.Step(time.Second)
