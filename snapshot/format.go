@@ -17,8 +17,10 @@ import (
 	"github.com/listwatch/listwatch/raw"
 )
 
-// Version is the format version this package writes and reads.
-const Version = 1
+// Version is the format version this package writes and reads. Version 2
+// keeps each object in raw's binary form, read back without scanning its
+// JSON again (the checksum vouches for it); version 1 kept the JSON alone.
+const Version = 2
 
 const magic = "lwsnap"
 
@@ -94,6 +96,7 @@ type header struct {
 	Shape           string    `json:"shape,omitempty"`
 	ResourceVersion string    `json:"resourceVersion"`
 	Written         time.Time `json:"written"`
+	RawVersion      int       `json:"rawVersion"` // raw.BinaryVersion
 	Objects         int       `json:"objects"`
 	Bytes           int64     `json:"bytes"` // of the objects' JSON
 }
@@ -137,6 +140,7 @@ func Encode(w io.Writer, s *Snapshot) error {
 	h.ResourceVersion = s.ResourceVersion
 	h.Written = s.Written.UTC()
 	h.Objects = len(s.Objects)
+	h.RawVersion = raw.BinaryVersion
 	for _, o := range s.Objects {
 		h.Bytes += int64(len(o.Raw()))
 	}
@@ -154,11 +158,14 @@ func Encode(w io.Writer, s *Snapshot) error {
 	binary.LittleEndian.PutUint32(n[:], uint32(len(hj)))
 	put(n[:])
 	put(hj)
+	var form []byte
 	for _, o := range s.Objects {
-		js := o.Raw()
-		binary.LittleEndian.PutUint32(n[:], uint32(len(js)))
+		if form, err = o.AppendBinary(form[:0]); err != nil {
+			return fmt.Errorf("snapshot encode: %w", err)
+		}
+		binary.LittleEndian.PutUint32(n[:], uint32(len(form)))
 		put(n[:])
-		put(js)
+		put(form)
 	}
 	binary.LittleEndian.PutUint32(n[:], crc.Sum32())
 	_, _ = bw.Write(n[:])
@@ -173,10 +180,13 @@ func Encode(w io.Writer, s *Snapshot) error {
 // ErrMismatch or ErrTooLarge; nothing of a refused snapshot is returned.
 func Decode(r io.Reader, want Key, lim Limits) (*Snapshot, error) {
 	lim = lim.withDefaults()
-	d := decoder{r: bufio.NewReaderSize(io.LimitReader(r, lim.MaxSize+1), 256<<10), crc: crc32.New(castagnoli), left: lim.MaxSize}
+	d := decoder{r: bufio.NewReaderSize(io.LimitReader(r, lim.MaxSize+1), readBuffer), crc: crc32.New(castagnoli), left: lim.MaxSize}
 	h, err := d.header()
 	if err != nil {
 		return nil, err
+	}
+	if h.RawVersion != raw.BinaryVersion {
+		return nil, fmt.Errorf("%w: objects in raw's binary form %d, want %d", ErrVersion, h.RawVersion, raw.BinaryVersion)
 	}
 	if field := h.mismatch(want.header()); field != "" {
 		return nil, fmt.Errorf("%w: %s differs", ErrMismatch, field)
@@ -187,16 +197,17 @@ func Decode(r io.Reader, want Key, lim Limits) (*Snapshot, error) {
 	s := &Snapshot{Key: want, ResourceVersion: h.ResourceVersion, Written: h.Written,
 		Objects: make([]*raw.Object, 0, min(h.Objects, 1<<16))}
 	var total int64
+	var batch []raw.Object // Objects allocated a few thousand at a time
 	for i := range h.Objects {
-		js, err := d.object(lim.MaxObject)
-		if err != nil {
+		if len(batch) == 0 {
+			batch = make([]raw.Object, min(h.Objects-i, 4096))
+		}
+		o := &batch[0]
+		batch = batch[1:]
+		if err := d.object(o, lim.MaxObject); err != nil {
 			return nil, fmt.Errorf("object %d: %w", i, err)
 		}
-		total += int64(len(js))
-		o, err := raw.NewObject(js)
-		if err != nil {
-			return nil, fmt.Errorf("%w: object %d: %w", ErrCorrupt, i, err)
-		}
+		total += int64(len(o.Raw()))
 		s.Objects = append(s.Objects, o)
 	}
 	if total != h.Bytes {
@@ -269,24 +280,46 @@ func (d *decoder) header() (*header, error) {
 	return &h, nil
 }
 
-// object reads one length-prefixed object into a buffer reused for the
-// next (NewObject copies it).
-func (d *decoder) object(maxObject int) ([]byte, error) {
+// readBuffer is the size of a decoder's reads: most objects are read in
+// place, without a copy before the one UnmarshalBinary makes.
+const readBuffer = 1 << 20
+
+// object reads one length-prefixed object into o: in place in the read
+// buffer if it fits, else through a buffer reused for the next.
+func (d *decoder) object(o *raw.Object, maxObject int) error {
 	n, err := d.uint32()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if int64(n) > int64(maxObject) {
-		return nil, fmt.Errorf("%w: object of %d bytes, limit %d", ErrTooLarge, n, maxObject)
+		return fmt.Errorf("%w: object of %d bytes, limit %d", ErrTooLarge, n, maxObject)
 	}
 	if int64(n) > d.left {
-		return nil, fmt.Errorf("%w: object of %d bytes past the end", ErrCorrupt, n)
+		return fmt.Errorf("%w: object of %d bytes past the end", ErrCorrupt, n)
 	}
-	if cap(d.buf) < int(n) {
-		d.buf = make([]byte, n)
+	var b []byte
+	if int(n) <= d.r.Size() {
+		if b, err = d.r.Peek(int(n)); err != nil {
+			return fmt.Errorf("%w: cut short", ErrCorrupt)
+		}
+		d.left -= int64(n)
+		d.crc.Write(b)
+		defer d.r.Discard(int(n))
+	} else {
+		if cap(d.buf) < int(n) {
+			d.buf = make([]byte, n)
+		}
+		b = d.buf[:n]
+		if err := d.read(b); err != nil {
+			return err
+		}
 	}
-	b := d.buf[:n]
-	return b, d.read(b)
+	// Memory-safe whatever the bytes; trusted only once the checksum at
+	// the end matches.
+	if err := o.UnmarshalBinary(b); err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return nil
 }
 
 // trailer checks the checksum and that nothing follows it.

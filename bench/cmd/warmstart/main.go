@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,7 @@ type report struct {
 func main() {
 	host := flag.String("host", "http://127.0.0.1:18080", "fakeapi's URL")
 	confirm := flag.Duration("confirm-after", 0, "Snapshot.ConfirmAfter (0: the default)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the warm start to this file")
 	table := flag.Bool("table", false, "print a Markdown table of the JSON lines in the files named, medians per file, instead of measuring")
 	flag.Parse()
 	if *table {
@@ -58,13 +60,13 @@ func main() {
 		}
 		return
 	}
-	if err := run(*host, *confirm); err != nil {
+	if err := run(*host, *confirm, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "warmstart:", err)
 		os.Exit(1)
 	}
 }
 
-func run(host string, confirm time.Duration) error {
+func run(host string, confirm time.Duration, profile string) error {
 	dir, err := os.MkdirTemp("", "warmstart")
 	if err != nil {
 		return err
@@ -92,9 +94,21 @@ func run(host string, confirm time.Duration) error {
 		rep.SnapshotBytes = st.Size()
 	}
 
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	inf, stop = informer(client, opts)
 	defer stop()
-	if rep.Warm, err = measure(ctx, inf, &served, inf.Loaded()); err != nil {
+	rep.Warm, err = measure(ctx, inf, &served, inf.Loaded())
+	pprof.StopCPUProfile()
+	if err != nil {
 		return fmt.Errorf("warm: %w", err)
 	}
 	if inf.Stats().Lists != 0 {
