@@ -116,7 +116,7 @@ machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | s
 	echo
 	echo "## Warm start (bench/cmd/warmstart)"
 	echo
-	echo "A listwatch informer syncs by a paged list and stops, saving its snapshot; a second one starts from it and resumes the watch without listing. fakeapi holds each watch's events until triggered, so the resumed watch is confirmed by ConfirmAfter (1 s): first-ready is when the restored cache is readable and its adds are with the handler. Medians of $REPS."
+	echo "A listwatch informer syncs by a paged list and stops, saving its snapshot; a second one starts from it and resumes the watch without listing. fakeapi holds each watch's events until triggered, and, as kube-apiserver, sends no bookmark on a quiet resumed watch, so it is confirmed by ConfirmAfter (100 ms, the default): first-ready is when the restored cache is readable and its adds are with the handler. Medians of $REPS."
 	echo
 	"$work/bin/warmstart" -table "${warm[@]}"
 } >>"$OUT/RESULTS.md"

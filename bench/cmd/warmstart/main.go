@@ -6,9 +6,10 @@
 // the time to synced, and the bytes the server sent; the snapshot's size
 // and the time the stop took to write it.
 //
-// fakeapi holds each watch's burst until triggered, so the resumed watch
-// carries no event and the warm start is confirmed by ConfirmAfter (1 s by
-// default; -confirm-after sets it): synced-ms shows that wait, first-ready
+// fakeapi holds each watch's burst until triggered and, as kube-apiserver
+// does, sends no bookmark on a quiet resumed watch, so the warm start is
+// confirmed by ConfirmAfter (snapshot.DefaultConfirmAfter, 100 ms;
+// -confirm-after sets it): synced-ms includes that wait, first-ready is
 // what an agent can read at once.
 package main
 
