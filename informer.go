@@ -295,6 +295,9 @@ func (inf *Informer) Run(ctx context.Context) {
 	wg.Go(func() { inf.processor.Run(procCtx) })
 	wg.Go(func() { inf.reflector.Run(ctx) })
 	wg.Go(func() { inf.runWarm(ctx) })
+	if inf.warm.reader != nil {
+		wg.Go(inf.loadSnapshot)
+	}
 	stopFIFO := context.AfterFunc(ctx, inf.fifo.Close)
 	defer stopFIFO()
 

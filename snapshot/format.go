@@ -175,50 +175,6 @@ func Encode(w io.Writer, s *Snapshot) error {
 	return nil
 }
 
-// Decode reads a snapshot from r and returns it if it is whole, of the
-// current version and of want. Its errors wrap ErrCorrupt, ErrVersion,
-// ErrMismatch or ErrTooLarge; nothing of a refused snapshot is returned.
-func Decode(r io.Reader, want Key, lim Limits) (*Snapshot, error) {
-	lim = lim.withDefaults()
-	d := decoder{r: bufio.NewReaderSize(io.LimitReader(r, lim.MaxSize+1), readBuffer), crc: crc32.New(castagnoli), left: lim.MaxSize}
-	h, err := d.header()
-	if err != nil {
-		return nil, err
-	}
-	if h.RawVersion != raw.BinaryVersion {
-		return nil, fmt.Errorf("%w: objects in raw's binary form %d, want %d", ErrVersion, h.RawVersion, raw.BinaryVersion)
-	}
-	if field := h.mismatch(want.header()); field != "" {
-		return nil, fmt.Errorf("%w: %s differs", ErrMismatch, field)
-	}
-	if h.Objects < 0 || h.Bytes < 0 || h.Bytes+4*int64(h.Objects) > d.left {
-		return nil, fmt.Errorf("%w: header claims %d objects of %d bytes", ErrCorrupt, h.Objects, h.Bytes)
-	}
-	s := &Snapshot{Key: want, ResourceVersion: h.ResourceVersion, Written: h.Written,
-		Objects: make([]*raw.Object, 0, min(h.Objects, 1<<16))}
-	var total int64
-	var batch []raw.Object // Objects allocated a few thousand at a time
-	for i := range h.Objects {
-		if len(batch) == 0 {
-			batch = make([]raw.Object, min(h.Objects-i, 4096))
-		}
-		o := &batch[0]
-		batch = batch[1:]
-		if err := d.object(o, lim.MaxObject); err != nil {
-			return nil, fmt.Errorf("object %d: %w", i, err)
-		}
-		total += int64(len(o.Raw()))
-		s.Objects = append(s.Objects, o)
-	}
-	if total != h.Bytes {
-		return nil, fmt.Errorf("%w: objects hold %d bytes, header says %d", ErrCorrupt, total, h.Bytes)
-	}
-	if err := d.trailer(); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
 // decoder reads a snapshot, summing what it reads.
 type decoder struct {
 	r    *bufio.Reader
