@@ -13,7 +13,6 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/snapshot"
-	"github.com/listwatch/listwatch/store"
 )
 
 // warm is an informer's warm start (decision 32): the snapshot it
@@ -176,28 +175,25 @@ func (inf *Informer) dropSnapshot(err error) {
 
 var errTooOld = errors.New("snapshot too old")
 
-// restore fills the empty cache with snap's objects, after checking that
-// each has a key of its own, and tells the handlers; inf.mu is held.
+// restore fills the empty cache with snap's objects, if each has a key of
+// its own, and tells the handlers; inf.mu is held.
 func (inf *Informer) restore(snap *snapshot.Snapshot) error {
-	seen := make(map[string]struct{}, len(snap.Objects))
-	for _, o := range snap.Objects {
-		key, err := store.MetaNamespaceKey(o)
-		if err != nil {
-			return fmt.Errorf("%w: %w", snapshot.ErrCorrupt, err)
-		}
-		if _, dup := seen[key]; dup {
-			return fmt.Errorf("%w: %s twice", snapshot.ErrCorrupt, key)
-		}
-		seen[key] = struct{}{}
-	}
+	var err error
 	for i, o := range snap.Objects {
-		if err := inf.indexer.Add(o); err != nil {
-			// An index function refused it: leave the cache as it was.
-			for _, added := range snap.Objects[:i] {
-				_ = inf.indexer.Delete(added)
-			}
-			return fmt.Errorf("%w: %w", snapshot.ErrCorrupt, err)
+		if err = inf.indexer.Add(o); err != nil {
+			// A key or index function refused it.
+			snap.Objects = snap.Objects[:i]
+			break
 		}
+	}
+	if err == nil && inf.indexer.Len() != len(snap.Objects) {
+		err = errors.New("two objects of one key")
+	}
+	if err != nil {
+		for _, added := range snap.Objects { // leave the cache empty, as it was
+			_ = inf.indexer.Delete(added)
+		}
+		return fmt.Errorf("%w: %w", snapshot.ErrCorrupt, err)
 	}
 	for _, o := range snap.Objects {
 		inf.processor.Distribute(processor.Added(o, true))

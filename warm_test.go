@@ -245,7 +245,7 @@ func TestWarmStartWatchesWhileLoading(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, pipe.Close())
 			require.NoError(t, inf.WaitForSync(testwait.Context(t)))
-			assert.Equal(t, serverView(t, r.s), cacheView(inf))
+			require.Eventually(t, func() bool { return assert.ObjectsAreEqual(serverView(t, r.s), cacheView(inf)) }, wait, time.Millisecond)
 			if whole {
 				require.Eventually(t, func() bool { return len(rec.lines()) == 3 }, wait, time.Millisecond, "%q", rec.lines())
 				lines := rec.lines()
@@ -388,6 +388,39 @@ func TestWarmStartCorruptSnapshotIsIgnored(t *testing.T) {
 				want = "INFO informer: snapshot not used"
 			}
 			assert.True(t, strings.HasPrefix(above[0], want), above[0])
+		})
+	}
+}
+
+// decision 32: a snapshot whose checksum is right but which holds two
+// objects of one key, or one without a name, is dropped whole: a Warn, a
+// list, nothing of it in the cache or heard of.
+func TestWarmStartRefusesObjectsWithoutAKeyOfTheirOwn(t *testing.T) {
+	for name, objs := range map[string][]string{
+		"twice":    {`{"metadata":{"name":"a","namespace":"ns","resourceVersion":"5"}}`, `{"metadata":{"name":"a","namespace":"ns","resourceVersion":"6"}}`},
+		"nameless": {`{"metadata":{"name":"a","namespace":"ns","resourceVersion":"5"}}`, `{"metadata":{"namespace":"ns"}}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newWarmRig(t, "b")
+			snap := &snapshot.Snapshot{Key: r.key(), ResourceVersion: r.names["b"], Written: r.clock.Now()}
+			for _, js := range objs {
+				o, err := raw.NewObject([]byte(js))
+				require.NoError(t, err)
+				snap.Objects = append(snap.Objects, o)
+			}
+			require.NoError(t, snapshot.WriteFile(r.path(), snap))
+			inf, log := r.informer()
+			rec := newRecorder()
+			_, err := inf.AddEventHandler(rec)
+			require.NoError(t, err)
+			run(t, inf)
+			require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+			require.Eventually(t, func() bool { return len(rec.lines()) == 1 }, wait, time.Millisecond, "%q", rec.lines())
+			assert.Equal(t, []string{"add ns/b initial=true"}, rec.lines())
+			assert.Equal(t, serverView(t, r.s), cacheView(inf))
+			above := log.Above()
+			require.Len(t, above, 1, "%q", above)
+			assert.True(t, strings.HasPrefix(above[0], "WARN informer: snapshot unreadable"), above[0])
 		})
 	}
 }
