@@ -55,8 +55,8 @@ func TestBinaryRoundTrip(t *testing.T) {
 	require.Error(t, err)
 }
 
-// No input makes UnmarshalBinary fail to return or an accessor read out
-// of bounds: cut, grown or with any byte of the header and table changed,
+// decision 32: no input makes UnmarshalBinary fail to return or an
+// accessor read out of bounds: cut, grown or with any byte of the header and table changed,
 // it is refused or gives an Object whose fields lie within its bytes.
 func TestBinaryRefusesBadLayouts(t *testing.T) {
 	for name, o := range binaryCases(t) {

@@ -180,7 +180,8 @@ type decoder struct {
 	r    *bufio.Reader
 	crc  hash.Hash32
 	left int64 // bytes the limit still allows
-	buf  []byte
+
+	carryHead [4]byte // the length of an object split between two reads
 }
 
 // read fills b, summing it; a short read is corruption.
@@ -236,60 +237,6 @@ func (d *decoder) header() (*header, error) {
 	return &h, nil
 }
 
-// readBuffer is the size of a decoder's reads: most objects are read in
-// place, without a copy before the one UnmarshalBinary makes.
-const readBuffer = 1 << 20
-
-// object reads one length-prefixed object into o: in place in the read
-// buffer if it fits, else through a buffer reused for the next.
-func (d *decoder) object(o *raw.Object, maxObject int) error {
-	n, err := d.uint32()
-	if err != nil {
-		return err
-	}
-	if int64(n) > int64(maxObject) {
-		return fmt.Errorf("%w: object of %d bytes, limit %d", ErrTooLarge, n, maxObject)
-	}
-	if int64(n) > d.left {
-		return fmt.Errorf("%w: object of %d bytes past the end", ErrCorrupt, n)
-	}
-	var b []byte
-	if int(n) <= d.r.Size() {
-		if b, err = d.r.Peek(int(n)); err != nil {
-			return fmt.Errorf("%w: cut short", ErrCorrupt)
-		}
-		d.left -= int64(n)
-		d.crc.Write(b)
-		defer d.r.Discard(int(n))
-	} else {
-		if cap(d.buf) < int(n) {
-			d.buf = make([]byte, n)
-		}
-		b = d.buf[:n]
-		if err := d.read(b); err != nil {
-			return err
-		}
-	}
-	// Memory-safe whatever the bytes; trusted only once the checksum at
-	// the end matches.
-	if err := o.UnmarshalBinary(b); err != nil {
-		return fmt.Errorf("%w: %w", ErrCorrupt, err)
-	}
-	return nil
-}
-
-// trailer checks the checksum and that nothing follows it.
-func (d *decoder) trailer() error {
-	sum := d.crc.Sum32()
-	var n [4]byte
-	if _, err := io.ReadFull(d.r, n[:]); err != nil {
-		return fmt.Errorf("%w: no checksum", ErrCorrupt)
-	}
-	if got := binary.LittleEndian.Uint32(n[:]); got != sum {
-		return fmt.Errorf("%w: checksum %08x, content sums to %08x", ErrCorrupt, got, sum)
-	}
-	if _, err := d.r.ReadByte(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: bytes after the checksum", ErrCorrupt)
-	}
-	return nil
-}
+// readBuffer is the size of the decoder's buffer, which reads the header
+// (and the objects' first bytes, as it reads ahead).
+const readBuffer = 64 << 10

@@ -86,30 +86,15 @@ func (rd *Reader) Close() error {
 // ErrCorrupt or ErrTooLarge; nothing of a refused snapshot is returned.
 // Call it once.
 func (rd *Reader) Read() (*Snapshot, error) {
-	h, d := rd.h, &rd.d
-	s := &Snapshot{Key: rd.key, ResourceVersion: h.ResourceVersion, Written: h.Written,
-		Objects: make([]*raw.Object, 0, min(h.Objects, 1<<16))}
-	var total int64
-	var batch []raw.Object // Objects allocated a few thousand at a time
-	for i := range h.Objects {
-		if len(batch) == 0 {
-			batch = make([]raw.Object, min(h.Objects-i, 4096))
-		}
-		o := &batch[0]
-		batch = batch[1:]
-		if err := d.object(o, rd.lim.MaxObject); err != nil {
-			return nil, fmt.Errorf("object %d: %w", i, err)
-		}
-		total += int64(len(o.Raw()))
-		s.Objects = append(s.Objects, o)
+	h := rd.h
+	objs, total, err := rd.d.readObjects(h.Objects, rd.lim.MaxObject)
+	if err != nil {
+		return nil, err
 	}
 	if total != h.Bytes {
 		return nil, fmt.Errorf("%w: objects hold %d bytes, header says %d", ErrCorrupt, total, h.Bytes)
 	}
-	if err := d.trailer(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return &Snapshot{Key: rd.key, ResourceVersion: h.ResourceVersion, Written: h.Written, Objects: objs}, nil
 }
 
 // Decode reads a whole snapshot from r: NewReader, then Read.
