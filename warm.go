@@ -382,13 +382,17 @@ func (s *confirmingSource) confirming(w httpwatch.Watcher) *confirmingWatcher {
 	go func() {
 		defer t.Stop()
 		select {
-		case <-t.C(): // the server refused nothing in time
+		case <-t.C(): // the server refused nothing in time, unless just now
+		case <-cw.arrived:
+		case <-cw.stopped:
+			return
+		}
+		select {
 		case <-cw.arrived:
 			if cw.err != nil || cw.ev.Type == httpwatch.Error {
 				return
 			}
-		case <-cw.stopped:
-			return
+		default:
 		}
 		select {
 		case <-s.inf.warm.loading:
