@@ -269,8 +269,8 @@ func resumeWatch(t *testing.T, rc *httpwatch.ResourceClient, rv string) <-chan w
 // first frame is the first change —, and one from a version the server
 // forgot gets 200, then a 410 ERROR event, and its end, whether from the
 // watch cache or, with the cache off, from etcd. How soon the 410 came
-// after the response is logged (measured: 20–440 µs from the watch cache,
-// 9–270 ms from etcd).
+// after the response is logged (measured: from the watch cache a median of
+// 40 µs, the slowest of 600 on 2 busy cores 19 ms; from etcd 9–270 ms).
 func TestResumedWatchOnRealServer(t *testing.T) {
 	c := client(t)
 	ns := namespace(t, c)

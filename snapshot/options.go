@@ -43,7 +43,8 @@ type Options struct {
 	// kube-apiserver 1.37 sends no bookmark on a quiet resumed watch and
 	// answers a version it forgot with 200 and then a 410 ERROR event:
 	// from its watch cache (every built-in resource's default) the refusal
-	// is decided before the response starts and came 20–440 µs after it;
+	// is decided before the response starts and came right after it (of
+	// 600, on 2 busy cores: median 40 µs, 99% under 0.6 ms, slowest 19 ms);
 	// with the watch cache off for the resource it comes from etcd, whose
 	// watchers catch up every 100 ms, 9–270 ms after it. The default,
 	// DefaultConfirmAfter (used if 0), covers the watch cache; set 500 ms
