@@ -267,6 +267,30 @@ func TestWarmStartWatchesWhileLoading(t *testing.T) {
 	}
 }
 
+// decision 32: with the server unreachable (an edge node offline), the
+// restored cache is readable at once, its objects heard as initial adds,
+// and marked Restored, not synced, for as long as no server confirms it.
+func TestWarmStartServesTheCacheWhileTheServerIsDown(t *testing.T) {
+	r := newWarmRig(t, "a", "b")
+	r.coldRun(t)
+	r.s.Close()
+	inf, _ := r.informer()
+	rec := newRecorder()
+	_, err := inf.AddEventHandler(rec)
+	require.NoError(t, err)
+	run(t, inf)
+	testwait.Recv(t, inf.Loaded(), "the snapshot to be loaded with no server")
+	assert.Equal(t, map[string]string{"ns/a": r.names["a"], "ns/b": r.names["b"]}, cacheView(inf))
+	require.Eventually(t, func() bool { return len(rec.lines()) == 2 }, wait, time.Millisecond, "%q", rec.lines())
+	assert.True(t, inf.Restored())
+	assert.False(t, inf.HasSynced())
+	select {
+	case <-inf.Synced():
+		t.Fatal("synced with no server")
+	default:
+	}
+}
+
 // decision 32, decision 8: a snapshot whose version the server forgot
 // (410) falls back to a relist; handlers hear only what changed.
 func TestWarmStartAfterCompactionRelists(t *testing.T) {
