@@ -1,10 +1,11 @@
 // Command warmstart measures listwatch's warm start (issue 29) against a
 // cold start on the benchmark's fakeapi: an informer of every pod syncs by
-// a paged list and stops, saving its snapshot; a second one starts from it.
-// It prints one JSON line: for each start the time to first-ready (cold:
-// synced; warm: the snapshot in the cache, its adds handed to the handler),
-// the time to synced, and the bytes the server sent; the snapshot's size
-// and the time the stop took to write it.
+// a paged list and stops, saving its snapshot; a second one, in a new
+// process as an agent's restart is, starts from it. It prints one JSON
+// line: for each start the time to first-ready (cold: synced; warm: the
+// snapshot in the cache, its adds handed to the handler), the time to
+// synced, the CPU time to synced, and the bytes the server sent; the
+// snapshot's size and the time the stop took to write it.
 //
 // fakeapi holds each watch's burst until triggered and, as kube-apiserver
 // does, sends no bookmark on a quiet resumed watch, so the warm start is
@@ -22,6 +23,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"runtime/pprof"
 	"sync/atomic"
 	"syscall"
@@ -57,10 +59,18 @@ func main() {
 	confirm := flag.Duration("confirm-after", 0, "Snapshot.ConfirmAfter (0: the default)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the warm start to this file")
 	table := flag.Bool("table", false, "print a Markdown table of the JSON lines in the files named, medians per file, instead of measuring")
+	warmDir := flag.String("warm-dir", "", "internal: be the restarted process, starting from the snapshot in this directory")
 	flag.Parse()
 	if *table {
 		if err := printTable(os.Stdout, flag.Args()); err != nil {
 			fmt.Fprintln(os.Stderr, "warmstart:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *warmDir != "" {
+		if err := warmStart(*host, snapshot.Options{Dir: *warmDir, ConfirmAfter: *confirm}, *profile); err != nil {
+			fmt.Fprintln(os.Stderr, "warmstart: warm:", err)
 			os.Exit(1)
 		}
 		return
@@ -78,8 +88,7 @@ func run(host string, confirm time.Duration, profile string) error {
 	}
 	defer os.RemoveAll(dir)
 	var served atomic.Int64
-	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: host, QPS: -1,
-		WrapTransport: func(rt http.RoundTripper) http.RoundTripper { return counting{rt, &served} }})
+	client, err := newClient(host, &served)
 	if err != nil {
 		return err
 	}
@@ -99,6 +108,30 @@ func run(host string, confirm time.Duration, profile string) error {
 		rep.SnapshotBytes = st.Size()
 	}
 
+	// The restart is a new process, as an agent's is: no heap, no
+	// connections, nothing cached but the file.
+	cmd := exec.CommandContext(ctx, os.Args[0], "-host", host, "-confirm-after", confirm.String(), "-cpuprofile", profile, "-warm-dir", dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("warm: %w", err)
+	}
+	if err := json.Unmarshal(out, &rep.Warm); err != nil {
+		return fmt.Errorf("warm: %w", err)
+	}
+	return json.NewEncoder(os.Stdout).Encode(rep)
+}
+
+// warmStart is the restarted process: it starts from the snapshot in
+// opts.Dir and prints its start's figures.
+func warmStart(host string, opts snapshot.Options, profile string) error {
+	var served atomic.Int64
+	client, err := newClient(host, &served)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	if profile != "" {
 		f, err := os.Create(profile)
 		if err != nil {
@@ -109,17 +142,22 @@ func run(host string, confirm time.Duration, profile string) error {
 			return err
 		}
 	}
-	inf, stop = informer(client, opts)
+	inf, stop := informer(client, opts)
 	defer stop()
-	rep.Warm, err = timeStart(ctx, inf, &served, inf.Loaded())
+	s, err := timeStart(ctx, inf, &served, inf.Loaded())
 	pprof.StopCPUProfile()
 	if err != nil {
-		return fmt.Errorf("warm: %w", err)
+		return err
 	}
 	if inf.Stats().Lists != 0 {
 		return fmt.Errorf("the warm start listed")
 	}
-	return json.NewEncoder(os.Stdout).Encode(rep)
+	return json.NewEncoder(os.Stdout).Encode(s)
+}
+
+func newClient(host string, served *atomic.Int64) (*httpwatch.Client, error) {
+	return httpwatch.NewClient(&kubeconfig.Config{Host: host, QPS: -1,
+		WrapTransport: func(rt http.RoundTripper) http.RoundTripper { return counting{rt, served} }})
 }
 
 // informer starts an informer of all pods with one counting handler.
