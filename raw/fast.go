@@ -21,14 +21,6 @@ import "math/bits"
 // fastBlocks turns the fast path on; tests turn it off to compare.
 var fastBlocks = true
 
-// blockIn is what scan knows of a block beyond classifyJSON's masks.
-type blockIn struct {
-	quote, inside, esc uint64 // without escaped quotes; inside after carry
-	strIn              uint64 // 1: byte 0 continues a string
-	scalarIn           uint64 // 1: byte 0 continues a number or literal
-
-}
-
 // What the byte before a block was, by the state tokens left: the mask
 // bit each state carries in. Only states inside a container are here.
 const (
@@ -46,57 +38,76 @@ var carried = [stEnd]uint8{
 	stArrValue: prevNeedValue, stArrComma: prevValue,
 }
 
-// fast checks the 64 bytes at b[i] (w) on the fast path and reports
-// whether it took them; if so it has moved the scanner's state past them
-// as tokens would have, and returns 1 when the block ends in a number or
-// literal. If not, the state is as it was.
-func (s *frameScanner) fast(b []byte, i int, w *[65]byte, m *jsonMasks, in *blockIn) (uint64, bool) {
-	st, inside := s.state, in.inside
-	if st == stStart || st >= stEnd || m.control|m.space&^inside != 0 {
-		return 0, false // the first token, the end or too deep; whitespace and control bytes are tokens'
-	}
-	open, close := m.open&^inside, m.close&^inside
-	colon, comma := m.colon&^inside, m.comma&^inside
-	scalar := ^(inside | in.quote | open | close | colon | comma)
-	var keyIn, prev uint64 // keyIn: byte 0 continues a key
-	if in.strIn != 0 {
-		// The string began in the last block, where tokens said nothing
-		// yet of it (a string is its token at its end).
-		if carried[st]&(prevNeedKey|prevNeedValue) == 0 {
-			return 0, false
+// fastRun takes the blocks from b[i] on the fast path while it can: each
+// whole (with a byte after it) and compact. It returns where it stopped,
+// its state then as tokens would have left it, and the carries into that
+// block: carry (all ones inside a string), escIn, scalarIn (1 inside a
+// number or literal).
+func (s *frameScanner) fastRun(b []byte, i int, carry, escIn, scalarIn uint64) (int, uint64, uint64, uint64) {
+	var m jsonMasks
+	st, d, top := s.state, s.depth, s.top
+	for ; len(b)-i > 64 && st != stStart && st < stEnd; i += 64 {
+		w := (*[65]byte)(b[i:])
+		classifyJSON((*[64]byte)(w[:64]), &m)
+		quote, inside := m.quote, m.quoted
+		if quote|m.backslash|m.control|escIn == 0 && carry != 0 {
+			i += plainRun(b[i+64:]) // a long string
+			continue
 		}
-		keyIn = uint64(carried[st]) / prevNeedKey & 1
-	} else if in.scalarIn == 0 {
-		prev = uint64(carried[st])
+		esc, escOut := uint64(0), uint64(0)
+		if m.backslash|escIn != 0 {
+			esc, escOut = escapes(m.backslash, escIn)
+			quote &^= esc
+			inside = prefixXOR(quote)
+		}
+		inside ^= carry
+		if m.control|m.space&^inside != 0 {
+			break // whitespace or control bytes: tokens'
+		}
+		open, close := m.open&^inside, m.close&^inside
+		colon, comma := m.colon&^inside, m.comma&^inside
+		scalar := ^(inside | quote | open | close | colon | comma)
+		var keyIn, prev uint64 // keyIn: byte 0 continues a key
+		if carry != 0 {
+			// The string began in the last block, where tokens said
+			// nothing yet of it (a string is its token at its end).
+			if carried[st]&(prevNeedKey|prevNeedValue) == 0 {
+				break
+			}
+			keyIn = uint64(carried[st]) / prevNeedKey & 1
+		} else if scalarIn == 0 {
+			prev = uint64(carried[st])
+		}
+		objOpen, objClose := open&m.object, close&m.object
+		arrOpen := open &^ m.object
+		empty := objOpen&(objClose>>1) | arrOpen&(close&^m.object>>1)
+		s.keep(d)
+		inObject, d2, top2, ok := s.walk(i, w, (open|close)&^(empty|empty<<1), st < stArrValueOrEnd, d, top)
+		objComma := comma & inObject
+		strOpen := quote & inside
+		needKey := (objOpen|objComma)<<1 | prev/prevNeedKey&1
+		sum, _ := bits.Add64(inside, strOpen&needKey|keyIn, 0)
+		keyClose := sum &^ inside
+		scalarStart := scalar &^ (scalar<<1 | scalarIn)
+		value := strOpen | open | scalarStart
+		ends := (quote&^inside&^keyClose|close)<<1 | prev/prevValue&1 | (scalar<<1|scalarIn)&^scalar
+		needValue := (colon|comma&^inObject|arrOpen)<<1 | prev/prevNeedValue&1
+		bad := colon ^ (keyClose<<1 | prev/prevKey&1)
+		bad |= ends &^ (comma | close)
+		bad |= needKey &^ (strOpen | objClose&(objOpen<<1|prev/prevObjOpen&1))
+		bad |= needValue &^ (value | close&(arrOpen<<1|prev/prevArrOpen&1))
+		if !ok || bad != 0 || esc != 0 && !escapesOK(b, i, esc) || scalarStart != 0 && !s.scalarsOK(b, i, scalar, scalarStart) {
+			s.rollback()
+			break
+		}
+		st, d, top = endState(w, st, inside, strOpen, keyClose, colon, comma, inObject), d2, top2
+		if i == 0 {
+			s.held = 0 // any number at byte 0 was checked whole
+		}
+		carry, escIn, scalarIn = uint64(int64(inside)>>63), escOut, scalar>>63
 	}
-	objOpen, objClose := open&m.object, close&m.object
-	arrOpen := open &^ m.object
-	empty := objOpen&(objClose>>1) | arrOpen&(close&^m.object>>1)
-	s.keep()
-	inObject, d, top, ok := s.walk(i, w, (open|close)&^(empty|empty<<1), st < stArrValueOrEnd, s.depth, s.top)
-	objComma := comma & inObject
-	strOpen := in.quote & inside
-	needKey := (objOpen|objComma)<<1 | prev/prevNeedKey&1
-	keyOpen := strOpen & needKey
-	sum, _ := bits.Add64(inside, keyOpen|keyIn, 0)
-	keyClose := sum &^ inside
-	scalarStart := scalar &^ (scalar<<1 | in.scalarIn)
-	value := strOpen | open | scalarStart
-	ends := (in.quote&^inside&^keyClose|close)<<1 | prev/prevValue&1 | (scalar<<1|in.scalarIn)&^scalar
-	needValue := (colon|comma&^inObject|arrOpen)<<1 | prev/prevNeedValue&1
-	bad := colon ^ (keyClose<<1 | prev/prevKey&1)
-	bad |= ends &^ (comma | close)
-	bad |= needKey &^ (strOpen | objClose&(objOpen<<1|prev/prevObjOpen&1))
-	bad |= needValue &^ (value | close&(arrOpen<<1|prev/prevArrOpen&1))
-	if !ok || bad != 0 || in.esc != 0 && !escapesOK(b, i, in.esc) || scalarStart != 0 && !s.scalarsOK(b, i, scalar, scalarStart) {
-		s.rollback()
-		return 0, false
-	}
-	s.state, s.depth, s.top = endState(w, st, inside, strOpen, keyClose, colon, comma, inObject), d, top
-	if i == 0 {
-		s.held = 0 // any number at byte 0 was checked whole
-	}
-	return scalar >> 63, true
+	s.state, s.depth, s.top = st, d, top
+	return i, carry, escIn, scalarIn
 }
 
 // fastUndo is what fast restores when it leaves a block to tokens: what
@@ -114,10 +125,10 @@ type fastUndo struct {
 	openedSet bool
 }
 
-// keep starts keeping what rollback restores.
-func (s *frameScanner) keep() {
+// keep starts keeping what rollback restores, at depth d.
+func (s *frameScanner) keep(d int) {
 	u := &s.undo
-	u.depth, u.low, u.child, u.openedSet = s.depth, s.depth, s.child, false
+	u.depth, u.low, u.child, u.openedSet = d, d, s.child, false
 	if sn := s.spans; sn != nil {
 		u.n, u.nDeep = sn.n, sn.nDeep
 	}

@@ -138,6 +138,11 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 	var scalarIn uint64 // 1 when the last block ended in a number or literal
 	var m jsonMasks
 	for i := 0; i < len(b); i += 64 {
+		if fastBlocks {
+			if i, carry, escIn, scalarIn = s.fastRun(b, i, carry, escIn, scalarIn); i >= len(b) {
+				break
+			}
+		}
 		p, valid := s.block(b, i)
 		classifyJSON((*[64]byte)(p[:64]), &m)
 		quote, bs, ctrl, inside := m.quote, m.backslash, m.control, m.quoted
@@ -153,18 +158,8 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 			quote &^= esc
 			inside = prefixXOR(quote)
 		}
-		strIn := carry
 		inside ^= carry
 		carry = uint64(int64(inside) >> 63)
-		if valid == 64 && fastBlocks {
-			in := blockIn{quote: quote, inside: inside, esc: esc, strIn: strIn & 1, scalarIn: scalarIn}
-			out, ok := s.fast(b, i, p, &m, &in)
-			if ok {
-				scalarIn = out
-
-				continue
-			}
-		}
 		ws := m.space | ctrl
 		open := m.open &^ inside
 		close := m.close &^ inside
