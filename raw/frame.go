@@ -49,8 +49,9 @@ type frameScanner struct {
 	// the value), for the containers noted, which are not so deep.
 	top    uint8
 	stack  [maxDepth + 2]uint8
-	opened [5]int
+	opened [nOpened]int
 	pad    [65]byte // the last bytes of a piece, a block and the byte after it or fewer
+	undo   fastUndo
 }
 
 // spanNotes are the extents (offsets in the value) of the containers on one
@@ -135,11 +136,16 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 	}
 	escIn := s.escIn
 	var scalarIn uint64 // 1 when the last block ended in a number or literal
-	var takerIn uint64  // 1 when it ended in a token that takes in a separator
-	var openIn uint64   // 1 when it ended in an opening bracket
+	var m jsonMasks
 	for i := 0; i < len(b); i += 64 {
+		if fastBlocks {
+			if i, carry, escIn, scalarIn = s.fastRun(b, i, carry, escIn, scalarIn); i >= len(b) {
+				break
+			}
+		}
 		p, valid := s.block(b, i)
-		quote, bs, open, close, sep, space, ctrl, inside := classifyJSON((*[64]byte)(p[:64]))
+		classifyJSON((*[64]byte)(p[:64]), &m)
+		quote, bs, ctrl, inside := m.quote, m.backslash, m.control, m.quoted
 		if quote|bs|ctrl|escIn == 0 && carry != 0 && valid == 64 {
 			// Inside one string throughout: a long one, whose plain bytes
 			// the next blocks need not classify.
@@ -154,19 +160,19 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 		}
 		inside ^= carry
 		carry = uint64(int64(inside) >> 63)
-		ws := space | ctrl
-		open &^= inside
-		close &^= inside
-		sep &^= inside
+		ws := m.space | ctrl
+		open := m.open &^ inside
+		close := m.close &^ inside
+		sep := (m.colon | m.comma) &^ inside
 		scalar := ^(inside | ws | quote | open | close | sep)
 		// A string is one token, at its closing quote. Tokens take in the
 		// byte right after them as tokenClass says; those bytes are no
 		// tokens of their own.
 		closing := quote &^ inside
-		close &^= open<<1 | openIn
+		close &^= open << 1
 		taker := closing | close
-		tokens := taker | open | sep&^(taker<<1|takerIn) | scalar&^(scalar<<1|scalarIn)
-		scalarIn, takerIn, openIn = scalar>>63, taker>>63, open>>63
+		tokens := taker | open | sep&^(taker<<1) | scalar&^(scalar<<1|scalarIn)
+		scalarIn = scalar >> 63
 		lim := ^uint64(0)
 		if valid < 64 {
 			lim = 1<<valid - 1
@@ -225,7 +231,11 @@ func (s *frameScanner) tokens(b []byte, w *[65]byte, i int, m uint64) (stop, how
 	row, d, top := uint(s.state)<<6, s.depth, s.top
 	for ; m != 0; m &= m - 1 {
 		p := bits.TrailingZeros64(m) & 63
-		cls := tokenClass(w[p], w[p+1])
+		next := w[p+1]
+		if p == 63 {
+			next = ' ' // the next block's tokens are its own, as they are on the fast path
+		}
+		cls := tokenClass(w[p], next)
 		e := steps[(row|uint(cls))&(32<<6-1)]
 		if e < notPlain {
 			row = uint(e)
