@@ -10,12 +10,15 @@ package raw
 //go:noescape
 func classify(p *[64]byte) (quote, backslash, open, close uint64)
 
-// classifyJSON fills m with the masks of the 64 bytes at p. On amd64 it
-// is SSE2, as classify, and PCLMULQDQ where the CPU has it; elsewhere, or
-// with the purego build tag, classifyJSONWords.
+// classifyJSON returns, for the 64 bytes at p, masks of the quotes, the
+// backslashes, the opening and the closing brackets, the separators (':'
+// and ','), the spaces and the control bytes (below 0x20), and quoted,
+// prefixXOR of the quotes. On amd64 it is SSE2, as classify, and
+// PCLMULQDQ where the CPU has it; elsewhere, or with the purego build tag,
+// classifyJSONWords.
 //
 //go:noescape
-func classifyJSON(p *[64]byte, m *jsonMasks)
+func classifyJSON(p *[64]byte) (quote, backslash, open, close, separator, space, control, quoted uint64)
 
 // useCLMUL is set when the CPU has PCLMULQDQ, which is not in amd64's
 // baseline (GOAMD64=v1) though about every amd64 CPU has it; the module

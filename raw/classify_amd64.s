@@ -57,13 +57,10 @@ TEXT ·classify(SB), NOSPLIT, $0-40
 	MOVQ R11, close+32(FP)
 	RET
 
-// TOKENS classifies the 16 bytes at off(SI) for classifyJSON. Each mask
-// is a compare, PMOVMSKB's 16 bits shifted to bit off and OR-ed in:
-// quotes to R8, backslashes to R9, '{' and '[' to R10, '}' and ']' to
-// R11, colons to R12, commas to R13, spaces to BX, control bytes (below
-// 0x20, by min(x, 0x1f) == x) to CX, and the bytes with bit 0x20 set to
-// DX, which tells '{' from '[' and '}' from ']' (PSLLW by 2 moves that bit
-// to the top of each byte, where PMOVMSKB reads it). AX is scratch.
+// TOKENS classifies the 16 bytes at off(SI) for classifyJSON: quotes to
+// R8, backslashes to R9, '{' and '[' to R10, '}' and ']' to DI, colons
+// and commas to R13, spaces to R11 and control bytes (below 0x20, by
+// min(x, 0x1f) == x) to R12.
 #define TOKENS(off) \
 	MOVOU off(SI), X0 \
 	MOVO X0, X1 \
@@ -73,45 +70,38 @@ TEXT ·classify(SB), NOSPLIT, $0-40
 	ORQ AX, R8 \
 	MOVO X0, X2 \
 	PCMPEQB X9, X2 \
-	PMOVMSKB X2, AX \
-	SHLQ $off, AX \
-	ORQ AX, R9 \
+	PMOVMSKB X2, BX \
+	SHLQ $off, BX \
+	ORQ BX, R9 \
 	MOVO X0, X3 \
 	PCMPEQB X10, X3 \
-	PMOVMSKB X3, AX \
-	SHLQ $off, AX \
-	ORQ AX, BX \
+	PMOVMSKB X3, CX \
+	SHLQ $off, CX \
+	ORQ CX, R11 \
 	MOVO X0, X4 \
 	PMINUB X14, X4 \
 	PCMPEQB X0, X4 \
-	PMOVMSKB X4, AX \
-	SHLQ $off, AX \
-	ORQ AX, CX \
+	PMOVMSKB X4, DX \
+	SHLQ $off, DX \
+	ORQ DX, R12 \
 	MOVO X0, X5 \
 	PCMPEQB X13, X5 \
-	PMOVMSKB X5, AX \
-	SHLQ $off, AX \
-	ORQ AX, R12 \
 	MOVO X0, X6 \
 	PCMPEQB X7, X6 \
-	PMOVMSKB X6, AX \
+	POR X6, X5 \
+	PMOVMSKB X5, AX \
 	SHLQ $off, AX \
 	ORQ AX, R13 \
-	MOVO X0, X1 \
-	PSLLW $2, X1 \
-	PMOVMSKB X1, AX \
-	SHLQ $off, AX \
-	ORQ AX, DX \
 	POR X10, X0 \
 	MOVO X0, X6 \
 	PCMPEQB X11, X6 \
-	PMOVMSKB X6, AX \
-	SHLQ $off, AX \
-	ORQ AX, R10 \
+	PMOVMSKB X6, CX \
+	SHLQ $off, CX \
+	ORQ CX, R10 \
 	PCMPEQB X12, X0 \
-	PMOVMSKB X0, AX \
-	SHLQ $off, AX \
-	ORQ AX, R11
+	PMOVMSKB X0, BX \
+	SHLQ $off, BX \
+	ORQ BX, DI
 
 // jsonBytes holds the bytes classifyJSON compares with, 16 of each, so
 // that each is one load rather than three instructions per call.
@@ -133,8 +123,45 @@ DATA jsonBytes<>+0x70(SB)/8, $0x1f1f1f1f1f1f1f1f // the last control byte
 DATA jsonBytes<>+0x78(SB)/8, $0x1f1f1f1f1f1f1f1f
 GLOBL jsonBytes<>(SB), RODATA|NOPTR, $128
 
-// func classifyJSON(p *[64]byte, m *jsonMasks)
-TEXT ·classifyJSON(SB), NOSPLIT, $0-16
+// TOKENS0 is TOKENS for the first 16 bytes, whose bits need no shift
+// and start the masks.
+#define TOKENS0 \
+	MOVOU (SI), X0 \
+	MOVO X0, X1 \
+	PCMPEQB X8, X1 \
+	PMOVMSKB X1, AX \
+	MOVQ AX, R8 \
+	MOVO X0, X2 \
+	PCMPEQB X9, X2 \
+	PMOVMSKB X2, BX \
+	MOVQ BX, R9 \
+	MOVO X0, X3 \
+	PCMPEQB X10, X3 \
+	PMOVMSKB X3, CX \
+	MOVQ CX, R11 \
+	MOVO X0, X4 \
+	PMINUB X14, X4 \
+	PCMPEQB X0, X4 \
+	PMOVMSKB X4, DX \
+	MOVQ DX, R12 \
+	MOVO X0, X5 \
+	PCMPEQB X13, X5 \
+	MOVO X0, X6 \
+	PCMPEQB X7, X6 \
+	POR X6, X5 \
+	PMOVMSKB X5, AX \
+	MOVQ AX, R13 \
+	POR X10, X0 \
+	MOVO X0, X6 \
+	PCMPEQB X11, X6 \
+	PMOVMSKB X6, CX \
+	MOVQ CX, R10 \
+	PCMPEQB X12, X0 \
+	PMOVMSKB X0, BX \
+	MOVQ BX, DI
+
+// func classifyJSON(p *[64]byte) (quote, backslash, open, close, separator, space, control, quoted uint64)
+TEXT ·classifyJSON(SB), NOSPLIT, $0-72
 	MOVQ p+0(FP), SI
 	MOVOU jsonBytes<>+0x00(SB), X7
 	MOVOU jsonBytes<>+0x10(SB), X8
@@ -144,29 +171,17 @@ TEXT ·classifyJSON(SB), NOSPLIT, $0-16
 	MOVOU jsonBytes<>+0x50(SB), X12
 	MOVOU jsonBytes<>+0x60(SB), X13
 	MOVOU jsonBytes<>+0x70(SB), X14
-	XORQ R8, R8
-	XORQ R9, R9
-	XORQ R10, R10
-	XORQ R11, R11
-	XORQ R12, R12
-	XORQ R13, R13
-	XORQ BX, BX
-	XORQ CX, CX
-	XORQ DX, DX
-	TOKENS(0)
+	TOKENS0
 	TOKENS(16)
 	TOKENS(32)
 	TOKENS(48)
-	MOVQ m+8(FP), DI
-	MOVQ R8, 0(DI)   // quote
-	MOVQ R9, 8(DI)   // backslash
-	MOVQ R10, 16(DI) // open
-	MOVQ R11, 24(DI) // close
-	MOVQ R12, 32(DI) // colon
-	MOVQ R13, 40(DI) // comma
-	MOVQ BX, 48(DI)  // space
-	MOVQ CX, 56(DI)  // control
-	MOVQ DX, 64(DI)  // object
+	MOVQ R8, quote+8(FP)
+	MOVQ R9, backslash+16(FP)
+	MOVQ R10, open+24(FP)
+	MOVQ DI, close+32(FP)
+	MOVQ R13, separator+40(FP)
+	MOVQ R11, space+48(FP)
+	MOVQ R12, control+56(FP)
 	// quoted: the prefix XOR of the quotes, a carry-less multiplication
 	// by all ones where the CPU has PCLMULQDQ, else shifts.
 	CMPB ·useCLMUL(SB), $0
@@ -174,7 +189,7 @@ TEXT ·classifyJSON(SB), NOSPLIT, $0-16
 	MOVQ R8, X0
 	PCMPEQB X1, X1
 	PCLMULQDQ $0, X1, X0
-	MOVQ X0, 72(DI)
+	MOVQ X0, quoted+64(FP)
 	RET
 shifts:
 	MOVQ R8, AX
@@ -196,7 +211,7 @@ shifts:
 	MOVQ AX, BX
 	SHLQ $32, BX
 	XORQ BX, AX
-	MOVQ AX, 72(DI)
+	MOVQ AX, quoted+64(FP)
 	RET
 
 // func hasCLMUL() bool

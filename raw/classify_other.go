@@ -9,10 +9,13 @@ func classify(p *[64]byte) (quote, backslash, open, close uint64) {
 	return classifyWords(p)
 }
 
-// classifyJSON fills m with the masks of the 64 bytes at p.
-func classifyJSON(p *[64]byte, m *jsonMasks) {
-	classifyJSONWords(p, m)
-	m.quoted = prefixXOR(m.quote)
+// classifyJSON returns, for the 64 bytes at p, masks of the quotes, the
+// backslashes, the opening and the closing brackets, the separators (':'
+// and ','), the spaces and the control bytes (below 0x20), and quoted,
+// prefixXOR of the quotes.
+func classifyJSON(p *[64]byte) (quote, backslash, open, close, separator, space, control, quoted uint64) {
+	quote, backslash, open, close, separator, space, control = classifyJSONWords(p)
+	return quote, backslash, open, close, separator, space, control, prefixXOR(quote)
 }
 
 // plainRun counts the bytes of p before the first quote, backslash or

@@ -49,9 +49,8 @@ type frameScanner struct {
 	// the value), for the containers noted, which are not so deep.
 	top    uint8
 	stack  [maxDepth + 2]uint8
-	opened [nOpened]int
+	opened [5]int
 	pad    [65]byte // the last bytes of a piece, a block and the byte after it or fewer
-	undo   fastUndo
 }
 
 // spanNotes are the extents (offsets in the value) of the containers on one
@@ -136,16 +135,11 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 	}
 	escIn := s.escIn
 	var scalarIn uint64 // 1 when the last block ended in a number or literal
-	var m jsonMasks
+	var takerIn uint64  // 1 when it ended in a token that takes in a separator
+	var openIn uint64   // 1 when it ended in an opening bracket
 	for i := 0; i < len(b); i += 64 {
-		if fastBlocks {
-			if i, carry, escIn, scalarIn = s.fastRun(b, i, carry, escIn, scalarIn); i >= len(b) {
-				break
-			}
-		}
 		p, valid := s.block(b, i)
-		classifyJSON((*[64]byte)(p[:64]), &m)
-		quote, bs, ctrl, inside := m.quote, m.backslash, m.control, m.quoted
+		quote, bs, open, close, sep, space, ctrl, inside := classifyJSON((*[64]byte)(p[:64]))
 		if quote|bs|ctrl|escIn == 0 && carry != 0 && valid == 64 {
 			// Inside one string throughout: a long one, whose plain bytes
 			// the next blocks need not classify.
@@ -160,19 +154,19 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 		}
 		inside ^= carry
 		carry = uint64(int64(inside) >> 63)
-		ws := m.space | ctrl
-		open := m.open &^ inside
-		close := m.close &^ inside
-		sep := (m.colon | m.comma) &^ inside
+		ws := space | ctrl
+		open &^= inside
+		close &^= inside
+		sep &^= inside
 		scalar := ^(inside | ws | quote | open | close | sep)
 		// A string is one token, at its closing quote. Tokens take in the
 		// byte right after them as tokenClass says; those bytes are no
 		// tokens of their own.
 		closing := quote &^ inside
-		close &^= open << 1
+		close &^= open<<1 | openIn
 		taker := closing | close
-		tokens := taker | open | sep&^(taker<<1) | scalar&^(scalar<<1|scalarIn)
-		scalarIn = scalar >> 63
+		tokens := taker | open | sep&^(taker<<1|takerIn) | scalar&^(scalar<<1|scalarIn)
+		scalarIn, takerIn, openIn = scalar>>63, taker>>63, open>>63
 		lim := ^uint64(0)
 		if valid < 64 {
 			lim = 1<<valid - 1
@@ -231,11 +225,7 @@ func (s *frameScanner) tokens(b []byte, w *[65]byte, i int, m uint64) (stop, how
 	row, d, top := uint(s.state)<<6, s.depth, s.top
 	for ; m != 0; m &= m - 1 {
 		p := bits.TrailingZeros64(m) & 63
-		next := w[p+1]
-		if p == 63 {
-			next = ' ' // the next block's tokens are its own, as they are on the fast path
-		}
-		cls := tokenClass(w[p], next)
+		cls := tokenClass(w[p], w[p+1])
 		e := steps[(row|uint(cls))&(32<<6-1)]
 		if e < notPlain {
 			row = uint(e)

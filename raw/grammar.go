@@ -226,20 +226,10 @@ func wrongToken(st, cls uint8, c byte) error {
 	return fmt.Errorf("expected %s, found %s", wants[st], found)
 }
 
-// jsonMasks are classifyJSON's masks of a 64-byte block: bit k is set
-// when byte k is a quote, a backslash, '{' or '[', '}' or ']', a colon, a
-// comma, a space, a control byte (below 0x20), or has bit 0x20 set (which
-// tells '{' from '[' and '}' from ']'); quoted is prefixXOR(quote). The
-// assembly writes the fields by their offsets: keep their order.
-type jsonMasks struct {
-	quote, backslash, open, close, colon, comma, space, control, object, quoted uint64
-}
-
 // classifyJSONWords is classifyJSON in portable Go, as classifyWords is
-// classify, without quoted.
-func classifyJSONWords(p *[64]byte, m *jsonMasks) {
+// classify.
+func classifyJSONWords(p *[64]byte) (quote, backslash, open, close, separator, space, control uint64) {
 	const highs, fold, below20 = 0x8080808080808080, 0x2020202020202020, 0x6060606060606060
-	var quote, backslash, open, close, colon, comma, space, control, object uint64
 	for k := range 8 {
 		w := binary.LittleEndian.Uint64(p[8*k:])
 		lo := w &^ highs
@@ -250,16 +240,11 @@ func classifyJSONWords(p *[64]byte, m *jsonMasks) {
 		backslash |= (eqLow(lo, '\\') & ascii) >> shift
 		open |= (eqLow(f, '{') & ascii) >> shift
 		close |= (eqLow(f, '}') & ascii) >> shift
-		colon |= (eqLow(lo, ':') & ascii) >> shift
-		comma |= (eqLow(lo, ',') & ascii) >> shift
+		separator |= ((eqLow(lo, ':') | eqLow(lo, ',')) & ascii) >> shift
 		space |= (eqLow(lo, ' ') & ascii) >> shift
 		// lo+0x60 stays under 0x80 exactly for the bytes below 0x20.
 		control |= (^(lo + below20) & ascii) >> shift
-		object |= (w << 2 & highs) >> shift
 	}
-	*m = jsonMasks{
-		quote: transpose8(quote), backslash: transpose8(backslash), open: transpose8(open), close: transpose8(close),
-		colon: transpose8(colon), comma: transpose8(comma), space: transpose8(space), control: transpose8(control),
-		object: transpose8(object),
-	}
+	return transpose8(quote), transpose8(backslash), transpose8(open), transpose8(close),
+		transpose8(separator), transpose8(space), transpose8(control)
 }

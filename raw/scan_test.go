@@ -136,36 +136,30 @@ func classifyBoth(t *testing.T, data []byte) {
 		require.Equal(t, want, [4]uint64{q, b, o, c}, "classify %q", p)
 		q, b, o, c = classifyWords(p)
 		require.Equal(t, want, [4]uint64{q, b, o, c}, "classifyWords %q", p)
-		var want9 [9]uint64
+		var wantJSON [7]uint64
 		for k, c := range p {
 			switch {
 			case c == '"':
-				want9[0] |= 1 << k
+				wantJSON[0] |= 1 << k
 			case c == '\\':
-				want9[1] |= 1 << k
+				wantJSON[1] |= 1 << k
 			case c == '{' || c == '[':
-				want9[2] |= 1 << k
+				wantJSON[2] |= 1 << k
 			case c == '}' || c == ']':
-				want9[3] |= 1 << k
-			case c == ':':
-				want9[4] |= 1 << k
-			case c == ',':
-				want9[5] |= 1 << k
+				wantJSON[3] |= 1 << k
+			case c == ':' || c == ',':
+				wantJSON[4] |= 1 << k
 			case c == ' ':
-				want9[6] |= 1 << k
+				wantJSON[5] |= 1 << k
 			case c < 0x20:
-				want9[7] |= 1 << k
-			}
-			if c&0x20 != 0 {
-				want9[8] |= 1 << k
+				wantJSON[6] |= 1 << k
 			}
 		}
-		var m jsonMasks
-		classifyJSON(p, &m)
-		require.Equal(t, want9, [9]uint64{m.quote, m.backslash, m.open, m.close, m.colon, m.comma, m.space, m.control, m.object}, "classifyJSON %q", p)
-		require.Equal(t, prefixXOR(m.quote), m.quoted, "classifyJSON's quoted %q", p)
-		classifyJSONWords(p, &m)
-		require.Equal(t, want9, [9]uint64{m.quote, m.backslash, m.open, m.close, m.colon, m.comma, m.space, m.control, m.object}, "classifyJSONWords %q", p)
+		q, b, op, cl, sep, sp, ct, quoted := classifyJSON(p)
+		require.Equal(t, wantJSON, [7]uint64{q, b, op, cl, sep, sp, ct}, "classifyJSON %q", p)
+		require.Equal(t, prefixXOR(q), quoted, "classifyJSON's quoted %q", p)
+		q, b, op, cl, sep, sp, ct = classifyJSONWords(p)
+		require.Equal(t, wantJSON, [7]uint64{q, b, op, cl, sep, sp, ct}, "classifyJSONWords %q", p)
 	}
 }
 
