@@ -97,8 +97,12 @@ type topLevel struct {
 	cutStart, cutEnd int // managedFields, to leave out (cutEnd 0: nothing)
 }
 
-// readTop reads the top level of src and its metadata.
+// readTop reads the top level of src and its metadata, from the scanner's
+// notes if it took them.
 func readTop(src []byte, opt buildOptions) (topLevel, error) {
+	if t, ok := opt.known.topLevel(src, opt.dropManagedFields); ok {
+		return t, nil
+	}
 	it := newObjectIter(src, 0)
 	if it.err != nil {
 		return topLevel{}, it.err

@@ -73,33 +73,14 @@ func (er *EventReader) Next() (Frame, error) {
 // located the frame's last container member, normally the object, which
 // then needs no second scan, nor do the object's members it noted.
 func (er *EventReader) frame(frame []byte) (Frame, error) {
-	child := er.rd.sc.child
-	it := newObjectIter(frame, 0)
-	var typ []byte
-	var obj valueRange
-	for {
-		m, ok := it.nextKey()
-		if !ok {
-			break
+	known := er.rd.sc.spans.noted()
+	typ, obj, ok := notedEvent(frame, &known)
+	if !ok {
+		var err error
+		if typ, obj, err = er.walk(frame); err != nil {
+			return Frame{}, err
 		}
-		if string(m.key) == "object" && it.i == child.start && child.end > child.start {
-			obj, it.i = child, child.end
-			continue
-		}
-		_, end, err := skipValue(frame, it.i)
-		if err != nil {
-			return Frame{}, fmt.Errorf("value of %q: %w", m.key, err)
-		}
-		switch string(m.key) {
-		case "type":
-			typ = frame[it.i:end]
-		case "object":
-			obj = valueRange{it.i, end}
-		}
-		it.i = end
-	}
-	if it.err != nil {
-		return Frame{}, it.err
+		known.members = nil // the object may not be the one noted
 	}
 	if typ == nil || typ[0] != '"' {
 		return Frame{}, errors.New(`event has no "type" string`)
@@ -111,10 +92,60 @@ func (er *EventReader) frame(frame []byte) (Frame, error) {
 	f := Frame{Type: t, d: er.d}
 	if obj.end != 0 && frame[obj.start] == '{' {
 		f.src = frame[obj.start:obj.end]
-		f.known = er.rd.sc.spans.noted()
+		f.known = known
 		f.known.base = obj.start
 	}
 	return f, nil
+}
+
+// notedEvent finds the type and object of an event from the scanner's
+// notes, or reports that they do not say.
+func notedEvent(frame []byte, known *knownSpans) (typ []byte, obj valueRange, ok bool) {
+	if known.members == nil {
+		return nil, obj, false
+	}
+	var buf [4]notedMember
+	members, ok := known.notedMembers(frame, 0, len(frame), 1, buf[:0])
+	if !ok {
+		return nil, obj, false
+	}
+	for _, m := range members {
+		switch string(m.key(frame)) {
+		case "type":
+			typ = frame[m.valueStart:m.valueEnd]
+		case "object":
+			obj = valueRange{m.valueStart, m.valueEnd}
+		}
+	}
+	return typ, obj, true
+}
+
+// walk finds the type and object of an event by reading its members.
+func (er *EventReader) walk(frame []byte) (typ []byte, obj valueRange, err error) {
+	child := er.rd.sc.child
+	it := newObjectIter(frame, 0)
+	for {
+		m, ok := it.nextKey()
+		if !ok {
+			break
+		}
+		if string(m.key) == "object" && it.i == child.start && child.end > child.start {
+			obj, it.i = child, child.end
+			continue
+		}
+		_, end, err := skipValue(frame, it.i)
+		if err != nil {
+			return nil, obj, fmt.Errorf("value of %q: %w", m.key, err)
+		}
+		switch string(m.key) {
+		case "type":
+			typ = frame[it.i:end]
+		case "object":
+			obj = valueRange{it.i, end}
+		}
+		it.i = end
+	}
+	return typ, obj, it.err
 }
 
 // Object builds the event's object with the reader's Decoder: cut by its

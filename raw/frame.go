@@ -56,21 +56,91 @@ type frameScanner struct {
 // spanNotes are the extents (offsets in the value) of the containers on one
 // level and the next: the members of a list item (level 2) or of a watch
 // event's object (3), and their members, which buildObject then need not
-// scan again (metadata.managedFields is the largest).
+// scan again (metadata.managedFields is the largest). With them go the
+// members of the value, the object (a list item or a watch event's) and
+// its metadata: see memberNotes.
 type spanNotes struct {
 	level int
 	r     [8]valueRange // the first ones on level
 	n     int           // how many there were
 	deep  [8]valueRange // the first ones on level+1
 	nDeep int
+	memberNotes
 }
 
-// noted returns the spans noted in the last value scanned.
+// memberNotes are the keys of the objects whose tops readers walk: the
+// value (a watch event or a list item), a watch event's "object" and the
+// object's "metadata", each noted as it passes; the values lie between
+// them. An object is noted if it opens in a noted state of the grammar,
+// right after the key wanted there. If there were more keys than room, or
+// a key the feed cut was maybe one wanted, incomplete is set and readers
+// walk the objects themselves.
+type memberNotes struct {
+	members    [40]memberNote
+	nMembers   int
+	incomplete bool
+	want       bool // the last key noted is the one whose object is noted
+}
+
+// memberNote is one member of a noted object: the depth of the object's
+// members (1 for the value's own) and where its key ends (just past the
+// closing quote, an offset in the value).
+type memberNote struct{ depth, key int }
+
+// noteKey notes the key whose closing quote is b[j], at depth d; at is its
+// offset in the value.
+func (sn *spanNotes) noteKey(b []byte, j, at, d int) {
+	if sn.nMembers == len(sn.members) {
+		sn.incomplete = true
+		return
+	}
+	sn.members[sn.nMembers] = memberNote{depth: d, key: at + 1}
+	sn.nMembers++
+	var name string
+	switch d {
+	case sn.level - 2:
+		name = "object"
+	case sn.level - 1:
+		name = "metadata"
+	default:
+		sn.want = false
+		return
+	}
+	is, sure := keyIs(b, j, at, name)
+	sn.want = is
+	sn.incomplete = sn.incomplete || !sure
+}
+
+// keyIs reports whether the key whose closing quote is b[j], at offset at
+// in the value, is name, unescaped, and whether b held enough of it to say.
+func keyIs(b []byte, j, at int, name string) (is, sure bool) {
+	q := at - len(name) - 1 // where its opening quote would be, in the value
+	k := j - len(name)      // and where name would start in b
+	switch {
+	case q < 1:
+		return false, true // before the value's first member
+	case k < 1:
+		return false, false
+	case string(b[k:j]) != name || b[k-1] != '"':
+		return false, true
+	case k < 2:
+		// The quote opens the key unless a backslash escapes it; the
+		// byte before is in an earlier piece, unless it is the '{'.
+		return q == 1, q == 1
+	}
+	return b[k-2] != '\\', b[k-2] != '\\'
+}
+
+// noted returns the spans and members noted in the last value scanned.
 func (sn *spanNotes) noted() knownSpans {
 	if sn == nil {
 		return knownSpans{}
 	}
-	return knownSpans{spans: sn.r[:min(sn.n, len(sn.r))], deep: sn.deep[:min(sn.nDeep, len(sn.deep))]}
+	k := knownSpans{spans: sn.r[:min(sn.n, len(sn.r))], deep: sn.deep[:min(sn.nDeep, len(sn.deep))]}
+	if !sn.incomplete {
+		k.members, k.objDepth = sn.members[:sn.nMembers], sn.level-1
+	}
+	return k
 }
 
 // How a block's tokens ended.
@@ -88,6 +158,7 @@ func (s *frameScanner) reset() {
 	s.noteBelow = 2
 	if s.spans != nil {
 		s.spans.n, s.spans.nDeep = 0, 0
+		s.spans.nMembers, s.spans.incomplete, s.spans.want = 0, false, false
 		s.noteBelow = max(2, s.spans.level+1)
 	}
 }
@@ -233,12 +304,21 @@ func (s *frameScanner) tokens(b []byte, w *[65]byte, i int, m uint64) (stop, how
 		}
 		j := i + p
 		st := uint8(row >> 6)
+		if e&noteStep != 0 {
+			s.spans.noteKey(b, j, s.fed+j, d)
+			row = uint(e&0xff) << 6
+			continue
+		}
 		switch e := uint8(e); {
 		case e&opens != 0:
 			s.stack[d], top = top, afterValue[st]
 			s.opened[min(d, len(s.opened)-1)] = s.fed + j // deeper ones share the last
 			d++
-			st = e & stateBits
+			next := e & stateBits
+			if next == stObjKeyOrEnd && s.spans != nil && (d == 1 || st == notedOff+stObjValue && s.spans.want) {
+				next += notedOff
+			}
+			st = next
 			if d == maxDepth {
 				st += deep
 			}

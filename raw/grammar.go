@@ -23,8 +23,13 @@ const (
 	stArrComma             // after an element: ',' or ']'
 	stEnd                  // after the value
 	deep                   // added to a state at maxDepth
-	nStates         = 2 * deep
+	nPlain          = 2 * deep
+	// notedOff+st is the noted twin of an object state st: the state in an
+	// object whose members the scanner notes (see memberNotes).
+	notedOff = nPlain - stObjKeyOrEnd
+	nStates  = notedOff + stObjComma + 1
 )
+
 
 // An entry of grammar is the next state, with a flag: the token opens a
 // container (the state is the one inside it), or closes one (the state
@@ -123,6 +128,7 @@ var afterValue = func() (a [nStates]uint8) {
 	for st := range deep {
 		a[deep+st] = deep + a[st]
 	}
+	a[notedOff+stObjValue] = notedOff + stObjComma
 	return a
 }()
 
@@ -144,25 +150,44 @@ var grammar = func() (g [nStates][nClasses]uint8) {
 			}
 		}
 	}
+	// A noted object's states lead to one another: the containers that
+	// open in it are noted or not as the scanner decides.
+	for st := uint8(stObjKeyOrEnd); st <= stObjComma; st++ {
+		for cls, e := range g[st] {
+			if stObjKeyOrEnd <= e && e <= stObjComma {
+				e += notedOff
+			}
+			g[notedOff+st][cls] = e
+		}
+	}
 	return g
 }()
 
 // steps is grammar as tokens reads it: row st<<6, column class; an entry
 // that only moves the state is the next state's row, so that the next
-// index is one OR away, and any other is grammar's entry plus notPlain.
+// index is one OR away, and any other is grammar's entry plus notPlain. In
+// a noted object a key moves the state too but is noted first:
+// notPlain|noteStep plus the next state.
 var steps = func() (t [32 << 6]uint16) {
 	for st := range grammar {
 		for cls, e := range grammar[st] {
 			t[st<<6|cls] = notPlain | uint16(e)
-			if e < opens {
-				t[st<<6|cls] = uint16(e) << 6
+			if e >= opens {
+				continue
+			}
+			t[st<<6|cls] = uint16(e) << 6
+			if st == notedOff+stObjKeyOrEnd || st == notedOff+stObjKey {
+				t[st<<6|cls] = notPlain | noteStep | uint16(e)
 			}
 		}
 	}
 	return t
 }()
 
-const notPlain = 0x8000
+const (
+	notPlain = 0x8000
+	noteStep = 0x4000
+)
 
 // classStep is what the token class cls does in state st.
 func classStep(st, cls uint8) uint8 {
@@ -219,6 +244,9 @@ func kindStep(st, kind uint8) uint8 {
 // wrongToken describes the token c of class cls in state st, which wants
 // another.
 func wrongToken(st, cls uint8, c byte) error {
+	if st >= nPlain {
+		st -= notedOff // a noted object's state
+	}
 	if st >= deep {
 		if kind := cls / nWith; kind == kOpenObj || kind == kOpenArr {
 			return fmt.Errorf("values nested deeper than %d", maxDepth)

@@ -12,10 +12,13 @@ var errTruncated = errors.New("value truncated")
 
 // knownSpans are containers whose extents the scanner noted while framing,
 // each list in order, as offsets from base: those on one level (spans) and
-// on the next (deep).
+// on the next (deep). members, if not nil, are the members of the noted
+// objects (see memberNotes), those of the object itself at objDepth.
 type knownSpans struct {
 	spans, deep []valueRange
 	base        int
+	members     []memberNote
+	objDepth    int
 }
 
 // skip is skipValue, but jumps over a container whose extent is known.
