@@ -30,7 +30,6 @@ const (
 	nStates  = notedOff + stObjComma + 1
 )
 
-
 // An entry of grammar is the next state, with a flag: the token opens a
 // container (the state is the one inside it), or closes one (the state
 // after it is the one saved when it opened, then the low bits say whether
