@@ -101,7 +101,7 @@ func (er *EventReader) frame(frame []byte) (Frame, error) {
 // notedEvent finds the type and object of an event from the scanner's
 // notes, or reports that they do not say.
 func notedEvent(frame []byte, known *knownSpans) (typ []byte, obj valueRange, ok bool) {
-	if known.members == nil {
+	if known.members == nil || frame[0] != '{' {
 		return nil, obj, false
 	}
 	var buf [4]notedMember
