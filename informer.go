@@ -335,23 +335,17 @@ func (inf *Informer) apply(ds delta.Deltas[*Object], isInInitialList bool) error
 			continue
 		}
 		obj := d.Object
-		old, exists, err := inf.indexer.Get(obj)
+		old, exists, err := inf.indexer.Swap(obj)
 		if err != nil {
 			return fmt.Errorf("apply %s: %w", d.Type, err)
 		}
 		if exists {
-			if err := inf.indexer.Update(obj); err != nil {
-				return fmt.Errorf("apply %s: %w", d.Type, err)
-			}
 			// A relist returning the version we hold changed nothing: deliver
 			// it as a resync, to due handlers only (decision 8).
 			resync := d.Type == delta.Sync ||
 				(d.Type == delta.Replaced && old.ResourceVersion() == obj.ResourceVersion())
 			inf.processor.Distribute(processor.Updated(old, obj, resync))
 			continue
-		}
-		if err := inf.indexer.Add(obj); err != nil {
-			return fmt.Errorf("apply %s: %w", d.Type, err)
 		}
 		inf.processor.Distribute(processor.Added(obj, isInInitialList))
 	}

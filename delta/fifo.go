@@ -180,26 +180,32 @@ func (f *FIFO[T]) Replace(list []T, _ string) error {
 	if f.EmitDeltaTypeReplaced {
 		action = Replaced
 	}
-	listed := make(map[string]struct{}, len(keys))
+	// A listed key's deltas grow by one Replaced (or Sync) delta, which is
+	// never collapsed: a key queued before whose deltas did not grow is
+	// one the list no longer holds. Only queued keys are remembered, so a
+	// relist with an empty queue builds no set of what it listed.
+	queued := make(map[string]int, len(f.items))
+	for key, ds := range f.items {
+		queued[key] = len(ds)
+	}
 	for i, key := range keys {
-		listed[key] = struct{}{}
 		f.appendLocked(key, Delta[T]{Type: action, Object: list[i]})
 	}
-	for key, ds := range f.items {
-		if _, ok := listed[key]; !ok {
+	for key, n := range queued {
+		if ds := f.items[key]; len(ds) == n {
 			f.appendLocked(key, tombstone(key, ds.Newest().Object))
 		}
 	}
+	// From here on a key with nothing queued was not listed.
 	if f.inflight != nil {
 		key := f.inflightKey
-		_, ok := listed[key]
-		if newest := f.inflight.Newest(); !ok && len(f.items[key]) == 0 && newest.Type != Deleted {
+		if newest := f.inflight.Newest(); len(f.items[key]) == 0 && newest.Type != Deleted {
 			f.appendLocked(key, tombstone(key, newest.Object))
 		}
 	}
 	if f.KnownObjects != nil {
 		for _, key := range f.KnownObjects.ListKeys() {
-			if _, ok := listed[key]; ok || len(f.items[key]) > 0 || (f.inflight != nil && key == f.inflightKey) {
+			if len(f.items[key]) > 0 || (f.inflight != nil && key == f.inflightKey) {
 				continue
 			}
 			obj, exists, err := f.KnownObjects.GetByKey(key)
