@@ -2,7 +2,6 @@ package listwatch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -39,9 +38,10 @@ var ErrStopped = processor.ErrStopped
 //
 // Configure it through its exported fields before Run: NewInformer fills
 // the defaults and Run takes them once (decision 17). Add handlers and
-// indexers before or after. Run owns the reflector's goroutine, the reader
-// of a watch that has deadlines, and one goroutine per handler, and returns
-// only once all are gone.
+// indexers before or after. Run lists and watches on its own goroutine,
+// which also applies each change to the cache and hands it to the
+// handlers' buffers; it starts the reader of a watch that has deadlines
+// and one goroutine per handler, and returns only once all are gone.
 //
 // Differences from client-go, on purpose:
 //   - Objects are transformed once, by the source as it reads them (for a
@@ -118,7 +118,7 @@ func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer
 	}
 	inf.fifo = delta.NewFIFO(store.MetaNamespaceKey[*Object])
 	inf.fifo.KnownObjects = inf.indexer
-	inf.reflector = reflector.New(source, inf.fifo)
+	inf.reflector = reflector.New(source, sink{inf})
 	inf.processor.Synced = inf.HasSynced
 	return inf
 }
@@ -289,30 +289,16 @@ func (inf *Informer) Run(ctx context.Context) {
 	inf.mu.Unlock()
 
 	// Handlers outlive the reflector by a little: the processor stops only
-	// after the last delta was popped, so nothing popped goes unannounced.
+	// after the reflector has returned, so nothing applied goes unannounced.
 	procCtx, stopProc := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() { inf.processor.Run(procCtx) })
-	wg.Go(func() { inf.reflector.Run(ctx) })
 	wg.Go(func() { inf.runWarm(ctx) })
 	stopFIFO := context.AfterFunc(ctx, inf.fifo.Close)
 	defer stopFIFO()
-
-	for {
-		_, err := inf.fifo.Pop(inf.apply)
-		if errors.Is(err, delta.ErrClosed) {
-			break
-		}
-		inf.projection.afterPop(inf)
-		if err != nil {
-			// The cache refused a change (a key or index function failed):
-			// an error worth seeing, like the reflector's (decision 6).
-			inf.logger().Error("informer: apply deltas", "resource", inf.Reflector.Name, "err", err)
-			if inf.onError != nil {
-				inf.onError(err)
-			}
-		}
-	}
+	// The reflector applies every change itself, through sink, on this
+	// goroutine.
+	inf.reflector.Run(ctx)
 	stopProc()
 	wg.Wait()
 	if inf.warm.path != "" {
@@ -323,7 +309,8 @@ func (inf *Informer) Run(ctx context.Context) {
 	inf.mu.Unlock()
 }
 
-// apply writes one key's deltas to the cache and notifies the handlers.
+// apply writes one key's deltas to the cache and posts the notifications
+// to the handlers (see sink).
 func (inf *Informer) apply(ds delta.Deltas[*Object], isInInitialList bool) error {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
@@ -344,10 +331,10 @@ func (inf *Informer) apply(ds delta.Deltas[*Object], isInInitialList bool) error
 			// it as a resync, to due handlers only (decision 8).
 			resync := d.Type == delta.Sync ||
 				(d.Type == delta.Replaced && old.ResourceVersion() == obj.ResourceVersion())
-			inf.processor.Distribute(processor.Updated(old, obj, resync))
+			inf.processor.Post(processor.Updated(old, obj, resync))
 			continue
 		}
-		inf.processor.Distribute(processor.Added(obj, isInInitialList))
+		inf.processor.Post(processor.Added(obj, isInInitialList))
 	}
 	return nil
 }
@@ -370,14 +357,14 @@ func (inf *Informer) applyDelete(d delta.Delta[*Object]) error {
 			}
 		}
 		if obj != nil {
-			inf.processor.Distribute(processor.Deleted(obj, true))
+			inf.processor.Post(processor.Deleted(obj, true))
 		}
 		return nil
 	}
 	if err := inf.indexer.Delete(obj); err != nil {
 		return fmt.Errorf("apply delete: %w", err)
 	}
-	inf.processor.Distribute(processor.Deleted(obj, false))
+	inf.processor.Post(processor.Deleted(obj, false))
 	return nil
 }
 

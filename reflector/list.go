@@ -62,7 +62,7 @@ func (r *Reflector) list(ctx context.Context, s *state) time.Duration {
 		}
 		return r.retry(s, phaseStart, err)
 	}
-	if err := r.Sink.Replace(page.Items, page.ResourceVersion); err != nil {
+	if err := r.replace(page.Items, page.ResourceVersion); err != nil {
 		r.report(OpSink, err)
 		return r.retry(s, phaseStart, err)
 	}

@@ -25,6 +25,18 @@ type Sink interface {
 	Resync() error
 }
 
+// Flusher is implemented by a Sink that holds part of its work back while
+// changes flow, as an informer holds back waking its handlers so that each
+// is woken once per batch of events rather than once per event. After
+// handing the Sink anything, the reflector calls Flush, on Run's
+// goroutine, before it may wait for the server: before the watch reads
+// from the network (announced by an httpwatch.ReadNotifier; other watchers
+// get a Flush before every Next), before waiting for a watch read on
+// another goroutine, when a watch closes, and after Replace and Resync.
+type Flusher interface {
+	Flush()
+}
+
 // WatchListReporter is implemented by sources that know whether they can
 // serve a watch-list stream (sendInitialEvents). A source that reports false
 // is always listed page by page.
@@ -233,6 +245,27 @@ func (r *Reflector) Run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// flusher returns the Sink's Flush, or nil if it has none.
+func (r *Reflector) flusher() func() {
+	if f, ok := r.Sink.(Flusher); ok {
+		return f.Flush
+	}
+	return nil
+}
+
+// flush hands on what the Sink holds back, if it does.
+func (r *Reflector) flush() {
+	if f, ok := r.Sink.(Flusher); ok {
+		f.Flush()
+	}
+}
+
+// replace is Sink.Replace, flushed.
+func (r *Reflector) replace(items []*raw.Object, rv string) error {
+	defer r.flush()
+	return r.Sink.Replace(items, rv)
 }
 
 func (r *Reflector) clock() clock.Clock {
