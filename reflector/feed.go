@@ -17,6 +17,8 @@ import (
 //     Next itself, and an event costs no goroutine hand-off.
 //   - readAhead otherwise: a reader goroutine turns Next into a queue the
 //     loop waits on beside the alarm.
+//
+// Both call the Sink's Flush before the loop may wait (see Flusher).
 type feed interface {
 	// next returns the watch's next reply. ok is false when alarm rang or
 	// ctx ended first; the watch is then still open.
