@@ -30,9 +30,9 @@ type Sink interface {
 // is woken once per batch of events rather than once per event. After
 // handing the Sink anything, the reflector calls Flush, on Run's
 // goroutine, before it may wait for the server: before the watch reads
-// from the network (announced by an httpwatch.ReadNotifier; other watchers
-// get a Flush before every Next), before waiting for a watch read on
-// another goroutine, when a watch closes, and after Replace and Resync.
+// from the network, as an httpwatch.ReadNotifier announces, or, for a
+// watcher that does not, once the loop has caught up with a goroutine that
+// reads it ahead; when a watch closes; after Replace and Resync.
 type Flusher interface {
 	Flush()
 }
