@@ -23,12 +23,20 @@ func (s sink) Replace(list []*Object, resourceVersion string) error {
 // Flush wakes the handlers that wait while their buffers hold changes.
 func (s sink) Flush() { s.inf.processor.Flush() }
 
+// flushEvery is how many keys a long drain (a list's Replace) applies
+// between Flushes, so that handlers work through the list beside the
+// cache rather than after it.
+const flushEvery = 256
+
 // drain applies every queued key, then returns err, the queue's answer to
 // the write that queued them. Only the reflector writes and drains, one
 // call at a time, so the queue's Pop never waits.
 func (s sink) drain(err error) error {
 	inf := s.inf
-	for inf.fifo.Len() > 0 {
+	for n := 1; inf.fifo.Len() > 0; n++ {
+		if n%flushEvery == 0 {
+			s.Flush()
+		}
 		_, applyErr := inf.fifo.Pop(inf.apply)
 		inf.projection.afterPop(inf)
 		if applyErr != nil {
