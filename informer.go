@@ -59,6 +59,10 @@ var ErrStopped = processor.ErrStopped
 //     WaitForSync returns the reason (decision 21).
 //   - A Projection path no cached object has is reported after the first
 //     sync (decision 22).
+//   - No goroutine between the watch and the cache: the reflector applies
+//     each change itself as it decodes it, and a handler waiting for work
+//     is woken once per read of the watch stream, not once per event
+//     (issue 29; see reflector.Flusher).
 type Informer struct {
 	// Reflector tunes how the cache is filled: name, selectors, paging,
 	// watch-list, backoff, watch timeouts, a saved version to resume from.
