@@ -298,6 +298,9 @@ func (inf *Informer) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { inf.processor.Run(procCtx) })
 	wg.Go(func() { inf.runWarm(ctx) })
+	if inf.warm.reader != nil {
+		wg.Go(inf.loadSnapshot)
+	}
 	stopFIFO := context.AfterFunc(ctx, inf.fifo.Close)
 	defer stopFIFO()
 	// The reflector applies every change itself, through sink, on this

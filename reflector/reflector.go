@@ -262,12 +262,6 @@ func (r *Reflector) flush() {
 	}
 }
 
-// replace is Sink.Replace, flushed.
-func (r *Reflector) replace(items []*raw.Object, rv string) error {
-	defer r.flush()
-	return r.Sink.Replace(items, rv)
-}
-
 func (r *Reflector) clock() clock.Clock {
 	if r.Clock == nil {
 		return clock.Real
