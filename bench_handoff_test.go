@@ -106,9 +106,9 @@ func schedCount() uint64 {
 // each event from JSON as a client does; "prebuilt" hands out objects
 // decoded beforehand, leaving the cost of the queue, the cache and the
 // hand-offs alone. Their watcher does not say when it reads, so the
-// reflector reads it ahead on a goroutine; "reads" announces a read every
-// 20 events (httpwatch.ReadNotifier), as a client's watch does, and is
-// read by the reflector's loop itself.
+// reflector flushes the queue after every event; "reads" announces a read
+// every 20 events (httpwatch.ReadNotifier), as a client's watch does, and
+// the queue is flushed only then.
 func BenchmarkInformerHandOff(b *testing.B) {
 	// A list item has no kind; a watch event's object starts with it.
 	tmpl := `{"kind":"Pod","apiVersion":"v1",` + fixturePod(b)[1:]

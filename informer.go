@@ -2,6 +2,7 @@ package listwatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -38,10 +39,9 @@ var ErrStopped = processor.ErrStopped
 //
 // Configure it through its exported fields before Run: NewInformer fills
 // the defaults and Run takes them once (decision 17). Add handlers and
-// indexers before or after. Run lists and watches on its own goroutine,
-// which also applies each change to the cache and hands it to the
-// handlers' buffers; it starts the reader of a watch that has deadlines
-// and one goroutine per handler, and returns only once all are gone.
+// indexers before or after. Run owns the reflector's goroutine, the reader
+// of a watch that has deadlines, and one goroutine per handler, and returns
+// only once all are gone.
 //
 // Differences from client-go, on purpose:
 //   - Objects are transformed once, by the source as it reads them (for a
@@ -59,10 +59,9 @@ var ErrStopped = processor.ErrStopped
 //     WaitForSync returns the reason (decision 21).
 //   - A Projection path no cached object has is reported after the first
 //     sync (decision 22).
-//   - No goroutine between the watch and the cache: the reflector applies
-//     each change itself as it decodes it, and a handler waiting for work
-//     is woken once per read of the watch stream, not once per event
-//     (issue 29; see reflector.Flusher).
+//   - The queue's consumer and the handlers are woken once per read of
+//     the watch stream, not once per event (issue 29; see
+//     reflector.Flusher and delta.FIFO.WakeOnFlush).
 type Informer struct {
 	// Reflector tunes how the cache is filled: name, selectors, paging,
 	// watch-list, backoff, watch timeouts, a saved version to resume from.
@@ -122,7 +121,11 @@ func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer
 	}
 	inf.fifo = delta.NewFIFO(store.MetaNamespaceKey[*Object])
 	inf.fifo.KnownObjects = inf.indexer
-	inf.reflector = reflector.New(source, sink{inf})
+	// The reflector flushes the queue before it may wait for the server
+	// (reflector.Flusher), so the pop loop is woken once per read of the
+	// watch rather than once per event.
+	inf.fifo.WakeOnFlush = true
+	inf.reflector = reflector.New(source, inf.fifo)
 	inf.processor.Synced = inf.HasSynced
 	return inf
 }
@@ -293,19 +296,18 @@ func (inf *Informer) Run(ctx context.Context) {
 	inf.mu.Unlock()
 
 	// Handlers outlive the reflector by a little: the processor stops only
-	// after the reflector has returned, so nothing applied goes unannounced.
+	// after the last delta was popped, so nothing popped goes unannounced.
 	procCtx, stopProc := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() { inf.processor.Run(procCtx) })
+	wg.Go(func() { inf.reflector.Run(ctx) })
 	wg.Go(func() { inf.runWarm(ctx) })
 	if inf.warm.reader != nil {
 		wg.Go(inf.loadSnapshot)
 	}
 	stopFIFO := context.AfterFunc(ctx, inf.fifo.Close)
 	defer stopFIFO()
-	// The reflector applies every change itself, through sink, on this
-	// goroutine.
-	inf.reflector.Run(ctx)
+	inf.popLoop()
 	stopProc()
 	wg.Wait()
 	if inf.warm.path != "" {
@@ -316,8 +318,39 @@ func (inf *Informer) Run(ctx context.Context) {
 	inf.mu.Unlock()
 }
 
+// flushEvery is how many keys the pop loop applies between wake-ups of the
+// handlers while the queue stays full (a list), so that handlers work
+// through a list beside the cache rather than after it.
+const flushEvery = 256
+
+// popLoop applies the queue to the cache until it is closed and drained.
+// Notifications are posted to the handlers' buffers (processor.Post) and a
+// handler waiting for work is woken when the queue runs dry, or every
+// flushEvery keys: once per batch the reflector flushed, not per change.
+func (inf *Informer) popLoop() {
+	for n := 1; ; n++ {
+		_, err := inf.fifo.Pop(inf.apply)
+		if errors.Is(err, delta.ErrClosed) {
+			inf.processor.Flush()
+			return
+		}
+		if n%flushEvery == 0 || inf.fifo.Len() == 0 {
+			inf.processor.Flush()
+		}
+		inf.projection.afterPop(inf)
+		if err != nil {
+			// The cache refused a change (a key or index function failed):
+			// an error worth seeing, like the reflector's (decision 6).
+			inf.logger().Error("informer: apply deltas", "resource", inf.Reflector.Name, "err", err)
+			if inf.onError != nil {
+				inf.onError(err)
+			}
+		}
+	}
+}
+
 // apply writes one key's deltas to the cache and posts the notifications
-// to the handlers (see sink).
+// to the handlers (see popLoop).
 func (inf *Informer) apply(ds delta.Deltas[*Object], isInInitialList bool) error {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()

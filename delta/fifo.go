@@ -42,6 +42,13 @@ type FIFO[T any] struct {
 	// EmitDeltaTypeReplaced makes Replace emit Replaced deltas (the
 	// default); false emits Sync, as very old client-go did.
 	EmitDeltaTypeReplaced bool
+	// WakeOnFlush makes writes leave a Pop that waits for an empty queue
+	// asleep until Flush (or Close). A producer that writes in batches
+	// (a reflector reading a watch) flushes after each, so the consumer's
+	// goroutine is woken once per batch, not once per write: each wake-up
+	// of a parked goroutine may cost a thread wake-up in the kernel. The
+	// producer must flush before it waits, or the queued keys wait too.
+	WakeOnFlush bool
 
 	key   store.KeyFunc[T]
 	popMu sync.Mutex // one Pop at a time
@@ -137,7 +144,9 @@ func (f *FIFO[T]) appendLocked(key string, d Delta[T]) {
 	f.items[key] = appendDeduped(ds, d)
 	if !queued {
 		f.queue.push(key)
-		f.cond.Signal()
+		if !f.WakeOnFlush {
+			f.cond.Signal()
+		}
 		f.peak = max(f.peak, len(f.items))
 	}
 }
@@ -349,6 +358,18 @@ func (f *FIFO[T]) HasSynced() bool {
 
 // Done returns a channel closed when HasSynced becomes true.
 func (f *FIFO[T]) Done() <-chan struct{} { return f.done }
+
+// Flush wakes a Pop waiting for work if the queue holds some: the end of a
+// batch of writes (see WakeOnFlush). Without WakeOnFlush it does nothing
+// that a write has not done already.
+func (f *FIFO[T]) Flush() {
+	f.mu.Lock()
+	work := f.queue.len() > 0
+	f.mu.Unlock()
+	if work {
+		f.cond.Signal()
+	}
+}
 
 // Close makes Pop return ErrClosed once the queue is empty; queued deltas
 // can still be popped. Writes after Close are accepted.

@@ -13,9 +13,8 @@ import (
 // alarm, so there are two feeds, chosen when the watch opens:
 //
 //   - directFeed, when no deadline can fall due while the watch is open
-//     (no resync period, no watch-list waiting for its end) and the Sink
-//     can be flushed when the watcher reads: the loop calls Next itself,
-//     and an event costs no goroutine hand-off.
+//     (no resync period, no watch-list waiting for its end): the loop calls
+//     Next itself, and an event costs no goroutine hand-off.
 //   - readAhead otherwise: a reader goroutine turns Next into a queue the
 //     loop waits on beside the alarm.
 //
@@ -40,17 +39,16 @@ func (rep reply) end() bool { return rep.err != nil || rep.ev.Type == httpwatch.
 
 // newFeed starts the feed of w, opened with ctx, which cancel ends. flush,
 // if not nil, is the Sink's Flush: the feed calls it before the loop may
-// wait for w (see Flusher) and once w is closed. A direct feed is asked
-// for; a watcher that holds work back cannot say when its Next may wait
-// is read ahead all the same, so that the loop flushes when it has caught
-// up with the reader rather than after every event.
+// wait for w (see Flusher) and once w is closed.
 func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, direct bool, flush func()) feed {
-	rn, announces := w.(httpwatch.ReadNotifier)
-	if direct && (flush == nil || announces) {
-		if flush != nil {
+	if direct {
+		f := &directFeed{stopper: newStopper(ctx, cancel, w), flush: flush}
+		if rn, ok := w.(httpwatch.ReadNotifier); ok && flush != nil {
 			rn.NotifyRead(flush) // the loop may wait only when w reads
+		} else {
+			f.flushEach = flush != nil
 		}
-		return &directFeed{stopper: newStopper(ctx, cancel, w), flush: flush}
+		return f
 	}
 	f := &readAhead{
 		stopper: newStopper(ctx, cancel, w),
@@ -99,10 +97,14 @@ func (s *stopper) stop() {
 // directFeed is read by the loop itself.
 type directFeed struct {
 	stopper
-	flush func() // nil: the Sink holds nothing back
+	flush     func() // nil: the Sink holds nothing back
+	flushEach bool   // flush before every Next: w does not say when it reads
 }
 
 func (f *directFeed) next(context.Context, <-chan time.Time) (reply, bool) {
+	if f.flushEach {
+		f.flush()
+	}
 	ev, err := f.w.Next()
 	return reply{ev, err}, true
 }

@@ -41,10 +41,10 @@ func checkFlushed(log []string, each bool) error {
 	return nil
 }
 
-// Flusher: a watcher that does not say when it reads is read ahead, with
-// or without a resync period, and the loop flushes before it waits for
-// its reader, so every event is handed on before the reflector may wait;
-// a list's Replace is flushed too.
+// Flusher: a watcher that does not say when it reads gets a Flush before
+// every Next, so each event is handed on before the reflector may wait;
+// a list's Replace is flushed too, as is a read-ahead feed (a resync
+// period) before the loop waits for its reader.
 func TestFlushBeforeEveryWait(t *testing.T) {
 	for _, resync := range []time.Duration{0, time.Hour} {
 		t.Run(fmt.Sprint("resync=", resync), func(t *testing.T) {
@@ -64,7 +64,9 @@ func TestFlushBeforeEveryWait(t *testing.T) {
 				return len(log) > 0 && log[len(log)-1] == "flush" && strings.HasPrefix(log[len(log)-2], "delete")
 			}, 10*time.Second, time.Millisecond, "the last event flushed")
 			log := sink.log()
-			require.NoError(t, checkFlushed(log, false))
+			// A read-ahead feed hands the loop what it read in one go: the
+			// loop flushes only once it has nothing left.
+			require.NoError(t, checkFlushed(log, resync == 0))
 			assert.Equal(t, []string{"replace 1@10", "flush"}, log[:2])
 		})
 	}
@@ -103,10 +105,7 @@ func TestNoFlushWithoutFlusher(t *testing.T) {
 	r := New(&scriptSource{}, &recordSink{})
 	assert.Nil(t, r.flusher())
 	r.flush() // no Flush to call
-	f := newFeed(context.Background(), func() {}, newWatcher(), true, nil)
-	assert.IsType(t, &directFeed{}, f, "nothing to flush: the loop reads")
-	f.close()
-	f = newFeed(context.Background(), func() {}, newWatcher(), true, func() {})
-	assert.IsType(t, &readAhead{}, f, "a Flusher and a watcher that does not say when it reads")
+	f := newFeed(context.Background(), func() {}, newWatcher(), true, nil).(*directFeed)
+	assert.False(t, f.flushEach)
 	f.close()
 }

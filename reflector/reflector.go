@@ -26,13 +26,13 @@ type Sink interface {
 }
 
 // Flusher is implemented by a Sink that holds part of its work back while
-// changes flow, as an informer holds back waking its handlers so that each
-// is woken once per batch of events rather than once per event. After
-// handing the Sink anything, the reflector calls Flush, on Run's
-// goroutine, before it may wait for the server: before the watch reads
-// from the network, as an httpwatch.ReadNotifier announces, or, for a
-// watcher that does not, once the loop has caught up with a goroutine that
-// reads it ahead; when a watch closes; after Replace and Resync.
+// changes flow, as a delta.FIFO with WakeOnFlush holds back waking its
+// consumer, so that it is woken once per batch of events rather than once
+// per event. After handing the Sink anything, the reflector calls Flush,
+// on Run's goroutine, before it may wait for the server: before the watch
+// reads from the network, as an httpwatch.ReadNotifier announces (other
+// watchers get a Flush before every Next), before waiting for a watch read
+// on another goroutine, when a watch closes, after Replace and Resync.
 type Flusher interface {
 	Flush()
 }

@@ -13,11 +13,11 @@ import (
 	"github.com/listwatch/listwatch/indexer"
 )
 
-// The reflector applies a list itself and wakes handlers once per batch:
-// a handler still hears the first objects of a long list while the rest
-// are being applied, not only after the last. An index function holds the
-// apply of the last object; the handler must have heard at least the first
-// flushEvery-1 objects by then.
+// Handlers are woken once per batch the pop loop applies, yet a handler
+// hears the first objects of a long list while the rest are being applied,
+// not only after the last. An index function holds the apply of the last
+// object; the handler must have heard at least the first flushEvery-1
+// objects by then.
 func TestHandlersHearALongListWhileItIsApplied(t *testing.T) {
 	src := newMemSource()
 	const n = 2*flushEvery + 10
