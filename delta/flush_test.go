@@ -15,7 +15,7 @@ import (
 // WakeOnFlush: writes leave a waiting Pop asleep until Flush, which then
 // hands over the oldest key with all its deltas (conformance 39: Pop
 // blocks while it has no work, here until the batch is flushed); Close
-// still wakes it.
+// still wakes it (decision 33).
 func TestWakeOnFlush(t *testing.T) {
 	f := delta.NewFIFO(key)
 	f.WakeOnFlush = true

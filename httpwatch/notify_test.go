@@ -15,7 +15,8 @@ import (
 // A watch announces each read of its body before making it, so that a
 // reader holding work back (an informer's handler wake-ups) can hand it on
 // before Next waits for the server: here the server sends the third event
-// only once the reader has been told, after the second, that Next reads.
+// only once the reader has been told, after the second, that Next reads
+// (decision 33).
 func TestWatchNotifiesBeforeReading(t *testing.T) {
 	more := make(chan struct{})
 	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {

@@ -12,7 +12,8 @@ import (
 )
 
 // Post leaves a handler that waits for work asleep until Flush, and
-// Flush then delivers what was posted, in order (conformance 64).
+// Flush then delivers what was posted, in order (conformance 64,
+// decision 33).
 func TestPostWaitsForFlush(t *testing.T) {
 	p := processor.New[int]()
 	rec := newRecorder()

@@ -44,7 +44,7 @@ func checkFlushed(log []string, each bool) error {
 // Flusher: a watcher that does not say when it reads gets a Flush before
 // every Next, so each event is handed on before the reflector may wait;
 // a list's Replace is flushed too, as is a read-ahead feed (a resync
-// period) before the loop waits for its reader.
+// period) before the loop waits for its reader (decision 33).
 func TestFlushBeforeEveryWait(t *testing.T) {
 	for _, resync := range []time.Duration{0, time.Hour} {
 		t.Run(fmt.Sprint("resync=", resync), func(t *testing.T) {
@@ -74,7 +74,7 @@ func TestFlushBeforeEveryWait(t *testing.T) {
 
 // Flusher over HTTP: a ResourceClient's watcher announces its reads
 // (httpwatch.ReadNotifier), and the reflector flushes then, so every event
-// is handed on before the watch waits for the next.
+// is handed on before the watch waits for the next (decision 33).
 func TestFlushBeforeTheWatchReads(t *testing.T) {
 	s := watchtest.NewUnstartedServer()
 	s.BookmarkInterval = 0
