@@ -75,8 +75,10 @@ func (r *Reflector) list(ctx context.Context, s *state) time.Duration {
 // replace hands a full sync to the Sink. The version is published first:
 // the Sink's consumer may report itself synced as soon as it holds the
 // items, and whoever sees it synced must find LastSyncResourceVersion set.
-// A refused Replace takes the publication back.
+// A refused Replace takes the publication back. The Sink is flushed after
+// (see Flusher).
 func (r *Reflector) replace(items []*raw.Object, rv string) error {
+	defer r.flush()
 	prev := r.LastSyncResourceVersion()
 	r.publish(rv)
 	if err := r.Sink.Replace(items, rv); err != nil {
