@@ -116,9 +116,10 @@ func (it *objectIter) skipSpace() {
 	}
 }
 
-// notedMembers returns the members of the object src[start:end] noted at
-// depth d, the notes' offsets being base less than src's. It returns false
-// if a key is escaped: the notes leave those to objectIter.
+// notedMembers appends to out the members of the object src[start:end],
+// whose keys were noted at depth d (a note's offset less k.base is one in
+// src). It returns false if a key is escaped: the notes leave those to
+// objectIter.
 func (k *knownSpans) notedMembers(src []byte, start, end, d int, out []notedMember) ([]notedMember, bool) {
 	for _, n := range k.members {
 		at := n.key - k.base // just past the key's closing quote
