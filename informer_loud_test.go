@@ -290,8 +290,15 @@ func TestInformerSteadyStateIsQuiet(t *testing.T) {
 
 	for round := range 3 {
 		s.CloseWatches() // a watch restart
-		_, err := s.Update(watchtest.Pods, fmt.Sprintf(`{"metadata":{"name":"p%d","namespace":"ns","labels":{"round":"%d"}}}`, round, round))
+		o, err := s.Update(watchtest.Pods, fmt.Sprintf(`{"metadata":{"name":"p%d","namespace":"ns","labels":{"round":"%d"}}}`, round, round))
 		require.NoError(t, err)
+		// The watch that carries the change is cut only once it did: cut
+		// before (it may have just opened), it would be a very short watch
+		// without an event, which is worth a warning.
+		require.Eventually(t, func() bool {
+			got, ok, _ := inf.Indexer().GetByKey(fmt.Sprintf("ns/p%d", round))
+			return ok && got.ResourceVersion() == o.ResourceVersion()
+		}, wait, time.Millisecond, "the change reaches the cache")
 		s.FailNext(watchtest.Failure{Code: 410, Reason: "Expired", Verbs: []string{"watch"}, InStream: true})
 		s.CloseWatches() // the next watch says 410: a relist
 		require.Eventually(t, func() bool { return inf.Stats().Lists >= int64(round+2) }, wait, time.Millisecond)
