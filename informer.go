@@ -59,6 +59,9 @@ var ErrStopped = processor.ErrStopped
 //     WaitForSync returns the reason (decision 21).
 //   - A Projection path no cached object has is reported after the first
 //     sync (decision 22).
+//   - The queue's consumer and the handlers are woken once per read of
+//     the watch stream, not once per event (issue 29; see
+//     reflector.Flusher and delta.FIFO.WakeOnFlush).
 type Informer struct {
 	// Reflector tunes how the cache is filled: name, selectors, paging,
 	// watch-list, backoff, watch timeouts, a saved version to resume from.
@@ -118,6 +121,10 @@ func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer
 	}
 	inf.fifo = delta.NewFIFO(store.MetaNamespaceKey[*Object])
 	inf.fifo.KnownObjects = inf.indexer
+	// The reflector flushes the queue before it may wait for the server
+	// (reflector.Flusher), so the pop loop is woken once per read of the
+	// watch rather than once per event.
+	inf.fifo.WakeOnFlush = true
 	inf.reflector = reflector.New(source, inf.fifo)
 	inf.processor.Synced = inf.HasSynced
 	return inf
@@ -295,13 +302,40 @@ func (inf *Informer) Run(ctx context.Context) {
 	wg.Go(func() { inf.processor.Run(procCtx) })
 	wg.Go(func() { inf.reflector.Run(ctx) })
 	wg.Go(func() { inf.runWarm(ctx) })
+	if inf.warm.reader != nil {
+		wg.Go(inf.loadSnapshot)
+	}
 	stopFIFO := context.AfterFunc(ctx, inf.fifo.Close)
 	defer stopFIFO()
+	inf.popLoop()
+	stopProc()
+	wg.Wait()
+	if inf.warm.path != "" {
+		inf.saveSnapshot() // the last state, for the next start
+	}
+	inf.mu.Lock()
+	inf.stopped = true
+	inf.mu.Unlock()
+}
 
-	for {
+// flushEvery is how many keys the pop loop applies between wake-ups of the
+// handlers while the queue stays full (a list), so that handlers work
+// through a list beside the cache rather than after it.
+const flushEvery = 256
+
+// popLoop applies the queue to the cache until it is closed and drained.
+// Notifications are posted to the handlers' buffers (processor.Post) and a
+// handler waiting for work is woken when the queue runs dry, or every
+// flushEvery keys: once per batch the reflector flushed, not per change.
+func (inf *Informer) popLoop() {
+	for n := 1; ; n++ {
 		_, err := inf.fifo.Pop(inf.apply)
 		if errors.Is(err, delta.ErrClosed) {
-			break
+			inf.processor.Flush()
+			return
+		}
+		if n%flushEvery == 0 || inf.fifo.Len() == 0 {
+			inf.processor.Flush()
 		}
 		inf.projection.afterPop(inf)
 		if err != nil {
@@ -313,17 +347,10 @@ func (inf *Informer) Run(ctx context.Context) {
 			}
 		}
 	}
-	stopProc()
-	wg.Wait()
-	if inf.warm.path != "" {
-		inf.saveSnapshot() // the last state, for the next start
-	}
-	inf.mu.Lock()
-	inf.stopped = true
-	inf.mu.Unlock()
 }
 
-// apply writes one key's deltas to the cache and notifies the handlers.
+// apply writes one key's deltas to the cache and posts the notifications
+// to the handlers (see popLoop).
 func (inf *Informer) apply(ds delta.Deltas[*Object], isInInitialList bool) error {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
@@ -335,25 +362,19 @@ func (inf *Informer) apply(ds delta.Deltas[*Object], isInInitialList bool) error
 			continue
 		}
 		obj := d.Object
-		old, exists, err := inf.indexer.Get(obj)
+		old, exists, err := inf.indexer.Swap(obj)
 		if err != nil {
 			return fmt.Errorf("apply %s: %w", d.Type, err)
 		}
 		if exists {
-			if err := inf.indexer.Update(obj); err != nil {
-				return fmt.Errorf("apply %s: %w", d.Type, err)
-			}
 			// A relist returning the version we hold changed nothing: deliver
 			// it as a resync, to due handlers only (decision 8).
 			resync := d.Type == delta.Sync ||
 				(d.Type == delta.Replaced && old.ResourceVersion() == obj.ResourceVersion())
-			inf.processor.Distribute(processor.Updated(old, obj, resync))
+			inf.processor.Post(processor.Updated(old, obj, resync))
 			continue
 		}
-		if err := inf.indexer.Add(obj); err != nil {
-			return fmt.Errorf("apply %s: %w", d.Type, err)
-		}
-		inf.processor.Distribute(processor.Added(obj, isInInitialList))
+		inf.processor.Post(processor.Added(obj, isInInitialList))
 	}
 	return nil
 }
@@ -376,14 +397,14 @@ func (inf *Informer) applyDelete(d delta.Delta[*Object]) error {
 			}
 		}
 		if obj != nil {
-			inf.processor.Distribute(processor.Deleted(obj, true))
+			inf.processor.Post(processor.Deleted(obj, true))
 		}
 		return nil
 	}
 	if err := inf.indexer.Delete(obj); err != nil {
 		return fmt.Errorf("apply delete: %w", err)
 	}
-	inf.processor.Distribute(processor.Deleted(obj, false))
+	inf.processor.Post(processor.Deleted(obj, false))
 	return nil
 }
 

@@ -290,18 +290,22 @@ func TestInformerSteadyStateIsQuiet(t *testing.T) {
 	require.Equal(t, 10_000, inf.Stats().Objects)
 
 	for round := range 3 {
-		s.CloseWatches() // a watch restart
-		o, err := s.Update(watchtest.Pods, fmt.Sprintf(`{"metadata":{"name":"p%d","namespace":"ns","labels":{"round":"%d"}}}`, round, round))
+		// A change first, so that the watch has had an event when it is
+		// closed: a watch the server closes within a second without one
+		// is a failure (conformance 21), not a steady state.
+		key := fmt.Sprintf("p%d", round)
+		_, err := s.Update(watchtest.Pods, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns","labels":{"round":"%d"}}}`, key, round))
 		require.NoError(t, err)
-		// The watch that carries the change is cut only once it did: cut
-		// before (it may have just opened), it would be a very short watch
-		// without an event, which is worth a warning.
 		require.Eventually(t, func() bool {
-			got, ok, _ := inf.Indexer().GetByKey(fmt.Sprintf("ns/p%d", round))
-			return ok && got.ResourceVersion() == o.ResourceVersion()
-		}, wait, time.Millisecond, "the change reaches the cache")
+			o, ok, _ := inf.Indexer().GetByKey("ns/" + key)
+			if !ok {
+				return false
+			}
+			v, _ := o.Label("round")
+			return v == fmt.Sprint(round)
+		}, wait, time.Millisecond)
 		s.FailNext(watchtest.Failure{Code: 410, Reason: "Expired", Verbs: []string{"watch"}, InStream: true})
-		s.CloseWatches() // the next watch says 410: a relist
+		s.CloseWatches() // a watch restart, and the next watch says 410: a relist
 		require.Eventually(t, func() bool { return inf.Stats().Lists >= int64(round+2) }, wait, time.Millisecond)
 	}
 	_, err := s.Create(watchtest.Pods, `{"metadata":{"name":"last","namespace":"ns"}}`)

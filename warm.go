@@ -13,7 +13,6 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/snapshot"
-	"github.com/listwatch/listwatch/store"
 )
 
 // warm is an informer's warm start (decision 32): the snapshot it
@@ -28,6 +27,10 @@ type warm struct {
 	confirmed chan struct{} // closed when a resumed watch confirms the snapshot
 	synced    chan struct{} // closed once HasSynced
 	once      struct{ loaded, confirmed, synced sync.Once }
+
+	reader   *snapshot.Reader // the snapshot Run loads; nil if none
+	loading  chan struct{}    // closed when loadSnapshot ends
+	loadedOK bool             // the snapshot is in the cache; read after loading closed
 
 	savedRV string // the version last written or restored; Run's goroutines only, in turn
 	failing bool   // the last write failed (logged once)
@@ -77,8 +80,9 @@ func snapshotKey(source httpwatch.ListerWatcher, inf *Informer, o snapshot.Optio
 	return key, nil
 }
 
-// startWarm takes the Snapshot options as Run starts, and restores a
-// snapshot that matches into the cache; inf.mu is held.
+// startWarm takes the Snapshot options as Run starts and, if a snapshot
+// that matches is there, makes the reflector resume from its version; the
+// objects are read by loadSnapshot, which Run starts. inf.mu is held.
 func (inf *Informer) startWarm() {
 	o := inf.Snapshot.WithDefaults()
 	if o.Dir == "" {
@@ -96,39 +100,69 @@ func (inf *Informer) startWarm() {
 	}
 	inf.warm.opts, inf.warm.key, inf.warm.path = o, key, o.Path(key)
 	snapshot.RemoveTemporary(inf.warm.path)
-	snap := inf.readSnapshot()
-	if snap == nil {
+	rd := inf.openSnapshot()
+	if rd == nil {
 		return
 	}
-	inf.warm.savedRV = snap.ResourceVersion
-	inf.warm.restored.Store(true)
-	inf.warm.markLoaded()
-	r.ResourceVersion = snap.ResourceVersion
-	r.Source = &confirmingSource{ListerWatcher: r.Source, rv: snap.ResourceVersion, inf: inf}
+	inf.warm.reader = rd
+	inf.warm.loading = make(chan struct{})
+	r.ResourceVersion = rd.ResourceVersion
+	r.Source = &confirmingSource{ListerWatcher: r.Source, rv: rd.ResourceVersion, inf: inf}
 }
 
-// readSnapshot reads the informer's snapshot and puts it in the cache,
-// handing each object to the handlers as an initial add. A snapshot that
-// cannot be used is logged and removed; nil then.
-func (inf *Informer) readSnapshot() *snapshot.Snapshot {
+// openSnapshot opens the informer's snapshot and checks its header: key,
+// format and age. A snapshot that cannot be used is logged and removed;
+// nil then.
+func (inf *Informer) openSnapshot() *snapshot.Reader {
 	w := &inf.warm
-	log := inf.logger().With("resource", inf.Reflector.Name, "path", w.path)
-	snap, err := snapshot.ReadFile(w.path, w.key, w.opts.Limits)
+	rd, err := snapshot.Open(w.path, w.key, w.opts.Limits)
 	if err == nil {
-		if age := inf.clock().Since(snap.Written); age > w.opts.MaxAge {
+		if age := inf.clock().Since(rd.Written); age > w.opts.MaxAge {
+			rd.Close()
 			err = fmt.Errorf("%w: written %v ago, MaxAge %v", errTooOld, age.Round(time.Second), w.opts.MaxAge)
 		}
 	}
 	if err == nil {
-		err = inf.restore(snap)
+		return rd
 	}
+	inf.dropSnapshot(err)
+	return nil
+}
+
+// loadSnapshot reads the objects of the snapshot startWarm opened, while
+// the reflector opens the watch from its version, and puts them in the
+// cache, handing each to the handlers as an initial add. The watch is
+// handed to the reflector only once this is done (confirmingSource).
+func (inf *Informer) loadSnapshot() {
+	w := &inf.warm
+	defer close(w.loading)
+	snap, err := w.reader.Read()
+	w.reader.Close()
+	if err == nil {
+		inf.mu.Lock()
+		err = inf.restore(snap)
+		inf.mu.Unlock()
+	}
+	if err != nil {
+		inf.dropSnapshot(err)
+		return
+	}
+	inf.logger().Debug("informer: restored snapshot", "resource", inf.Reflector.Name, "path", w.path,
+		"objects", len(snap.Objects), "resourceVersion", snap.ResourceVersion)
+	w.savedRV = snap.ResourceVersion
+	w.loadedOK = true
+	w.restored.Store(true)
+	w.markLoaded()
+}
+
+// dropSnapshot logs why the snapshot is not used and removes it.
+func (inf *Informer) dropSnapshot(err error) {
+	w := &inf.warm
+	log := inf.logger().With("resource", inf.Reflector.Name, "path", w.path)
 	switch {
-	case err == nil:
-		log.Debug("informer: restored snapshot", "objects", len(snap.Objects), "resourceVersion", snap.ResourceVersion)
-		return snap
 	case errors.Is(err, fs.ErrNotExist):
 		log.Debug("informer: no snapshot to restore")
-		return nil
+		return
 	case errors.Is(err, snapshot.ErrMismatch), errors.Is(err, snapshot.ErrVersion), errors.Is(err, errTooOld):
 		log.Info("informer: snapshot not used, listing instead", "reason", err.Error())
 	default:
@@ -137,33 +171,29 @@ func (inf *Informer) readSnapshot() *snapshot.Snapshot {
 	if err := os.Remove(w.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		log.Warn("informer: remove unusable snapshot", "err", err)
 	}
-	return nil
 }
 
 var errTooOld = errors.New("snapshot too old")
 
-// restore fills the empty cache with snap's objects, after checking that
-// each has a key of its own, and tells the handlers.
+// restore fills the empty cache with snap's objects, if each has a key of
+// its own, and tells the handlers; inf.mu is held.
 func (inf *Informer) restore(snap *snapshot.Snapshot) error {
-	seen := make(map[string]struct{}, len(snap.Objects))
-	for _, o := range snap.Objects {
-		key, err := store.MetaNamespaceKey(o)
-		if err != nil {
-			return fmt.Errorf("%w: %w", snapshot.ErrCorrupt, err)
-		}
-		if _, dup := seen[key]; dup {
-			return fmt.Errorf("%w: %s twice", snapshot.ErrCorrupt, key)
-		}
-		seen[key] = struct{}{}
-	}
+	var err error
 	for i, o := range snap.Objects {
-		if err := inf.indexer.Add(o); err != nil {
-			// An index function refused it: leave the cache as it was.
-			for _, added := range snap.Objects[:i] {
-				_ = inf.indexer.Delete(added)
-			}
-			return fmt.Errorf("%w: %w", snapshot.ErrCorrupt, err)
+		if err = inf.indexer.Add(o); err != nil {
+			// A key or index function refused it.
+			snap.Objects = snap.Objects[:i]
+			break
 		}
+	}
+	if err == nil && inf.indexer.Len() != len(snap.Objects) {
+		err = errors.New("two objects of one key")
+	}
+	if err != nil {
+		for _, added := range snap.Objects { // leave the cache empty, as it was
+			_ = inf.indexer.Delete(added)
+		}
+		return fmt.Errorf("%w: %w", snapshot.ErrCorrupt, err)
 	}
 	for _, o := range snap.Objects {
 		inf.processor.Distribute(processor.Added(o, true))
@@ -262,13 +292,17 @@ func (inf *Informer) Restored() bool { return inf.warm.restored.Load() && !inf.H
 
 // Loaded returns a channel closed once the cache is worth reading: a
 // snapshot was restored into it, or it synced. With a snapshot it closes
-// as Run starts, before the server answers, even if it never does.
+// as soon as its objects are read, whether the server answers or not.
 func (inf *Informer) Loaded() <-chan struct{} { return inf.warm.loaded }
 
-// confirmingSource is the informer's source while a restored snapshot
-// awaits confirmation: the watch that resumes from the snapshot's version
-// confirms it with its first event, or by staying open without an error
-// for ConfirmAfter.
+// confirmingSource is the informer's source while a snapshot is loaded
+// and awaits the server's confirmation. The watch that resumes from the
+// snapshot's version is opened at once, while the objects load; it is
+// handed to the reflector only once they are in the cache (before that no
+// event may reach the queue, which checks deletions against the cache),
+// and it confirms the snapshot with its first event that is not an error,
+// or by staying open for ConfirmAfter after the server's response without
+// one. A list waits for the load too.
 type confirmingSource struct {
 	httpwatch.ListerWatcher
 	rv  string
@@ -289,43 +323,110 @@ func (s *confirmingSource) Resource() httpwatch.Resource {
 	return httpwatch.Resource{}
 }
 
-func (s *confirmingSource) Watch(ctx context.Context, opts httpwatch.ListOptions) (httpwatch.Watcher, error) {
-	w, err := s.ListerWatcher.Watch(ctx, opts)
-	if err != nil || opts.ResourceVersion != s.rv || opts.SendInitialEvents || s.inf.warm.isConfirmed() {
-		return w, err
+// errSnapshotDropped ends the resumed watch of a snapshot found corrupt
+// while it loaded; the reflector lists instead.
+var errSnapshotDropped = errors.New("informer: the snapshot could not be restored; listing instead")
+
+func (s *confirmingSource) ListPage(ctx context.Context, opts httpwatch.ListOptions) (*httpwatch.Page, error) {
+	if err := s.awaitLoad(ctx); err != nil {
+		return nil, err
 	}
-	cw := &confirmingWatcher{Watcher: w, warm: &s.inf.warm, done: make(chan struct{})}
-	t := s.inf.clock().NewTimer(s.inf.warm.opts.ConfirmAfter)
-	go func() {
-		defer t.Stop()
-		select {
-		case <-t.C():
-			cw.warm.markConfirmed()
-		case <-cw.done:
+	return s.ListerWatcher.ListPage(ctx, opts)
+}
+
+// awaitLoad waits for loadSnapshot to end.
+func (s *confirmingSource) awaitLoad(ctx context.Context) error {
+	select {
+	case <-s.inf.warm.loading:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *confirmingSource) Watch(ctx context.Context, opts httpwatch.ListOptions) (httpwatch.Watcher, error) {
+	resumes := opts.ResourceVersion == s.rv && !opts.SendInitialEvents && !s.inf.warm.isConfirmed()
+	if !resumes {
+		if err := s.awaitLoad(ctx); err != nil {
+			return nil, err
 		}
-	}()
+		return s.ListerWatcher.Watch(ctx, opts)
+	}
+	w, err := s.ListerWatcher.Watch(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	cw := s.confirming(w)
+	if err := s.awaitLoad(ctx); err != nil {
+		cw.Stop()
+		return nil, err
+	}
+	if !s.inf.warm.loadedOK {
+		cw.Stop()
+		// Ends this watch's context: the reflector lists at once.
+		s.inf.reflector.Relist()
+		return nil, errSnapshotDropped
+	}
 	return cw, nil
 }
 
-// confirmingWatcher confirms the snapshot with the first event that is not
-// an error; its timer's goroutine ends with that event, an error, or Stop.
+// confirming wraps w, just answered by the server, and starts reading its
+// first event and timing ConfirmAfter from now.
+func (s *confirmingSource) confirming(w httpwatch.Watcher) *confirmingWatcher {
+	cw := &confirmingWatcher{Watcher: w, arrived: make(chan struct{}), stopped: make(chan struct{})}
+	t := s.inf.clock().NewTimer(s.inf.warm.opts.ConfirmAfter)
+	go func() {
+		defer close(cw.arrived)
+		cw.ev, cw.err = w.Next()
+	}()
+	go func() {
+		defer t.Stop()
+		select {
+		case <-t.C(): // the server refused nothing in time, unless just now
+		case <-cw.arrived:
+		case <-cw.stopped:
+			return
+		}
+		select {
+		case <-cw.arrived:
+			if cw.err != nil || cw.ev.Type == httpwatch.Error {
+				return
+			}
+		default:
+		}
+		select {
+		case <-s.inf.warm.loading:
+			if s.inf.warm.loadedOK {
+				s.inf.warm.markConfirmed()
+			}
+		case <-cw.stopped:
+		}
+	}()
+	return cw
+}
+
+// confirmingWatcher hands over the first event, read ahead, then the rest.
 type confirmingWatcher struct {
 	httpwatch.Watcher
-	warm *warm
-	done chan struct{}
-	once sync.Once
+	arrived chan struct{} // closed once ev and err hold the first event
+	ev      httpwatch.Event
+	err     error
+	taken   bool // the reflector's goroutine only
+
+	stopped chan struct{}
+	once    sync.Once
 }
 
 func (w *confirmingWatcher) Next() (httpwatch.Event, error) {
-	ev, err := w.Watcher.Next()
-	if err == nil && ev.Type != httpwatch.Error {
-		w.warm.markConfirmed()
+	if !w.taken {
+		w.taken = true
+		<-w.arrived
+		return w.ev, w.err
 	}
-	w.once.Do(func() { close(w.done) })
-	return ev, err
+	return w.Watcher.Next()
 }
 
 func (w *confirmingWatcher) Stop() {
-	w.once.Do(func() { close(w.done) })
+	w.once.Do(func() { close(w.stopped) })
 	w.Watcher.Stop()
 }

@@ -2,18 +2,20 @@ package listwatch
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
-	"github.com/listwatch/listwatch/internal/testlog"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/testlog"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
@@ -195,6 +197,100 @@ func TestWarmStartIsConfirmedByTheWatch(t *testing.T) {
 	}
 }
 
+// decision 32: the watch from the snapshot's version is opened once its
+// header is read, while its objects load (here from a pipe that holds them
+// back), and is handed to the reflector only after them: a deletion sent
+// meanwhile finds what it deletes, and confirms the snapshot. A snapshot
+// found cut short only then is dropped like any other: a list, a Warn, and
+// none of its objects heard of.
+func TestWarmStartWatchesWhileLoading(t *testing.T) {
+	for _, whole := range []bool{true, false} {
+		t.Run(map[bool]string{true: "whole", false: "cut"}[whole], func(t *testing.T) {
+			r := newWarmRig(t, "keep", "remove")
+			saved := r.coldRun(t)
+			b, err := os.ReadFile(r.path())
+			require.NoError(t, err)
+			if !whole {
+				b = b[:len(b)-2]
+			}
+			require.NoError(t, os.Remove(r.path()))
+			require.NoError(t, syscall.Mkfifo(r.path(), 0o600))
+			// Read-write: opening does not wait for the informer, and the
+			// few bytes fit the pipe's buffer.
+			pipe, err := os.OpenFile(r.path(), os.O_RDWR, 0)
+			require.NoError(t, err)
+			defer pipe.Close()
+			header := 12 + int(binary.LittleEndian.Uint32(b[8:12]))
+			_, err = pipe.Write(b[:header])
+			require.NoError(t, err)
+
+			before := len(r.s.Requests())
+			inf, log := r.informer()
+			rec := newRecorder()
+			_, err = inf.AddEventHandler(rec)
+			require.NoError(t, err)
+			run(t, inf)
+			require.NoError(t, r.s.WaitForWatches(testwait.Context(t), 1))
+			assert.Equal(t, []string{"watch " + saved}, r.requestsSince(before), "watching before the objects are read")
+			_, err = r.s.Delete(watchtest.Pods, "ns", "remove")
+			require.NoError(t, err)
+			select {
+			case <-inf.Loaded():
+				t.Fatal("loaded before its objects were read")
+			default:
+			}
+			assert.False(t, inf.HasSynced())
+
+			_, err = pipe.Write(b[header:])
+			require.NoError(t, err)
+			require.NoError(t, pipe.Close())
+			require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+			require.Eventually(t, func() bool { return assert.ObjectsAreEqual(serverView(t, r.s), cacheView(inf)) }, wait, time.Millisecond)
+			if whole {
+				require.Eventually(t, func() bool { return len(rec.lines()) == 3 }, wait, time.Millisecond, "%q", rec.lines())
+				lines := rec.lines()
+				initial := slices.Clone(lines[:2])
+				slices.Sort(initial)
+				assert.Equal(t, []string{"add ns/keep initial=true", "add ns/remove initial=true"}, initial)
+				assert.Equal(t, "delete ns/remove unknown=false", lines[2])
+				assert.Equal(t, []string{"watch " + saved}, r.requestsSince(before), "no list")
+				assert.Empty(t, log.Above())
+				return
+			}
+			require.Eventually(t, func() bool { return len(rec.lines()) == 1 }, wait, time.Millisecond, "%q", rec.lines())
+			assert.Equal(t, []string{"add ns/keep initial=true"}, rec.lines(), "nothing of the snapshot")
+			assert.Equal(t, "list", strings.Fields(r.requestsSince(before)[1])[0])
+			above := log.Above()
+			require.Len(t, above, 1, "%q", above)
+			assert.True(t, strings.HasPrefix(above[0], "WARN informer: snapshot unreadable"), above[0])
+		})
+	}
+}
+
+// decision 32: with the server unreachable (an edge node offline), the
+// restored cache is readable at once, its objects heard as initial adds,
+// and marked Restored, not synced, for as long as no server confirms it.
+func TestWarmStartServesTheCacheWhileTheServerIsDown(t *testing.T) {
+	r := newWarmRig(t, "a", "b")
+	r.coldRun(t)
+	r.s.Close()
+	inf, _ := r.informer()
+	rec := newRecorder()
+	_, err := inf.AddEventHandler(rec)
+	require.NoError(t, err)
+	run(t, inf)
+	testwait.Recv(t, inf.Loaded(), "the snapshot to be loaded with no server")
+	assert.Equal(t, map[string]string{"ns/a": r.names["a"], "ns/b": r.names["b"]}, cacheView(inf))
+	require.Eventually(t, func() bool { return len(rec.lines()) == 2 }, wait, time.Millisecond, "%q", rec.lines())
+	assert.True(t, inf.Restored())
+	assert.False(t, inf.HasSynced())
+	select {
+	case <-inf.Synced():
+		t.Fatal("synced with no server")
+	default:
+	}
+}
+
 // decision 32, decision 8: a snapshot whose version the server forgot
 // (410) falls back to a relist; handlers hear only what changed.
 func TestWarmStartAfterCompactionRelists(t *testing.T) {
@@ -316,6 +412,39 @@ func TestWarmStartCorruptSnapshotIsIgnored(t *testing.T) {
 				want = "INFO informer: snapshot not used"
 			}
 			assert.True(t, strings.HasPrefix(above[0], want), above[0])
+		})
+	}
+}
+
+// decision 32: a snapshot whose checksum is right but which holds two
+// objects of one key, or one without a name, is dropped whole: a Warn, a
+// list, nothing of it in the cache or heard of.
+func TestWarmStartRefusesObjectsWithoutAKeyOfTheirOwn(t *testing.T) {
+	for name, objs := range map[string][]string{
+		"twice":    {`{"metadata":{"name":"a","namespace":"ns","resourceVersion":"5"}}`, `{"metadata":{"name":"a","namespace":"ns","resourceVersion":"6"}}`},
+		"nameless": {`{"metadata":{"name":"a","namespace":"ns","resourceVersion":"5"}}`, `{"metadata":{"namespace":"ns"}}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newWarmRig(t, "b")
+			snap := &snapshot.Snapshot{Key: r.key(), ResourceVersion: r.names["b"], Written: r.clock.Now()}
+			for _, js := range objs {
+				o, err := raw.NewObject([]byte(js))
+				require.NoError(t, err)
+				snap.Objects = append(snap.Objects, o)
+			}
+			require.NoError(t, snapshot.WriteFile(r.path(), snap))
+			inf, log := r.informer()
+			rec := newRecorder()
+			_, err := inf.AddEventHandler(rec)
+			require.NoError(t, err)
+			run(t, inf)
+			require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+			require.Eventually(t, func() bool { return len(rec.lines()) == 1 }, wait, time.Millisecond, "%q", rec.lines())
+			assert.Equal(t, []string{"add ns/b initial=true"}, rec.lines())
+			assert.Equal(t, serverView(t, r.s), cacheView(inf))
+			above := log.Above()
+			require.Len(t, above, 1, "%q", above)
+			assert.True(t, strings.HasPrefix(above[0], "WARN informer: snapshot unreadable"), above[0])
 		})
 	}
 }

@@ -42,6 +42,13 @@ type FIFO[T any] struct {
 	// EmitDeltaTypeReplaced makes Replace emit Replaced deltas (the
 	// default); false emits Sync, as very old client-go did.
 	EmitDeltaTypeReplaced bool
+	// WakeOnFlush makes writes leave a Pop that waits for an empty queue
+	// asleep until Flush (or Close). A producer that writes in batches
+	// (a reflector reading a watch) flushes after each, so the consumer's
+	// goroutine is woken once per batch, not once per write: each wake-up
+	// of a parked goroutine may cost a thread wake-up in the kernel. The
+	// producer must flush before it waits, or the queued keys wait too.
+	WakeOnFlush bool
 
 	key   store.KeyFunc[T]
 	popMu sync.Mutex // one Pop at a time
@@ -137,7 +144,9 @@ func (f *FIFO[T]) appendLocked(key string, d Delta[T]) {
 	f.items[key] = appendDeduped(ds, d)
 	if !queued {
 		f.queue.push(key)
-		f.cond.Signal()
+		if !f.WakeOnFlush {
+			f.cond.Signal()
+		}
 		f.peak = max(f.peak, len(f.items))
 	}
 }
@@ -180,26 +189,32 @@ func (f *FIFO[T]) Replace(list []T, _ string) error {
 	if f.EmitDeltaTypeReplaced {
 		action = Replaced
 	}
-	listed := make(map[string]struct{}, len(keys))
+	// A listed key's deltas grow by one Replaced (or Sync) delta, which is
+	// never collapsed: a key queued before whose deltas did not grow is
+	// one the list no longer holds. Only queued keys are remembered, so a
+	// relist with an empty queue builds no set of what it listed.
+	queued := make(map[string]int, len(f.items))
+	for key, ds := range f.items {
+		queued[key] = len(ds)
+	}
 	for i, key := range keys {
-		listed[key] = struct{}{}
 		f.appendLocked(key, Delta[T]{Type: action, Object: list[i]})
 	}
-	for key, ds := range f.items {
-		if _, ok := listed[key]; !ok {
+	for key, n := range queued {
+		if ds := f.items[key]; len(ds) == n {
 			f.appendLocked(key, tombstone(key, ds.Newest().Object))
 		}
 	}
+	// From here on a key with nothing queued was not listed.
 	if f.inflight != nil {
 		key := f.inflightKey
-		_, ok := listed[key]
-		if newest := f.inflight.Newest(); !ok && len(f.items[key]) == 0 && newest.Type != Deleted {
+		if newest := f.inflight.Newest(); len(f.items[key]) == 0 && newest.Type != Deleted {
 			f.appendLocked(key, tombstone(key, newest.Object))
 		}
 	}
 	if f.KnownObjects != nil {
 		for _, key := range f.KnownObjects.ListKeys() {
-			if _, ok := listed[key]; ok || len(f.items[key]) > 0 || (f.inflight != nil && key == f.inflightKey) {
+			if len(f.items[key]) > 0 || (f.inflight != nil && key == f.inflightKey) {
 				continue
 			}
 			obj, exists, err := f.KnownObjects.GetByKey(key)
@@ -343,6 +358,18 @@ func (f *FIFO[T]) HasSynced() bool {
 
 // Done returns a channel closed when HasSynced becomes true.
 func (f *FIFO[T]) Done() <-chan struct{} { return f.done }
+
+// Flush wakes a Pop waiting for work if the queue holds some: the end of a
+// batch of writes (see WakeOnFlush). Without WakeOnFlush it does nothing
+// that a write has not done already.
+func (f *FIFO[T]) Flush() {
+	f.mu.Lock()
+	work := f.queue.len() > 0
+	f.mu.Unlock()
+	if work {
+		f.cond.Signal()
+	}
+}
 
 // Close makes Pop return ErrClosed once the queue is empty; queued deltas
 // can still be popped. Writes after Close are accepted.

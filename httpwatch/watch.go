@@ -86,11 +86,29 @@ type streamWatcher struct {
 	n          int // events returned, to name the one a DecodeError is about
 	stopped    atomic.Bool
 	closeOnce  sync.Once
-	err        error // sticky: returned by every Next after the first failure
+	err        error  // sticky: returned by every Next after the first failure
+	beforeRead func() // see NotifyRead
 }
 
 func newStreamWatcher(body io.ReadCloser, cancel context.CancelFunc, verb, path string, d *raw.Decoder) *streamWatcher {
-	return &streamWatcher{body: body, cancel: cancel, verb: verb, path: path, events: d.Events(body)}
+	w := &streamWatcher{body: body, cancel: cancel, verb: verb, path: path}
+	w.events = d.Events(notifyingBody{w})
+	return w
+}
+
+// NotifyRead makes Next call fn before each read of the body (see
+// ReadNotifier).
+func (w *streamWatcher) NotifyRead(fn func()) { w.beforeRead = fn }
+
+// notifyingBody is the body as the decoder reads it: each read is
+// announced first.
+type notifyingBody struct{ w *streamWatcher }
+
+func (b notifyingBody) Read(p []byte) (int, error) {
+	if fn := b.w.beforeRead; fn != nil {
+		fn()
+	}
+	return b.w.body.Read(p)
 }
 
 // Stop ends the stream: it closes the body, which unblocks a Next in

@@ -13,10 +13,14 @@ import (
 type object struct{ name string }
 
 // BenchmarkDistribute measures notifications from Distribute through to
-// handlers that do nothing: the processor's own cost per event.
+// handlers that do nothing: the processor's own cost per event. With
+// batch=20 they are posted and flushed every 20 (Post, Flush), as an
+// informer does once per read of its watch: a waiting handler is woken
+// once per batch.
 func BenchmarkDistribute(b *testing.B) {
-	for _, handlers := range []int{1, 10} {
-		b.Run(fmt.Sprintf("handlers=%d", handlers), func(b *testing.B) {
+	for _, bc := range []struct{ handlers, batch int }{{1, 1}, {10, 1}, {1, 20}, {10, 20}} {
+		handlers, batch := bc.handlers, bc.batch
+		b.Run(fmt.Sprintf("handlers=%d/batch=%d", handlers, batch), func(b *testing.B) {
 			p := processor.New[*object]()
 			var all sync.WaitGroup
 			all.Add(handlers)
@@ -40,8 +44,16 @@ func BenchmarkDistribute(b *testing.B) {
 			obj := &object{name: "pod"}
 			b.ReportAllocs()
 			b.ResetTimer()
-			for range b.N {
-				p.Distribute(processor.Updated(obj, obj, false))
+			for i := range b.N {
+				n := processor.Updated(obj, obj, false)
+				if batch == 1 {
+					p.Distribute(n)
+					continue
+				}
+				p.Post(n)
+				if i%batch == batch-1 || i == b.N-1 {
+					p.Flush()
+				}
 			}
 			all.Wait()
 			b.StopTimer()

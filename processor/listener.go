@@ -30,7 +30,10 @@ type listener[T any] struct {
 	doneCh         chan struct{} // closed when the goroutine exits, or at stop if it never started
 }
 
-func (l *listener[T]) push(n Notification[T]) {
+// push appends n to the buffer and, if wake is set, wakes the goroutine
+// should it be waiting for work. Without wake a waiting goroutine sleeps on
+// until flush; a running one finds n by itself.
+func (l *listener[T]) push(n Notification[T], wake bool) {
 	l.mu.Lock()
 	if l.stopped {
 		l.mu.Unlock()
@@ -40,8 +43,23 @@ func (l *listener[T]) push(n Notification[T]) {
 		l.initialPending.Add(1)
 	}
 	l.buf.push(n)
-	wake := l.waiting
-	l.waiting = false
+	wake = wake && l.waiting
+	if wake {
+		l.waiting = false
+	}
+	l.mu.Unlock()
+	if wake {
+		l.cond.Signal()
+	}
+}
+
+// flush wakes the goroutine if it waits while the buffer holds work.
+func (l *listener[T]) flush() {
+	l.mu.Lock()
+	wake := l.waiting && l.buf.len() > 0
+	if wake {
+		l.waiting = false
+	}
 	l.mu.Unlock()
 	if wake {
 		l.cond.Signal()

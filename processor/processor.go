@@ -148,7 +148,7 @@ func (p *Processor[T]) AddHandler(h Handler[T], resyncPeriod time.Duration, init
 		l.nextResync = p.now().Add(resyncPeriod)
 	}
 	for _, obj := range initial {
-		l.push(Added(obj, true))
+		l.push(Added(obj, true), true)
 	}
 	p.listeners = append(p.listeners, l)
 	if p.running {
@@ -173,7 +173,28 @@ func (p *Processor[T]) RemoveHandler(r *Registration) {
 // handlers whose resync is due (see ShouldResync). It returns without
 // waiting for any handler. After Run has returned it does nothing, and a
 // notification of no known Kind is dropped.
-func (p *Processor[T]) Distribute(n Notification[T]) {
+func (p *Processor[T]) Distribute(n Notification[T]) { p.distribute(n, true) }
+
+// Post is Distribute without the wake-up: n joins each handler's buffer in
+// order, and a handler busy with earlier notifications takes it in turn,
+// but one waiting for work goes on waiting until Flush (or a Distribute).
+// A distributor that hands out changes in batches posts each one and
+// flushes at the end of the batch, so a waiting handler's goroutine is
+// woken once per batch instead of once per change: each wake-up of a
+// parked goroutine may cost a thread wake-up in the kernel.
+func (p *Processor[T]) Post(n Notification[T]) { p.distribute(n, false) }
+
+// Flush wakes every handler waiting for work while its buffer holds some:
+// the end of a batch of Posts.
+func (p *Processor[T]) Flush() {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, l := range p.listeners {
+		l.flush()
+	}
+}
+
+func (p *Processor[T]) distribute(n Notification[T], wake bool) {
 	if n.Kind < KindAdd || n.Kind > KindDelete {
 		return
 	}
@@ -186,7 +207,7 @@ func (p *Processor[T]) Distribute(n Notification[T]) {
 		if n.Resync && !l.syncing {
 			continue
 		}
-		l.push(n)
+		l.push(n, wake)
 	}
 }
 

@@ -225,7 +225,7 @@ func (s *frameScanner) tokens(b []byte, w *[65]byte, i int, m uint64) (stop, how
 	row, d, top := uint(s.state)<<6, s.depth, s.top
 	for ; m != 0; m &= m - 1 {
 		p := bits.TrailingZeros64(m) & 63
-		cls := tokenClass(w[p], w[p+1])
+		cls := pairClasses[binary.LittleEndian.Uint16(w[p:])]
 		e := steps[(row|uint(cls))&(32<<6-1)]
 		if e < notPlain {
 			row = uint(e)

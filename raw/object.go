@@ -75,18 +75,22 @@ func (o *Object) field(f int) string {
 		return "" // the zero Object
 	}
 	h := o.header()
-	var off, size uint32
-	if h&wideTable == 0 {
-		t := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(o.p), headerSize+3*f)), 3)
-		off, size = uint32(binary.LittleEndian.Uint16(t)), uint32(t[2])
-	} else {
-		t := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(o.p), headerSize+8*f)), 8)
-		off, size = binary.LittleEndian.Uint32(t), binary.LittleEndian.Uint32(t[4:])
-	}
+	off, size := o.span(h, f)
 	if size == 0 {
 		return ""
 	}
 	return unsafe.String((*byte)(unsafe.Add(o.json(h), off)), size)
+}
+
+// span reads field f's offset from the start of the JSON and its length
+// from the table after header h.
+func (o *Object) span(h uint32, f int) (off, size uint32) {
+	if h&wideTable == 0 {
+		t := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(o.p), headerSize+3*f)), 3)
+		return uint32(binary.LittleEndian.Uint16(t)), uint32(t[2])
+	}
+	t := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(o.p), headerSize+8*f)), 8)
+	return binary.LittleEndian.Uint32(t), binary.LittleEndian.Uint32(t[4:])
 }
 
 // Namespace is metadata.namespace ("" for cluster-scoped objects).

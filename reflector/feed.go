@@ -17,6 +17,8 @@ import (
 //     Next itself, and an event costs no goroutine hand-off.
 //   - readAhead otherwise: a reader goroutine turns Next into a queue the
 //     loop waits on beside the alarm.
+//
+// Both call the Sink's Flush before the loop may wait (see Flusher).
 type feed interface {
 	// next returns the watch's next reply. ok is false when alarm rang or
 	// ctx ended first; the watch is then still open.
@@ -35,13 +37,22 @@ type reply struct {
 // end reports whether the stream is over after rep.
 func (rep reply) end() bool { return rep.err != nil || rep.ev.Type == httpwatch.Error }
 
-// newFeed starts the feed of w, opened with ctx, which cancel ends.
-func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, direct bool) feed {
+// newFeed starts the feed of w, opened with ctx, which cancel ends. flush,
+// if not nil, is the Sink's Flush: the feed calls it before the loop may
+// wait for w (see Flusher) and once w is closed.
+func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, direct bool, flush func()) feed {
 	if direct {
-		return &directFeed{stopper: newStopper(ctx, cancel, w)}
+		f := &directFeed{stopper: newStopper(ctx, cancel, w), flush: flush}
+		if rn, ok := w.(httpwatch.ReadNotifier); ok && flush != nil {
+			rn.NotifyRead(flush) // the loop may wait only when w reads
+		} else {
+			f.flushEach = flush != nil
+		}
+		return f
 	}
 	f := &readAhead{
 		stopper: newStopper(ctx, cancel, w),
+		flush:   flush,
 		ready:   make(chan struct{}, 1),
 		room:    make(chan struct{}, 1),
 		quit:    make(chan struct{}),
@@ -84,14 +95,26 @@ func (s *stopper) stop() {
 }
 
 // directFeed is read by the loop itself.
-type directFeed struct{ stopper }
+type directFeed struct {
+	stopper
+	flush     func() // nil: the Sink holds nothing back
+	flushEach bool   // flush before every Next: w does not say when it reads
+}
 
 func (f *directFeed) next(context.Context, <-chan time.Time) (reply, bool) {
+	if f.flushEach {
+		f.flush()
+	}
 	ev, err := f.w.Next()
 	return reply{ev, err}, true
 }
 
-func (f *directFeed) close() { f.stop() }
+func (f *directFeed) close() {
+	f.stop()
+	if f.flush != nil {
+		f.flush()
+	}
+}
 
 // feedAhead is how many events a readAhead reads before the loop takes
 // them. Reading ahead lets the next events decode while the loop hands the
@@ -106,6 +129,7 @@ const feedAhead = 256
 // no event.
 type readAhead struct {
 	stopper
+	flush func() // called before the loop waits for the reader; may be nil
 
 	mu    sync.Mutex
 	queue []reply // read, not yet taken by the loop
@@ -152,6 +176,9 @@ func (f *readAhead) next(ctx context.Context, alarm <-chan time.Time) (reply, bo
 		if rep, ok := f.take(); ok {
 			return rep, true
 		}
+		if f.flush != nil {
+			f.flush()
+		}
 		select {
 		case <-f.ready: // take may find nothing: the token can be stale
 		case <-alarm:
@@ -184,6 +211,9 @@ func (f *readAhead) close() {
 	f.stop()
 	close(f.quit)
 	<-f.done
+	if f.flush != nil {
+		f.flush()
+	}
 }
 
 // signal leaves a token in c unless one is there already.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
 )
 
 func (r *Reflector) baseOptions() httpwatch.ListOptions {
@@ -62,13 +63,29 @@ func (r *Reflector) list(ctx context.Context, s *state) time.Duration {
 		}
 		return r.retry(s, phaseStart, err)
 	}
-	if err := r.Sink.Replace(page.Items, page.ResourceVersion); err != nil {
+	if err := r.replace(page.Items, page.ResourceVersion); err != nil {
 		r.report(OpSink, err)
 		return r.retry(s, phaseStart, err)
 	}
 	r.synced(&s.memory, page.ResourceVersion, len(page.Items))
 	s.enter(phaseWatch)
 	return 0
+}
+
+// replace hands a full sync to the Sink. The version is published first:
+// the Sink's consumer may report itself synced as soon as it holds the
+// items, and whoever sees it synced must find LastSyncResourceVersion set.
+// A refused Replace takes the publication back. The Sink is flushed after
+// (see Flusher).
+func (r *Reflector) replace(items []*raw.Object, rv string) error {
+	defer r.flush()
+	prev := r.LastSyncResourceVersion()
+	r.publish(rv)
+	if err := r.Sink.Replace(items, rv); err != nil {
+		r.publish(prev)
+		return err
+	}
+	return nil
 }
 
 // synced records a full sync (a list, or a watch-list's initial events) at

@@ -25,6 +25,18 @@ type Sink interface {
 	Resync() error
 }
 
+// Flusher is implemented by a Sink that holds part of its work back while
+// changes flow, as a delta.FIFO with WakeOnFlush holds back waking its
+// consumer, so that it is woken once per batch of events rather than once
+// per event. After handing the Sink anything, the reflector calls Flush,
+// on Run's goroutine, before it may wait for the server: before the watch
+// reads from the network, as an httpwatch.ReadNotifier announces (other
+// watchers get a Flush before every Next), before waiting for a watch read
+// on another goroutine, when a watch closes, after Replace and Resync.
+type Flusher interface {
+	Flush()
+}
+
 // WatchListReporter is implemented by sources that know whether they can
 // serve a watch-list stream (sendInitialEvents). A source that reports false
 // is always listed page by page.
@@ -232,6 +244,21 @@ func (r *Reflector) Run(ctx context.Context) {
 			s.closeWatch()
 			return
 		}
+	}
+}
+
+// flusher returns the Sink's Flush, or nil if it has none.
+func (r *Reflector) flusher() func() {
+	if f, ok := r.Sink.(Flusher); ok {
+		return f.Flush
+	}
+	return nil
+}
+
+// flush hands on what the Sink holds back, if it does.
+func (r *Reflector) flush() {
+	if f, ok := r.Sink.(Flusher); ok {
+		f.Flush()
 	}
 }
 

@@ -239,6 +239,43 @@ func TestReflectorWatchListReplacesOnceAndKeepsWatching(t *testing.T) {
 	assert.EqualValues(t, 1, r.Stats().Lists)
 }
 
+// A Sink's consumer may call the informer synced the moment Replace hands
+// it the items, so the version is published before: whoever sees the
+// cache synced reads its version. A refused Replace leaves the old one.
+func TestReflectorPublishesVersionBeforeReplace(t *testing.T) {
+	w := newWatcher(ev(httpwatch.Added, obj("a", "3")), ev(httpwatch.Bookmark, endBookmark("9")))
+	src := &scriptSource{
+		pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("5", "", obj("a", "5")), page("6", "")},
+		watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchOf(w)},
+	}
+	r, _, _ := newTestReflector(src)
+	sink := &versionSink{r: r, fail: map[string]error{"6": errors.New("sink closed")}}
+	r.Sink = sink
+	s, _ := r.step(context.Background(), at(phaseList, memory{}))
+	assert.Equal(t, "5", r.LastSyncResourceVersion(), "published by the list")
+	_, _ = r.step(context.Background(), s.to(phaseList))
+	assert.Equal(t, "5", r.LastSyncResourceVersion(), "a refused Replace takes its version back")
+	s, _ = r.step(context.Background(), at(phaseWatchList, memory{}))
+	for range 2 {
+		s, _ = r.step(context.Background(), s)
+	}
+	s.closeWatch()
+	assert.Equal(t, []string{"5", "6", "9"}, sink.seen, "the version each Replace found published")
+}
+
+// versionSink records what LastSyncResourceVersion said during each Replace.
+type versionSink struct {
+	recordSink
+	r    *Reflector
+	fail map[string]error
+	seen []string
+}
+
+func (s *versionSink) Replace(_ []*raw.Object, rv string) error {
+	s.seen = append(s.seen, s.r.LastSyncResourceVersion())
+	return s.fail[rv]
+}
+
 // conformance 8: 800 ms doubling to a 30 s cap, each delay in [d, 2d), and
 // a fresh start once two minutes passed since the last one.
 func TestBackoffSequence(t *testing.T) {

@@ -406,7 +406,7 @@ func (unstarted) close() {}
 func started(s state) state {
 	if u, ok := s.feed.(unstarted); ok {
 		ctx, cancel := context.WithCancel(context.Background())
-		s.feed = newFeed(ctx, cancel, u.w, s.resyncAt.IsZero() && s.initial == nil)
+		s.feed = newFeed(ctx, cancel, u.w, s.resyncAt.IsZero() && s.initial == nil, nil)
 	}
 	return s
 }

@@ -28,7 +28,9 @@ func (r *Reflector) due(s *state) time.Duration {
 	if r.ShouldResync != nil && !r.ShouldResync() {
 		return 0
 	}
-	if err := r.Sink.Resync(); err != nil {
+	err := r.Sink.Resync()
+	r.flush()
+	if err != nil {
 		r.report(OpResync, err)
 		// A failed resync leaves the sink in doubt: end the watch and
 		// relist (conformance 25).

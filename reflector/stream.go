@@ -116,7 +116,7 @@ func (r *Reflector) collectInitial(s *state, ev httpwatch.Event) time.Duration {
 			items = append(items, o)
 		}
 		rv := ev.Object.ResourceVersion()
-		if err := r.Sink.Replace(items, rv); err != nil {
+		if err := r.replace(items, rv); err != nil {
 			r.report(OpSink, err)
 			s.closeWatch()
 			return r.retry(s, phaseList, err)

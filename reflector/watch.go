@@ -104,7 +104,7 @@ func (r *Reflector) opened(ctx context.Context, cancel context.CancelFunc, s *st
 	s.enter(phaseStream)
 	// Without a resync period nor a watch-list to watch over, nothing can
 	// fall due while this watch is open: the loop may block in Next itself.
-	s.feed = newFeed(ctx, cancel, w, s.resyncAt.IsZero() && !initial)
+	s.feed = newFeed(ctx, cancel, w, s.resyncAt.IsZero() && !initial, r.flusher())
 	s.opened = r.clock().Now()
 	s.fromAny = fromAny
 	if initial {

@@ -30,36 +30,52 @@ func realPods(b *testing.B, n int) []*raw.Object {
 	return out
 }
 
-// BenchmarkWriteFile writes a snapshot of 10,000 real pods to disk,
-// synced (decision 32), and reports its size.
+// benchSizes are the pod counts of the file benchmarks: the two.
+var benchSizes = []int{10000, 50000}
+
+// BenchmarkWriteFile writes a snapshot of real pods to disk, synced
+// (decision 32), and reports its size and the CPU time per write.
 func BenchmarkWriteFile(b *testing.B) {
-	s := &Snapshot{Key: testKey, ResourceVersion: "42", Objects: realPods(b, 10000), Written: time.Now()}
-	path := filepath.Join(b.TempDir(), "pods.snap")
-	var buf bytes.Buffer
-	if err := Encode(&buf, s); err != nil {
-		b.Fatal(err)
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			s := &Snapshot{Key: testKey, ResourceVersion: "42", Objects: realPods(b, n), Written: time.Now()}
+			path := filepath.Join(b.TempDir(), "pods.snap")
+			var buf bytes.Buffer
+			if err := Encode(&buf, s); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(buf.Len()))
+			b.ResetTimer()
+			cpu := cpuTime()
+			for range b.N {
+				if err := WriteFile(path, s); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(buf.Len()), "file-B")
+		})
 	}
-	b.SetBytes(int64(buf.Len()))
-	b.ResetTimer()
-	for range b.N {
-		if err := WriteFile(path, s); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(buf.Len()), "file-B")
 }
 
-// BenchmarkReadFile reads that snapshot back, every object checked.
+// BenchmarkReadFile reads that snapshot back, every object checked, and
+// reports the CPU time per read.
 func BenchmarkReadFile(b *testing.B) {
-	s := &Snapshot{Key: testKey, ResourceVersion: "42", Objects: realPods(b, 10000), Written: time.Now()}
-	path := filepath.Join(b.TempDir(), "pods.snap")
-	if err := WriteFile(path, s); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for range b.N {
-		if _, err := ReadFile(path, testKey, Limits{}); err != nil {
-			b.Fatal(err)
-		}
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			s := &Snapshot{Key: testKey, ResourceVersion: "42", Objects: realPods(b, n), Written: time.Now()}
+			path := filepath.Join(b.TempDir(), "pods.snap")
+			if err := WriteFile(path, s); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			cpu := cpuTime()
+			for range b.N {
+				if _, err := ReadFile(path, testKey, Limits{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+		})
 	}
 }

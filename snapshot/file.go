@@ -96,18 +96,15 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// ReadFile reads and checks the snapshot at path (see Decode). A missing
-// file is an error wrapping fs.ErrNotExist.
+// ReadFile reads and checks the snapshot at path: Open, Read, Close. A
+// missing file is an error wrapping fs.ErrNotExist.
 func ReadFile(path string, want Key, lim Limits) (*Snapshot, error) {
-	f, err := os.Open(path)
+	rd, err := Open(path, want, lim)
 	if err != nil {
-		return nil, fmt.Errorf("snapshot read: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && lim.withDefaults().MaxSize < st.Size() {
-		return nil, fmt.Errorf("%w: %s is %d bytes", ErrTooLarge, path, st.Size())
-	}
-	s, err := Decode(f, want, lim)
+	defer rd.Close()
+	s, err := rd.Read()
 	if err != nil {
 		return nil, fmt.Errorf("snapshot read %s: %w", path, err)
 	}

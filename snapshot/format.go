@@ -17,8 +17,10 @@ import (
 	"github.com/listwatch/listwatch/raw"
 )
 
-// Version is the format version this package writes and reads.
-const Version = 1
+// Version is the format version this package writes and reads. Version 2
+// keeps each object in raw's binary form, read back without scanning its
+// JSON again (the checksum vouches for it); version 1 kept the JSON alone.
+const Version = 2
 
 const magic = "lwsnap"
 
@@ -94,6 +96,7 @@ type header struct {
 	Shape           string    `json:"shape,omitempty"`
 	ResourceVersion string    `json:"resourceVersion"`
 	Written         time.Time `json:"written"`
+	RawVersion      int       `json:"rawVersion"` // raw.BinaryVersion
 	Objects         int       `json:"objects"`
 	Bytes           int64     `json:"bytes"` // of the objects' JSON
 }
@@ -137,6 +140,7 @@ func Encode(w io.Writer, s *Snapshot) error {
 	h.ResourceVersion = s.ResourceVersion
 	h.Written = s.Written.UTC()
 	h.Objects = len(s.Objects)
+	h.RawVersion = raw.BinaryVersion
 	for _, o := range s.Objects {
 		h.Bytes += int64(len(o.Raw()))
 	}
@@ -154,11 +158,14 @@ func Encode(w io.Writer, s *Snapshot) error {
 	binary.LittleEndian.PutUint32(n[:], uint32(len(hj)))
 	put(n[:])
 	put(hj)
+	var form []byte
 	for _, o := range s.Objects {
-		js := o.Raw()
-		binary.LittleEndian.PutUint32(n[:], uint32(len(js)))
+		if form, err = o.AppendBinary(form[:0]); err != nil {
+			return fmt.Errorf("snapshot encode: %w", err)
+		}
+		binary.LittleEndian.PutUint32(n[:], uint32(len(form)))
 		put(n[:])
-		put(js)
+		put(form)
 	}
 	binary.LittleEndian.PutUint32(n[:], crc.Sum32())
 	_, _ = bw.Write(n[:])
@@ -168,52 +175,13 @@ func Encode(w io.Writer, s *Snapshot) error {
 	return nil
 }
 
-// Decode reads a snapshot from r and returns it if it is whole, of the
-// current version and of want. Its errors wrap ErrCorrupt, ErrVersion,
-// ErrMismatch or ErrTooLarge; nothing of a refused snapshot is returned.
-func Decode(r io.Reader, want Key, lim Limits) (*Snapshot, error) {
-	lim = lim.withDefaults()
-	d := decoder{r: bufio.NewReaderSize(io.LimitReader(r, lim.MaxSize+1), 256<<10), crc: crc32.New(castagnoli), left: lim.MaxSize}
-	h, err := d.header()
-	if err != nil {
-		return nil, err
-	}
-	if field := h.mismatch(want.header()); field != "" {
-		return nil, fmt.Errorf("%w: %s differs", ErrMismatch, field)
-	}
-	if h.Objects < 0 || h.Bytes < 0 || h.Bytes+4*int64(h.Objects) > d.left {
-		return nil, fmt.Errorf("%w: header claims %d objects of %d bytes", ErrCorrupt, h.Objects, h.Bytes)
-	}
-	s := &Snapshot{Key: want, ResourceVersion: h.ResourceVersion, Written: h.Written,
-		Objects: make([]*raw.Object, 0, min(h.Objects, 1<<16))}
-	var total int64
-	for i := range h.Objects {
-		js, err := d.object(lim.MaxObject)
-		if err != nil {
-			return nil, fmt.Errorf("object %d: %w", i, err)
-		}
-		total += int64(len(js))
-		o, err := raw.NewObject(js)
-		if err != nil {
-			return nil, fmt.Errorf("%w: object %d: %w", ErrCorrupt, i, err)
-		}
-		s.Objects = append(s.Objects, o)
-	}
-	if total != h.Bytes {
-		return nil, fmt.Errorf("%w: objects hold %d bytes, header says %d", ErrCorrupt, total, h.Bytes)
-	}
-	if err := d.trailer(); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
 // decoder reads a snapshot, summing what it reads.
 type decoder struct {
 	r    *bufio.Reader
 	crc  hash.Hash32
 	left int64 // bytes the limit still allows
-	buf  []byte
+
+	carryHead [4]byte // the length of an object split between two reads
 }
 
 // read fills b, summing it; a short read is corruption.
@@ -269,38 +237,6 @@ func (d *decoder) header() (*header, error) {
 	return &h, nil
 }
 
-// object reads one length-prefixed object into a buffer reused for the
-// next (NewObject copies it).
-func (d *decoder) object(maxObject int) ([]byte, error) {
-	n, err := d.uint32()
-	if err != nil {
-		return nil, err
-	}
-	if int64(n) > int64(maxObject) {
-		return nil, fmt.Errorf("%w: object of %d bytes, limit %d", ErrTooLarge, n, maxObject)
-	}
-	if int64(n) > d.left {
-		return nil, fmt.Errorf("%w: object of %d bytes past the end", ErrCorrupt, n)
-	}
-	if cap(d.buf) < int(n) {
-		d.buf = make([]byte, n)
-	}
-	b := d.buf[:n]
-	return b, d.read(b)
-}
-
-// trailer checks the checksum and that nothing follows it.
-func (d *decoder) trailer() error {
-	sum := d.crc.Sum32()
-	var n [4]byte
-	if _, err := io.ReadFull(d.r, n[:]); err != nil {
-		return fmt.Errorf("%w: no checksum", ErrCorrupt)
-	}
-	if got := binary.LittleEndian.Uint32(n[:]); got != sum {
-		return fmt.Errorf("%w: checksum %08x, content sums to %08x", ErrCorrupt, got, sum)
-	}
-	if _, err := d.r.ReadByte(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: bytes after the checksum", ErrCorrupt)
-	}
-	return nil
-}
+// readBuffer is the size of the decoder's buffer, which reads the header
+// (and the objects' first bytes, as it reads ahead).
+const readBuffer = 64 << 10

@@ -47,20 +47,32 @@ func (s *Store[T]) Add(obj T) error { return s.put("add", obj) }
 func (s *Store[T]) Update(obj T) error { return s.put("update", obj) }
 
 func (s *Store[T]) put(op string, obj T) error {
+	_, _, err := s.swap(op, obj)
+	return err
+}
+
+// Swap stores obj like Add and returns the object it replaced, if any: a
+// Get and an Update in one step, keying obj once. On error nothing changes.
+func (s *Store[T]) Swap(obj T) (previous T, loaded bool, err error) {
+	return s.swap("swap", obj)
+}
+
+func (s *Store[T]) swap(op string, obj T) (old T, had bool, err error) {
 	key, err := s.key(obj)
 	if err != nil {
-		return fmt.Errorf("store %s: %w", op, err)
+		return old, false, fmt.Errorf("store %s: %w", op, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	old, had = s.items[key]
 	if s.index != nil {
-		old, had := s.items[key]
 		if err := s.index.Put(key, obj, old, had); err != nil {
-			return fmt.Errorf("store %s %q: %w", op, key, err)
+			var zero T
+			return zero, false, fmt.Errorf("store %s %q: %w", op, key, err)
 		}
 	}
 	s.items[key] = obj
-	return nil
+	return old, had, nil
 }
 
 // Delete removes the object with obj's key. Deleting an absent key does

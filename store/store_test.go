@@ -66,6 +66,34 @@ func (r *refusing) Remove(key string, old *pod) error {
 	return nil
 }
 
+// TestStoreSwap: Swap is an upsert that returns what it replaced
+// (conformance 50), as the informer applies a change, and one the Index
+// refuses changes nothing.
+func TestStoreSwap(t *testing.T) {
+	idx := &refusing{}
+	s := store.NewIndexed(key, idx)
+	prev, loaded, err := s.Swap(&pod{"a", "x", "n1"})
+	require.NoError(t, err)
+	assert.False(t, loaded)
+	assert.Nil(t, prev)
+	prev, loaded, err = s.Swap(&pod{"a", "x", "n2"})
+	require.NoError(t, err)
+	require.True(t, loaded)
+	assert.Equal(t, "n1", prev.node)
+
+	prev, loaded, err = s.Swap(&pod{"a", "x", "bad"})
+	require.ErrorIs(t, err, errBad)
+	assert.ErrorContains(t, err, `store swap "a/x"`)
+	assert.False(t, loaded)
+	assert.Nil(t, prev)
+	got, _, _ := s.GetByKey("a/x")
+	assert.Equal(t, "n2", got.node, "a refused swap changes nothing")
+	assert.Equal(t, []string{"put a/x n1 replacing=false", "put a/x n2 replacing=true"}, idx.log)
+
+	_, _, err = s.Swap(&pod{ns: "a"})
+	require.ErrorIs(t, err, store.ErrNoName)
+}
+
 // TestStoreIndexInStep: the Index hears every change before it is made,
 // and one it refuses leaves the store as it was.
 func TestStoreIndexInStep(t *testing.T) {

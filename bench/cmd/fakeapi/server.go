@@ -186,8 +186,12 @@ func bookmark(bw *bufio.Writer, rv uint64, initialEnd bool) {
 // watch streams, in order: the initial events if asked (ADDED for every pod,
 // then the initial-events-end bookmark), the burst of MODIFIED events newer
 // than the requested version (after the trigger, if the server waits for
-// one), a bookmark if allowed, and then nothing until the client leaves or
-// timeoutSeconds pass.
+// one), a bookmark if allowed and events were sent, and then nothing until
+// the client leaves or timeoutSeconds pass. As kube-apiserver 1.37 does
+// (e2e.TestResumedWatchOnRealServer): a watch from a version older than
+// the list's, which the server no longer holds, gets 200 and a 410 ERROR
+// event, then its end, as the watch cache answers; a watch with nothing to
+// send gets no bookmark.
 func (s *server) watch(w http.ResponseWriter, r *http.Request, sel []int) {
 	q := r.URL.Query()
 	from, err := parseRV(q.Get("resourceVersion"))
@@ -204,6 +208,10 @@ func (s *server) watch(w http.ResponseWriter, r *http.Request, sel []int) {
 	initial := q.Get("sendInitialEvents") == "true"
 	if initial && !bookmarks {
 		status(w, http.StatusBadRequest, "BadRequest", "sendInitialEvents requires allowWatchBookmarks")
+		return
+	}
+	if from != 0 && from < s.listRV && !initial {
+		s.expired(w, from)
 		return
 	}
 	ctx := r.Context()
@@ -238,7 +246,8 @@ func (s *server) watch(w http.ResponseWriter, r *http.Request, sel []int) {
 	if from == 0 {
 		from = s.listRV
 	}
-	if from < last && len(sel) > 0 {
+	sends := from < last && len(sel) > 0
+	if sends {
 		if s.waitTrigger && !s.await(ctx) {
 			return
 		}
@@ -246,13 +255,21 @@ func (s *server) watch(w http.ResponseWriter, r *http.Request, sel []int) {
 			s.event(bw, "MODIFIED", sel[int(k)%len(sel)], strconv.FormatUint(s.listRV+1+k, 10))
 		}
 	}
-	if bookmarks {
+	if bookmarks && sends {
 		bookmark(bw, last, false)
 	}
 	if !flush() {
 		return
 	}
 	<-ctx.Done()
+}
+
+// expired answers a watch from a version the server forgot as the API
+// server's watch cache does: 200, one ERROR event with a 410 Status, end.
+func (s *server) expired(w http.ResponseWriter, from uint64) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: %d (%d)","reason":"Expired","code":410}}`+"\n", from, s.listRV)
 }
 
 // await blocks the calling watch until the next trigger; false if ctx ended

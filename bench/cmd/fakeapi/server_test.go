@@ -196,3 +196,30 @@ func TestInfoCountsRequests(t *testing.T) {
 	require.EqualValues(t, 1, info.Requests.Lists)
 	require.EqualValues(t, float64(s.bytes)/10, info.BytesPerObject)
 }
+
+// As kube-apiserver 1.37 (e2e.TestResumedWatchOnRealServer): a watch from
+// a version the server forgot gets 200, a 410 ERROR event and its end; a
+// quiet resumed watch gets no bookmark before it ends.
+func TestWatchFromForgottenOrQuietVersion(t *testing.T) {
+	_, ts := newTestServer(t, 4, 2)
+	sc := openWatch(t, ts.URL+"/api/v1/pods?watch=1&resourceVersion=103&allowWatchBookmarks=true")
+	var e struct {
+		Type   string `json:"type"`
+		Object struct {
+			Reason string `json:"reason"`
+			Code   int    `json:"code"`
+		} `json:"object"`
+	}
+	require.True(t, sc.Scan())
+	require.NoError(t, json.Unmarshal(sc.Bytes(), &e))
+	require.Equal(t, "ERROR", e.Type)
+	require.Equal(t, 410, e.Object.Code)
+	require.Equal(t, "Expired", e.Object.Reason)
+	require.False(t, sc.Scan(), "the stream ends after the 410")
+
+	// From the burst's last version nothing is sent: the stream ends at
+	// timeoutSeconds with no frame.
+	sc = openWatch(t, ts.URL+"/api/v1/pods?watch=1&resourceVersion=106&allowWatchBookmarks=true&timeoutSeconds=1")
+	require.False(t, sc.Scan(), "no frame: %q", sc.Text())
+	require.NoError(t, sc.Err())
+}

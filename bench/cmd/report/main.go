@@ -72,8 +72,13 @@ func main() {
 	workqueue := flag.String("workqueue", "", "go test -bench output of the workqueue benchmarks")
 	mdOut := flag.String("md", "RESULTS.md", "markdown report to write")
 	svgOut := flag.String("svg", "ratios.svg", "chart to write")
+	scale := flag.String("scale", "", "comma-separated result files of listwatch and the floor alone, at larger sizes (the scaling table)")
 	flag.Parse()
-	if err := run(*machine, *sizesFile, *workqueue, *mdOut, *svgOut, flag.Args()); err != nil {
+	var scaleFiles []string
+	if *scale != "" {
+		scaleFiles = strings.Split(*scale, ",")
+	}
+	if err := run(*machine, *sizesFile, *workqueue, *mdOut, *svgOut, flag.Args(), scaleFiles...); err != nil {
 		fmt.Fprintf(os.Stderr, "report: %v\n", err)
 		os.Exit(1)
 	}
@@ -89,7 +94,7 @@ type size struct {
 	results       map[string]*result
 }
 
-func run(machine, sizesFile, wqFile, mdOut, svgOut string, files []string) error {
+func run(machine, sizesFile, wqFile, mdOut, svgOut string, files []string, scaleFiles ...string) error {
 	if len(files) == 0 {
 		return fmt.Errorf("no result files given")
 	}
@@ -106,13 +111,27 @@ func run(machine, sizesFile, wqFile, mdOut, svgOut string, files []string) error
 		sizes = append(sizes, s)
 	}
 	slices.SortFunc(sizes, func(a, b *size) int { return a.pods - b.pods })
+	all := slices.Clone(sizes)
+	for _, f := range scaleFiles {
+		s, err := readResults(f, binaries)
+		if err != nil {
+			return err
+		}
+		all = append(all, s)
+	}
+	slices.SortFunc(all, func(a, b *size) int { return a.pods - b.pods })
 	var wq []byte
 	if wqFile != "" {
 		if wq, err = os.ReadFile(wqFile); err != nil {
 			return fmt.Errorf("read workqueue results: %w", err)
 		}
 	}
-	md := markdown(machine, sizes, wq)
+	md := append(markdown(machine, sizes), floorSection(all)...)
+	if len(wq) > 0 {
+		var b bytes.Buffer
+		workqueueSection(&b, wq)
+		md = append(md, b.Bytes()...)
+	}
 	if err := os.WriteFile(mdOut, md, 0o644); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
@@ -221,7 +240,7 @@ func fmtRatio(r float64) string {
 	return fmt.Sprintf("%.2f×", r)
 }
 
-func markdown(machine string, sizes []*size, wq []byte) []byte {
+func markdown(machine string, sizes []*size) []byte {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# listwatch vs client-go: benchmark results\n\n")
@@ -324,9 +343,46 @@ func markdown(machine string, sizes []*size, wq []byte) []byte {
 			p("\n")
 		}
 	}
-	if len(wq) > 0 {
-		workqueueSection(&b, wq)
+	return b.Bytes()
+}
+
+// floorSection holds the default client against the read-only floor of
+// the same run, size by size (issue 29: sync within 1.3× of the floor,
+// events/s at least 0.9× of it), and its per-object sync cost across
+// sizes, which should stay flat: within 1.1× of the smallest size's.
+func floorSection(sizes []*size) []byte {
+	var rows bytes.Buffer
+	var base, last float64
+	var baseSize, lastSize int
+	for _, s := range sizes {
+		lw, flo := s.results[lwDrop], s.results[floor]
+		if lw == nil || flo == nil {
+			continue
+		}
+		perObject := lw.SyncSeconds / float64(s.pods) * 1e6
+		if base == 0 {
+			base, baseSize = perObject, s.pods
+		}
+		last, lastSize = perObject, s.pods
+		fmt.Fprintf(&rows, "| %d | %.3f s | %.3f s | %.2f× | %.0f | %.0f | %.2f× | %.2f µs | %.2f µs |\n", s.pods,
+			flo.SyncSeconds, lw.SyncSeconds, lw.SyncSeconds/flo.SyncSeconds,
+			flo.EventsPerSecond, lw.EventsPerSecond, lw.EventsPerSecond/flo.EventsPerSecond,
+			lw.CPUSeconds/float64(s.pods+s.burst)*1e6, perObject)
 	}
+	if rows.Len() == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteString("## Against the floor, and scaling\n\n")
+	b.WriteString("The default listwatch client against `limit -scan=false` (reading the same bytes and keeping nothing) in the same run. ")
+	b.WriteString("CPU / object is the process's CPU time over the pods listed plus the events taken in.\n\n")
+	b.WriteString("| pods | floor sync | sync | ÷ floor (goal ≤ 1.3×) | floor events/s | events/s | ÷ floor (goal ≥ 0.9×) | CPU / object | sync / object |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.Write(rows.Bytes())
+	if lastSize != baseSize {
+		fmt.Fprintf(&b, "\nPer-object sync cost at %d pods is %.2f× its cost at %d (goal ≤ 1.1×).\n", lastSize, last/base, baseSize)
+	}
+	b.WriteString("\n")
 	return b.Bytes()
 }
 

@@ -63,8 +63,34 @@ func TestReportFromResults(t *testing.T) {
 	require.Contains(t, text, "| stripped binary | ≤ 0.30× | 0.23× | yes |")
 	require.Contains(t, text, "| heap / object ÷ JSON | 0.150 (600 B of 4000 B) | ≤ 0.10 | **no** |")
 	require.Contains(t, text, "| initial sync ÷ default's | 0.80× (0.200 s vs 0.250 s) | ≤ 1.00× | yes |")
+	require.NotContains(t, text, "Against the floor", "no floor, no floor table")
 	s, err := os.ReadFile(svg)
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(s), "<svg "))
 	require.Contains(t, string(s), "10.0×")
+}
+
+func TestFloorAndScalingTable(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, lines ...string) string {
+		f := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(f, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+		return f
+	}
+	small := write("n10.jsonl",
+		`{"client":"client-go dynamic","pods":10,"burst":10,"sync_seconds":4,"events_per_second":1000}`,
+		`{"client":"limit (read only)","pods":10,"burst":10,"sync_seconds":0.1,"events_per_second":100000}`,
+		`{"client":"listwatch (default: managedFields dropped)","pods":10,"burst":10,"sync_seconds":0.12,"events_per_second":95000,"cpu_seconds":0.002}`)
+	large := write("n30.jsonl",
+		`{"client":"limit (read only)","pods":30,"burst":10,"sync_seconds":0.3,"events_per_second":100000}`,
+		`{"client":"listwatch (default: managedFields dropped)","pods":30,"burst":10,"sync_seconds":0.396,"events_per_second":80000,"cpu_seconds":0.004}`)
+	md := filepath.Join(dir, "RESULTS.md")
+	require.NoError(t, run("m", "", "", md, filepath.Join(dir, "c.svg"), []string{small}, large))
+	b, err := os.ReadFile(md)
+	require.NoError(t, err)
+	text := string(b)
+	require.Contains(t, text, "| 10 | 0.100 s | 0.120 s | 1.20× | 100000 | 95000 | 0.95× | 100.00 µs | 12000.00 µs |")
+	require.Contains(t, text, "| 30 | 0.300 s | 0.396 s | 1.32× | 100000 | 80000 | 0.80× | 100.00 µs | 13200.00 µs |")
+	require.Contains(t, text, "Per-object sync cost at 30 pods is 1.10× its cost at 10")
+	require.NotContains(t, text, "## 30 pods", "a scaling size gets no table of its own")
 }

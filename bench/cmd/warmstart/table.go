@@ -10,10 +10,11 @@ import (
 )
 
 // printTable writes one row per file of reports: the median of each
-// figure over the file's lines.
+// figure over the file's lines, and of each run's ratios against issue
+// 29's goals (synced ≥ 5× sooner, ≥ 95% fewer bytes).
 func printTable(w io.Writer, files []string) error {
-	fmt.Fprintln(w, "| pods | cold: synced | cold: bytes served | warm: first-ready | warm: synced | warm: bytes served | snapshot | stop and save |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| pods | cold: synced | cold: CPU | cold: bytes served | warm: first-ready | warm: synced | warm: CPU | warm: bytes served | synced, cold ÷ warm | CPU, cold ÷ warm | bytes saved | snapshot | stop and save |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, name := range files {
 		reps, err := read(name)
 		if err != nil {
@@ -30,13 +31,18 @@ func printTable(w io.Writer, files []string) error {
 			slices.Sort(v)
 			return v[len(v)/2]
 		}
-		fmt.Fprintf(w, "| %d | %.0f ms | %.1f MB | %.0f ms | %.0f ms | %.0f B | %.1f MB | %.0f ms |\n",
+		fmt.Fprintf(w, "| %d | %.0f ms | %.0f ms | %.1f MB | %.0f ms | %.0f ms | %.0f ms | %.0f B | %.1f× | %.1f× | %.1f%% | %.1f MB | %.0f ms |\n",
 			reps[0].Cold.Objects,
 			med(func(r report) float64 { return r.Cold.SyncedMS }),
+			med(func(r report) float64 { return r.Cold.CPUMS }),
 			med(func(r report) float64 { return float64(r.Cold.ServedBytes) / 1e6 }),
 			med(func(r report) float64 { return r.Warm.FirstReadyMS }),
 			med(func(r report) float64 { return r.Warm.SyncedMS }),
+			med(func(r report) float64 { return r.Warm.CPUMS }),
 			med(func(r report) float64 { return float64(r.Warm.ServedBytes) }),
+			med(func(r report) float64 { return r.Cold.SyncedMS / r.Warm.SyncedMS }),
+			med(func(r report) float64 { return r.Cold.CPUMS / r.Warm.CPUMS }),
+			med(func(r report) float64 { return 100 * (1 - float64(r.Warm.ServedBytes)/float64(r.Cold.ServedBytes)) }),
 			med(func(r report) float64 { return float64(r.SnapshotBytes) / 1e6 }),
 			med(func(r report) float64 { return r.StopMS }))
 	}

@@ -1,0 +1,60 @@
+package httpwatch
+
+import (
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/internal/apitest"
+)
+
+// A watch announces each read of its body before making it, so that a
+// reader holding work back (an informer's handler wake-ups) can hand it on
+// before Next waits for the server: here the server sends the third event
+// only once the reader has been told, after the second, that Next reads
+// (decision 33).
+func TestWatchNotifiesBeforeReading(t *testing.T) {
+	more := make(chan struct{})
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, podFrame+podFrame)
+		w.(http.Flusher).Flush()
+		select {
+		case <-more:
+		case <-r.Context().Done():
+			return
+		}
+		io.WriteString(w, podFrame)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	w := openWatch(t, newTestClient(t, srv.URL).Resource(pods))
+	rn, ok := w.(ReadNotifier)
+	require.True(t, ok, "a ResourceClient's watcher is a ReadNotifier")
+	seen := 0 // events Next returned; Next and the notification share this goroutine
+	var readsAfter []int
+	var once sync.Once
+	rn.NotifyRead(func() {
+		readsAfter = append(readsAfter, seen)
+		if seen == 2 {
+			once.Do(func() { close(more) })
+		}
+	})
+	for range 3 {
+		_, err := w.Next()
+		require.NoError(t, err, "the third event comes only after the notification")
+		seen++
+	}
+	require.NotEmpty(t, readsAfter)
+	assert.Equal(t, 0, readsAfter[0], "the first read is announced")
+	assert.Contains(t, readsAfter, 2)
+
+	rn.NotifyRead(nil)
+	w.Stop()
+	_, err := w.Next()
+	assert.Equal(t, io.EOF, err)
+}

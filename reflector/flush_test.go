@@ -1,0 +1,111 @@
+package reflector
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/watchtest"
+)
+
+// flushSink is a recordSink that holds work back until Flush.
+type flushSink struct{ recordSink }
+
+func (s *flushSink) Flush() { _ = s.add("flush") }
+
+// checkFlushed fails unless every write in log is followed by a flush,
+// before the next write if each says so: nothing a Flusher holds back
+// waits while the reflector does.
+func checkFlushed(log []string, each bool) error {
+	held := ""
+	for _, line := range log {
+		switch {
+		case line == "flush":
+			held = ""
+		case held != "" && each:
+			return fmt.Errorf("%q came before a flush of %q: %q", line, held, log)
+		default:
+			held = line
+		}
+	}
+	if held != "" {
+		return fmt.Errorf("%q is never flushed: %q", held, log)
+	}
+	return nil
+}
+
+// Flusher: a watcher that does not say when it reads gets a Flush before
+// every Next, so each event is handed on before the reflector may wait;
+// a list's Replace is flushed too, as is a read-ahead feed (a resync
+// period) before the loop waits for its reader (decision 33).
+func TestFlushBeforeEveryWait(t *testing.T) {
+	for _, resync := range []time.Duration{0, time.Hour} {
+		t.Run(fmt.Sprint("resync=", resync), func(t *testing.T) {
+			w := newWatcher(ev(httpwatch.Added, obj("b", "11")), ev(httpwatch.Modified, obj("b", "12")), ev(httpwatch.Deleted, obj("b", "13")))
+			src := &scriptSource{
+				pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", "", obj("a", "9"))},
+				watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchOf(w)},
+			}
+			sink := &flushSink{}
+			r := New(src, sink)
+			r.WatchList = false
+			r.Clock = clock.NewFake(time.Unix(1000, 0))
+			r.ResyncPeriod = resync
+			runPolicyReflector(t, r)
+			require.Eventually(t, func() bool {
+				log := sink.log()
+				return len(log) > 0 && log[len(log)-1] == "flush" && strings.HasPrefix(log[len(log)-2], "delete")
+			}, 10*time.Second, time.Millisecond, "the last event flushed")
+			log := sink.log()
+			// A read-ahead feed hands the loop what it read in one go: the
+			// loop flushes only once it has nothing left.
+			require.NoError(t, checkFlushed(log, resync == 0))
+			assert.Equal(t, []string{"replace 1@10", "flush"}, log[:2])
+		})
+	}
+}
+
+// Flusher over HTTP: a ResourceClient's watcher announces its reads
+// (httpwatch.ReadNotifier), and the reflector flushes then, so every event
+// is handed on before the watch waits for the next (decision 33).
+func TestFlushBeforeTheWatchReads(t *testing.T) {
+	s := watchtest.NewUnstartedServer()
+	s.BookmarkInterval = 0
+	s.Start()
+	t.Cleanup(s.Close) // after the reflector stops
+	_, err := s.Create(watchtest.Pods, `{"metadata":{"name":"a","namespace":"ns"}}`)
+	require.NoError(t, err)
+	c := newTestClient(t, s.URL)
+	sink := &flushSink{}
+	r := New(c.Resource(pods), sink)
+	r.WatchList = false
+	runPolicyReflector(t, r)
+	require.NoError(t, s.WaitForWatches(policyCtx(t), 1))
+
+	for i := range 3 {
+		_, err := s.Update(watchtest.Pods, fmt.Sprintf(`{"metadata":{"name":"a","namespace":"ns","labels":{"v":"%d"}}}`, i))
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			log := sink.log()
+			return len(log) >= 2 && log[len(log)-1] == "flush" && strings.HasPrefix(log[len(log)-2], "update")
+		}, 10*time.Second, time.Millisecond, "update %d flushed before the watch waits again", i)
+	}
+	require.NoError(t, checkFlushed(sink.log(), false))
+}
+
+// A sink that holds nothing back is never asked to flush.
+func TestNoFlushWithoutFlusher(t *testing.T) {
+	r := New(&scriptSource{}, &recordSink{})
+	assert.Nil(t, r.flusher())
+	r.flush() // no Flush to call
+	f := newFeed(context.Background(), func() {}, newWatcher(), true, nil).(*directFeed)
+	assert.False(t, f.flushEach)
+	f.close()
+}
