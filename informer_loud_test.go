@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/listwatch/listwatch/internal/testlog"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/listwatch/listwatch/internal/testlog"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
