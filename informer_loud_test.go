@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/listwatch/listwatch/internal/testlog"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -41,14 +40,8 @@ func runInBackground(t *testing.T, inf *Informer) {
 	})
 }
 
-// deadURL is the URL of a port nothing listens on.
-func deadURL(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	url := "http://" + ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return url
-}
+// deadURL is the URL of a port that refuses connections.
+func deadURL(t *testing.T) string { return apitest.Refused(t) }
 
 const secretToken = "sekret-token-4f2a9"
 
@@ -108,6 +101,10 @@ func TestInformerFailuresAreLoudAndReturned(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			inf, log := loudInformer(t, tc.url, tc.field)
 			runInBackground(t, inf)
+			// The short waits below must find the reason in place, however
+			// slow the machine: an error is counted before it is reported,
+			// so a fourth count means the first was reported.
+			require.Eventually(t, func() bool { return inf.Stats().Errors > 3 }, wait, time.Millisecond, "it retried")
 
 			// Patient: the wait ends with its context, giving the reason.
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -135,7 +132,6 @@ func TestInformerFailuresAreLoudAndReturned(t *testing.T) {
 			assert.NotContains(t, err.Error(), secretToken)
 			assert.NotContains(t, err.Error(), "\n", "one line")
 
-			assert.Greater(t, inf.Stats().Errors, int64(3), "it retried")
 			lines := log.Above()
 			require.Len(t, lines, 1, "one line however many retries: %q", lines)
 			assert.True(t, strings.HasPrefix(lines[0], tc.line+" "), lines[0])
@@ -242,12 +238,18 @@ func TestFactoryWaitForSyncReturnsReasons(t *testing.T) {
 	f.Configure = func(_ httpwatch.Resource, inf *Informer) {
 		inf.Reflector.Backoff = reflector.Backoff{Initial: time.Millisecond, Cap: time.Millisecond}
 	}
-	f.ForResource(podsRes)
-	f.ForResource(httpwatch.Resource{Version: "v1", Resource: "nosuchthings"})
+	pods := f.ForResource(podsRes)
+	none := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "nosuchthings"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer f.Shutdown()
 	defer cancel()
 	f.Start(ctx)
+	// The short wait below ends at its deadline by design; each informer
+	// must have got where it stays before it, however slow the machine.
+	long, stop2 := context.WithTimeout(ctx, wait)
+	defer stop2()
+	require.NoError(t, pods.WaitForSync(long))
+	require.Error(t, none.WaitForSyncFailFast(long))
 
 	short, stop := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer stop()
@@ -258,8 +260,6 @@ func TestFactoryWaitForSyncReturnsReasons(t *testing.T) {
 	assert.Contains(t, err.Error(), "nosuchthings not synced")
 	assert.NotContains(t, err.Error(), "pods not synced", "pods synced")
 
-	long, stop2 := context.WithTimeout(ctx, wait)
-	defer stop2()
 	err = f.WaitForSyncFailFast(long)
 	require.Error(t, err)
 	assert.NoError(t, long.Err(), "returned before the deadline")

@@ -423,7 +423,7 @@ func TestInformerRunStopsHandlers(t *testing.T) {
 		case <-done:
 			return true
 		default:
-			return !parked.Running("httpwatch.(*Reflector).Run(") &&
+			return !parked.Running("reflector.(*Reflector).Run(") &&
 				parked.In("processor.(*Processor[...]).Run(", "sync.WaitGroup.Wait") &&
 				parked.In("listwatch.(*Informer).Run(", "sync.WaitGroup.Wait")
 		}

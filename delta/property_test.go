@@ -245,6 +245,10 @@ func TestPropertyConvergesConcurrently(t *testing.T) {
 					}
 					_, _ = f.Len(), f.HasSynced()
 					_, _ = c.ByIndex("tags", "even")
+					// Yield, or with GOMAXPROCS=1 this loop holds the only
+					// P for a whole time slice at each Gosched of the
+					// producer: minutes per seed instead of milliseconds.
+					runtime.Gosched()
 				}
 			})
 			for range 600 {

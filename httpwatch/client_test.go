@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -248,13 +247,9 @@ func TestListRetries(t *testing.T) {
 		require.Len(t, srv.Requests(), 1)
 	})
 	t.Run("connection refused", func(t *testing.T) {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addr := l.Addr().String()
-		l.Close()
-		c := newTestClient(t, "http://"+addr)
+		c := newTestClient(t, apitest.Refused(t))
 		c.RetryMax = 1
-		_, err = c.Resource(pods).ListPage(context.Background(), ListOptions{})
+		_, err := c.Resource(pods).ListPage(context.Background(), ListOptions{})
 		require.True(t, IsConnectionRefused(err), "%v", err)
 		require.ErrorContains(t, err, "GET /api/v1/namespaces/fixtures/pods: giving up after 2 attempts")
 	})

@@ -94,11 +94,7 @@ func TestConformance2WatchProbableEOFIsEmptyStream(t *testing.T) {
 // Not a probable EOF: connection refused is an error the reflector backs
 // off on (conformance 22).
 func TestWatchConnectionRefused(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	l.Close()
-	w, err := newTestClient(t, "http://"+addr).Resource(pods).Watch(context.Background(), ListOptions{})
+	w, err := newTestClient(t, apitest.Refused(t)).Resource(pods).Watch(context.Background(), ListOptions{})
 	require.Nil(t, w)
 	require.True(t, IsConnectionRefused(err), "%v", err)
 	require.False(t, IsProbableEOF(err))

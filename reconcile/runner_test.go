@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/reconcile"
 	"github.com/listwatch/listwatch/watchtest"
 )
@@ -186,6 +187,8 @@ func TestDrainOnShutdownWithStuckWorker(t *testing.T) {
 	r := f.runner(inf, rec)
 	r.Workers = 2
 	r.ShutdownTimeout = time.Minute
+	timers := &timerWatch{Fake: f.clk, made: make(chan time.Duration, 100)}
+	r.Clock = timers
 	x := start(t, r)
 	select {
 	case <-stuckIn:
@@ -205,6 +208,9 @@ func TestDrainOnShutdownWithStuckWorker(t *testing.T) {
 	}
 	assert.Len(t, keys, 4, "every queued key drained after the shutdown began")
 	assert.NoError(t, (*stuckCtx.Load()).Err(), "no cancellation before the timeout")
+	// Run sees the cancel in its own time: a key created before it has
+	// stopped intake is still taken, and drained.
+	timers.await(t, r.ShutdownTimeout, "the shutdown to begin")
 	f.create(watchtest.ConfigMaps, "ns", "late", "")
 	stepUntil(t, f.clk, 10*time.Second, x.returned, "Run returns at the shutdown timeout")
 	err := x.wait(t)
@@ -214,6 +220,38 @@ func TestDrainOnShutdownWithStuckWorker(t *testing.T) {
 	assert.True(t, inf.IsStopped(), "informers stopped")
 	close(release)
 	rec.none(t)
+}
+
+// timerWatch is a fake clock that tells which timers are made: the runner
+// arms its ShutdownTimeout once it has stopped taking keys, so a test that
+// sees that timer made knows a key created now is refused.
+type timerWatch struct {
+	*clock.Fake
+	made chan time.Duration
+}
+
+func (c *timerWatch) NewTimer(d time.Duration) clock.Timer {
+	select {
+	case c.made <- d:
+	default: // nobody looks this far
+	}
+	return c.Fake.NewTimer(d)
+}
+
+// await returns once a timer of d has been made, failing after wait.
+func (c *timerWatch) await(t *testing.T, d time.Duration, what string) {
+	t.Helper()
+	timeout := time.After(wait)
+	for {
+		select {
+		case got := <-c.made:
+			if got == d {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no timer of %v within %v: %s", d, wait, what)
+		}
+	}
 }
 
 // An owned object's change reconciles its controller, by ownerReferences

@@ -237,11 +237,18 @@ func TestReflectorCancelDuringList(t *testing.T) {
 
 // The reflector hears of the timeout through OnError (issue 16, item 4).
 func TestReflectorReportsWatchHeaderTimeout(t *testing.T) {
-	silent := apitest.Silent(t)
+	// The watch is held without headers where the test sees it arrive:
+	// then the client's one header timer is pending. (Waiting for a timer
+	// is not enough: while a redirect to a silent server was followed, the
+	// timer of the redirected request could be the one stepped.)
+	arrived := make(chan struct{}, 1)
 	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("watch") != "" {
-			// Hand the watch to a server that never answers.
-			http.Redirect(w, r, silent+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+			select {
+			case arrived <- struct{}{}:
+			default:
+			}
+			<-r.Context().Done()
 			return
 		}
 		io.WriteString(w, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}`)
@@ -268,8 +275,9 @@ func TestReflectorReportsWatchHeaderTimeout(t *testing.T) {
 
 	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer wcancel()
-	require.NoError(t, clk.WaitForWaiters(wctx, 1))
+	testwait.Recv(t, arrived, "the watch to reach the server")
 	require.Equal(t, []string{"replace 0@1"}, sink.log())
+	require.Equal(t, 1, clk.Waiters(), "the watch's header timer")
 	clk.Step(httpwatch.DefaultWatchHeaderTimeout)
 	select {
 	case err := <-errc:

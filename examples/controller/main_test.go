@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/examples/internal/clitest"
+	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/watchtest"
 )
@@ -120,15 +120,12 @@ func TestDemoLabelsUntilStopped(t *testing.T) {
 // An unreachable server is retried while the caches wait; when the
 // controller is stopped before they sync, it says why in one line.
 func TestUnreachableServerIsOneClearError(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	url := "http://" + ln.Addr().String()
-	require.NoError(t, ln.Close())
+	url := apitest.Refused(t)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
 	r := clitest.Start(ctx, run, "--server", url)
-	err = r.Wait(t)
+	err := r.Wait(t)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "cannot reach the server at "+url)
 }

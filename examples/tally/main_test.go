@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/listwatch/listwatch/examples/internal/clitest"
 	"github.com/listwatch/listwatch/examples/internal/demo"
+	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/watchtest"
 )
 
@@ -128,15 +128,12 @@ func TestDurationEndsTheRun(t *testing.T) {
 }
 
 func TestUnreachableServerIsOneClearError(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	url := "http://" + ln.Addr().String()
-	require.NoError(t, ln.Close())
+	url := apitest.Refused(t)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	r := clitest.Start(ctx, run, "--server", url)
-	err = r.Wait(t)
+	err := r.Wait(t)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "cannot reach the server at "+url)
 }

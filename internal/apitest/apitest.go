@@ -1,6 +1,6 @@
 // Package apitest has the HTTP servers the tests of several packages share:
-// one that records every request before answering it, and one that accepts
-// connections and never answers.
+// one that records every request before answering it, one that accepts
+// connections and never answers, and a port that refuses them.
 //
 //	srv := apitest.Serve(t, handler)
 //	... srv.URL ...

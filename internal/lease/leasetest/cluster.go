@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/clock"
@@ -48,8 +49,8 @@ type Cluster struct {
 	// rule the package promises; it runs after every Settle.
 	Check func()
 
-	mu   sync.Mutex
-	idle []func(now time.Time) bool
+	mu    sync.Mutex
+	procs []Process
 }
 
 // NewCluster starts a server serving leases; the clock reads 2026-01-01.
@@ -98,7 +99,7 @@ func (c *Cluster) Go(p Process) *Proc {
 	ctx, cancel := context.WithCancel(context.Background())
 	proc := &Proc{Done: make(chan struct{}), Stop: cancel}
 	c.mu.Lock()
-	c.idle = append(c.idle, p.Idle)
+	c.procs = append(c.procs, p)
 	c.mu.Unlock()
 	go func() {
 		defer close(proc.Done)
@@ -117,23 +118,30 @@ func (c *Cluster) Go(p Process) *Proc {
 func (c *Cluster) Settle() {
 	c.T.Helper()
 	now := c.Clock.Now()
-	require.Eventually(c.T, func() bool { return c.settled(now) }, testwait.Timeout, time.Millisecond,
-		"the processes did not settle at %v", now)
+	if !assert.Eventually(c.T, func() bool { return len(c.busy(now)) == 0 }, testwait.Timeout, time.Millisecond) {
+		c.T.Fatalf("the processes did not settle at %v: busy %q", now, c.busy(now))
+	}
 	if c.Check != nil {
 		c.Check()
 	}
 }
 
-func (c *Cluster) settled(now time.Time) bool {
+// busy names what has not done what the current time allows: processes
+// not idle, and "ready" while Ready is false.
+func (c *Cluster) busy(now time.Time) []string {
 	c.mu.Lock()
-	idle := slices.Clone(c.idle)
+	procs := slices.Clone(c.procs)
 	c.mu.Unlock()
-	for _, f := range idle {
-		if !f(now) {
-			return false
+	var busy []string
+	for _, p := range procs {
+		if !p.Idle(now) {
+			busy = append(busy, p.Name)
 		}
 	}
-	return c.Ready == nil || c.Ready()
+	if c.Ready != nil && !c.Ready() {
+		busy = append(busy, "ready")
+	}
+	return busy
 }
 
 // Step moves the clock in steps of at most d until it has moved total,
