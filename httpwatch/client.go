@@ -125,13 +125,24 @@ func NewClient(cfg *kubeconfig.Config) (*Client, error) {
 	return c, nil
 }
 
-// limited makes every request wait for the client-side rate limiter.
+// limited makes every request wait for the client-side rate limiter, but
+// for the later pages of a ListAll: a list pays once, when it starts.
 type limited struct {
 	next    http.RoundTripper
 	limiter *rate.Limiter
 }
 
+// continuation marks the context of a ListAll page after the first. Such a
+// page exists only because the list's first request was let through, and
+// one list asks for one page at a time; charging each page would make a
+// long list wait on the limiter for no protection (300 pages at 50 QPS
+// after a burst of 100: 4 s of waiting for 150,000 pods).
+type continuation struct{}
+
 func (l *limited) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Context().Value(continuation{}) != nil {
+		return l.next.RoundTrip(r)
+	}
 	if err := l.limiter.Wait(r.Context()); err != nil {
 		if r.Body != nil {
 			r.Body.Close()

@@ -3,6 +3,7 @@ package httpwatch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -176,6 +177,39 @@ func TestRateLimiterHonoursContext(t *testing.T) {
 	cancel()
 	_, err = rc.ListPage(ctx, ListOptions{})
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// decision 34: the pages of one ListAll after the first are not charged to
+// the rate limiter, but the first page of every list is, and so is a page
+// asked for on its own, continue token or not. With one token a second and
+// a context ending sooner than the next token, a charged request never
+// leaves the client.
+func TestListPagesAfterTheFirstAreNotRateLimited(t *testing.T) {
+	const pages = 5
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("continue"))
+		next := ""
+		if n+1 < pages {
+			next = strconv.Itoa(n + 1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9","continue":%q},"items":[{"metadata":{"name":"p%d","namespace":"ns"}}]}`, next, n)
+	})
+	c, err := NewClient(&kubeconfig.Config{Host: srv.URL, QPS: 1, Burst: 1})
+	require.NoError(t, err)
+	rc := c.Resource(pods)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	all, err := rc.List(ctx, ListOptions{})
+	require.NoError(t, err, "one token pays for the whole list")
+	require.Len(t, all.Items, pages)
+	require.Len(t, srv.Requests(), pages)
+
+	_, err = rc.List(ctx, ListOptions{})
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the next list pays again")
+	_, err = rc.ListPage(ctx, ListOptions{Continue: "1"})
+	require.ErrorIs(t, err, context.DeadlineExceeded, "a page asked for on its own pays")
+	require.Len(t, srv.Requests(), pages, "neither reached the server")
 }
 
 // statusSequence answers with the given statuses in turn, then 200 with a

@@ -25,6 +25,9 @@ const DefaultPageSize = 500
 //
 // onPage, if not nil, is called after every page, for progress; the page's
 // items are also in the result.
+//
+// The client-side rate limiter is paid by the first page only (decision
+// 34); the pages that follow it are not charged again.
 func ListAll(ctx context.Context, l PageLister, opts ListOptions, onPage func(*Page)) (*Page, error) {
 	orig := opts
 	switch {
@@ -34,8 +37,9 @@ func ListAll(ctx context.Context, l PageLister, opts ListOptions, onPage func(*P
 		opts.Limit = 0
 	}
 	all := &Page{}
+	pageCtx := ctx
 	for n := 1; ; n++ {
-		page, err := l.ListPage(ctx, opts)
+		page, err := l.ListPage(pageCtx, opts)
 		if err != nil {
 			if n > 1 && IsExpired(err) {
 				return fullList(ctx, l, orig, onPage)
@@ -63,6 +67,7 @@ func ListAll(ctx context.Context, l PageLister, opts ListOptions, onPage func(*P
 		}
 		opts.Continue = page.Continue
 		opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+		pageCtx = context.WithValue(ctx, continuation{}, true)
 	}
 }
 

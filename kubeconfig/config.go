@@ -28,7 +28,7 @@ import (
 // own priority-and-fairness is the real guard today, so the client limit
 // only has to stop a runaway loop: 50 QPS with a burst of 100 lets a
 // startup burst through untouched and still caps a bug at a rate the server
-// shrugs off.
+// shrugs off. A paged list pays once, for its first page (httpwatch.ListAll).
 const (
 	DefaultQPS   = 50
 	DefaultBurst = 100
