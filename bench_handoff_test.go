@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/cputime"
 	"github.com/listwatch/listwatch/raw"
 )
 
@@ -147,11 +148,11 @@ func benchHandOff(b *testing.B, src *burstSource) {
 		})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
-		before, cpu0 := schedCount(), cpuTime()
+		before, cpu0 := schedCount(), cputime.Used()
 		go func() { inf.Run(ctx); close(done) }()
 		<-all
 		wakeups += schedCount() - before
-		cpu += cpuTime() - cpu0
+		cpu += cputime.Used() - cpu0
 		cancel()
 		<-done
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/cputime"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/stretchr/testify/require"
 )
@@ -21,11 +22,11 @@ type cpuMeter struct {
 	start time.Duration
 }
 
-func startCPU(b *testing.B) cpuMeter { return cpuMeter{b, cpuTime()} }
+func startCPU(b *testing.B) cpuMeter { return cpuMeter{b, cputime.Used()} }
 
 // report adds cpu-ns/op and, for a benchmark that set bytes per op, cpu-MB/s.
 func (m cpuMeter) report(bytesPerOp int) {
-	used := cpuTime() - m.start
+	used := cputime.Used() - m.start
 	if used <= 0 || m.b.N == 0 {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/cputime"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/tidwall/gjson"
@@ -46,13 +47,13 @@ func BenchmarkWriteFile(b *testing.B) {
 			}
 			b.SetBytes(int64(buf.Len()))
 			b.ResetTimer()
-			cpu := cpuTime()
+			cpu := cputime.Used()
 			for range b.N {
 				if err := WriteFile(path, s); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Used()-cpu)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(buf.Len()), "file-B")
 		})
 	}
@@ -69,13 +70,13 @@ func BenchmarkReadFile(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
-			cpu := cpuTime()
+			cpu := cputime.Used()
 			for range b.N {
 				if _, err := ReadFile(path, testKey, Limits{}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Used()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

@@ -1,14 +1,15 @@
 //go:build unix
 
-package listwatch
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time this process has used so far, user and system.
-func cpuTime() time.Duration {
+// Used is the CPU time, user and system, this process has used so far; 0
+// if it cannot be read.
+func Used() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
