@@ -292,8 +292,11 @@ func (inf *Informer) Run(ctx context.Context) {
 	}
 	inf.started = true
 	inf.configure()
-	inf.startWarm()
+	warm, key, keep := inf.warmKey()
 	inf.mu.Unlock()
+	if keep {
+		inf.startWarm(warm, key)
+	}
 
 	// Handlers outlive the reflector by a little: the processor stops only
 	// after the last delta was popped, so nothing popped goes unannounced.

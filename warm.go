@@ -80,20 +80,27 @@ func snapshotKey(source httpwatch.ListerWatcher, inf *Informer, o snapshot.Optio
 	return key, nil
 }
 
-// startWarm takes the Snapshot options as Run starts and, if a snapshot
-// that matches is there, makes the reflector resume from its version; the
-// objects are read by loadSnapshot, which Run starts. inf.mu is held.
-func (inf *Informer) startWarm() {
-	o := inf.Snapshot.WithDefaults()
+// warmKey takes the Snapshot options as Run starts and the key a snapshot
+// must match; ok is false when none is kept. inf.mu is held.
+func (inf *Informer) warmKey() (o snapshot.Options, key snapshot.Key, ok bool) {
+	o = inf.Snapshot.WithDefaults()
 	if o.Dir == "" {
-		return
+		return o, key, false
 	}
-	r := inf.reflector
-	key, err := snapshotKey(r.Source, inf, o)
+	key, err := snapshotKey(inf.reflector.Source, inf, o)
 	if err != nil {
 		inf.logger().Info("informer: no snapshots kept", "resource", inf.Reflector.Name, "reason", err.Error())
-		return
+		return o, key, false
 	}
+	return o, key, true
+}
+
+// startWarm prepares the snapshot directory and, if a snapshot that matches
+// is there, makes the reflector resume from its version; the objects are
+// read by loadSnapshot, which Run starts. It touches the file system, so
+// Run calls it without inf.mu: a file that is slow to open (a network
+// file system, a pipe) must not hold up the informer's other methods.
+func (inf *Informer) startWarm(o snapshot.Options, key snapshot.Key) {
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		inf.logger().Warn("informer: no snapshots kept", "resource", inf.Reflector.Name, "err", err)
 		return
@@ -104,6 +111,7 @@ func (inf *Informer) startWarm() {
 	if rd == nil {
 		return
 	}
+	r := inf.reflector
 	inf.warm.reader = rd
 	inf.warm.loading = make(chan struct{})
 	r.ResourceVersion = rd.ResourceVersion

@@ -3,7 +3,9 @@
 package listwatch
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/parked"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/watchtest"
 	"github.com/stretchr/testify/assert"
@@ -50,7 +53,10 @@ func TestWarmStartWatchesWhileLoading(t *testing.T) {
 			_, err = inf.AddEventHandler(rec)
 			require.NoError(t, err)
 			run(t, inf)
-			require.NoError(t, r.s.WaitForWatches(testwait.Context(t), 1))
+			// The server's count of open watches may still hold the cold
+			// run's, so wait for this informer's request itself: the header
+			// was read (the pipe is open for reading) once it is sent.
+			require.Eventually(t, func() bool { return len(r.requestsSince(before)) > 0 }, wait, time.Millisecond)
 			assert.Equal(t, []string{"watch " + saved}, r.requestsSince(before), "watching before the objects are read")
 			_, err = r.s.Delete(watchtest.Pods, "ns", "remove")
 			require.NoError(t, err)
@@ -85,4 +91,40 @@ func TestWarmStartWatchesWhileLoading(t *testing.T) {
 			assert.True(t, strings.HasPrefix(above[0], "WARN informer: snapshot unreadable"), above[0])
 		})
 	}
+}
+
+// A snapshot that is slow to open (a network file system; here a pipe no
+// one writes to yet) holds up Run only: the informer's lock is not held
+// across the file system, so the waits still end with their context and
+// handlers can still be added (decision 32).
+func TestSlowSnapshotOpenHoldsNoLock(t *testing.T) {
+	r := newWarmRig(t, "keep")
+	r.coldRun(t)
+	b, err := os.ReadFile(r.path())
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(r.path()))
+	require.NoError(t, syscall.Mkfifo(r.path(), 0o600))
+
+	inf, _ := r.informer()
+	run(t, inf)
+	require.Eventually(t, func() bool { return parked.Running("snapshot.Open(") }, wait, time.Millisecond,
+		"Run opening the snapshot")
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		_, err := inf.AddEventHandler(newRecorder())
+		done <- errors.Join(err, inf.WaitForSync(ctx))
+	}()
+	err = testwait.Recv(t, done, "AddEventHandler and WaitForSync while Run opens the snapshot")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	// Let Run go on: the writer opens the pipe and hands it the snapshot.
+	pipe, err := os.OpenFile(r.path(), os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = pipe.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, pipe.Close())
+	testwait.Recv(t, inf.Loaded(), "the snapshot loaded")
+	assert.True(t, inf.Restored())
 }
