@@ -2,31 +2,14 @@ package httpwatch
 
 import (
 	"net/http"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/listwatch/listwatch/internal/redact"
+	"github.com/listwatch/listwatch/internal/stackuse"
 	"github.com/stretchr/testify/require"
 )
-
-// stackGrowth runs f on a new goroutine and returns how much stack memory
-// was in use at its end beyond its start. The collector is off meanwhile,
-// since it may shrink a stack that has grown.
-func stackGrowth(f func()) uint64 {
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	grown := make(chan uint64)
-	go func() {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		f()
-		runtime.ReadMemStats(&after)
-		grown <- after.StackInuse - min(before.StackInuse, after.StackInuse)
-	}()
-	return <-grown
-}
 
 // TestErrorBodyDeepNesting: an error response of 1 MiB of '[' (the most
 // the client reads) is reported as text without growing a stack per level:
@@ -38,7 +21,7 @@ func TestErrorBodyDeepNesting(t *testing.T) {
 		strings.Repeat("[", redact.BodyLimit/2) + strings.Repeat("]", redact.BodyLimit/2),
 	} {
 		var se *StatusError
-		grown := stackGrowth(func() {
+		grown := stackuse.Growth(func() {
 			se = statusFromBody("GET", "/p", 500, http.Header{}, []byte(body), time.Now())
 		})
 		require.Less(t, grown, uint64(1<<20), "stack grew by %d bytes for a body starting %.10q", grown, body)

@@ -1,29 +1,12 @@
 package raw
 
 import (
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"testing"
 
+	"github.com/listwatch/listwatch/internal/stackuse"
 	"github.com/stretchr/testify/require"
 )
-
-// stackGrowth runs f on a new goroutine and returns how much stack memory
-// was in use at its end beyond its start. The collector is off meanwhile,
-// since it may shrink a stack that has grown.
-func stackGrowth(f func()) uint64 {
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	grown := make(chan uint64)
-	go func() {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		f()
-		runtime.ReadMemStats(&after)
-		grown <- after.StackInuse - min(before.StackInuse, after.StackInuse)
-	}()
-	return <-grown
-}
 
 // TestNewObjectDeepNesting: NewObject checks its input without recursion
 // too, and rejects nesting deeper than encoding/json decodes (Decode would
@@ -40,7 +23,7 @@ func TestNewObjectDeepNesting(t *testing.T) {
 	_, err = NewObject(nested(maxDepth + 1))
 	require.ErrorContains(t, err, "nested")
 
-	grown := stackGrowth(func() {
+	grown := stackuse.Growth(func() {
 		_, err = NewObject([]byte(strings.Repeat("[", 1<<20)))
 	})
 	require.Error(t, err)
