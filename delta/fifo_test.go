@@ -111,7 +111,8 @@ func knownOf(objs ...*obj) *known {
 	return k
 }
 
-// conformance 32
+// conformance 32. conformance 42 differs on purpose (decision 2): where
+// RealFIFO queues every change as its own entry, these accumulate per key.
 func TestDeltasAccumulatePerKey(t *testing.T) {
 	f := delta.NewFIFO(key)
 	require.NoError(t, f.Add(o("a", "1")))
@@ -185,8 +186,11 @@ func TestDeleteOfUnknownKeyIsDropped(t *testing.T) {
 	}
 }
 
-// conformance 35, 51; decision 2: a relist reaches the queue as one
-// Replace (the cache has none of its own).
+// conformance 35, conformance 51; decision 2: a relist reaches the queue
+// as one Replace (the cache has none of its own). conformance 43 and
+// conformance 44 differ on purpose (decision 2): the Replace yields a
+// Replaced delta per listed key, then the tombstones, not RealFIFO's
+// tombstones first or its single ReplacedAll entry.
 func TestReplace(t *testing.T) {
 	boom := errors.New("boom")
 	f := delta.NewFIFO(key)
@@ -237,7 +241,8 @@ func TestReplaceIsAtomicOnError(t *testing.T) {
 	assert.False(t, f.HasSynced())
 }
 
-// conformance 36
+// conformance 36. conformance 46 differs on purpose (decision 2): a
+// resync queues a Sync delta per known key, not one SyncAll entry.
 func TestResync(t *testing.T) {
 	boom := errors.New("boom")
 	f := delta.NewFIFO(key)

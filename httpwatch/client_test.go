@@ -364,7 +364,7 @@ func TestCRUD(t *testing.T) {
 	require.Equal(t, "DELETE /api/v1/namespaces/ns2/configmaps/a", seen[2].Method+" "+seen[2].URL.Path)
 }
 
-// conformance 37, 57, decision 5: the client is the one place objects are
+// conformance 37, conformance 57, decision 5: the client is the one place objects are
 // transformed. managedFields are dropped while copying unless
 // KeepManagedFields is set, then Transform runs once per object, before
 // anything (the FIFO, the cache) sees it.

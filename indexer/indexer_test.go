@@ -78,7 +78,7 @@ func names(objs []*obj) []string {
 	return out
 }
 
-// conformance 50, 51: an upsert moves its index entries, one key at a time,
+// conformance 50, conformance 51: an upsert moves its index entries, one key at a time,
 // which is also how a relist reaches the cache (it has no Replace).
 func TestUpsertMovesIndexEntries(t *testing.T) {
 	c := newCache()

@@ -179,7 +179,7 @@ func TestReflectorTransitions(t *testing.T) {
 			calls: []string{"delete a@3"}, mem: synced("3"),
 		},
 		{
-			name: "conformance 17, 58: a bookmark moves the RV and changes no object",
+			name: "conformance 17, conformance 58: a bookmark moves the RV and changes no object",
 			from: streamOf(newWatcher(ev(httpwatch.Bookmark, obj("", "9"))), synced("1")), want: phaseStream,
 			mem: synced("9"), // no call: the sink hears of no object
 		},
