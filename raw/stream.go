@@ -71,6 +71,9 @@ type reader struct {
 	pooled bool // buf came from getBuf
 	// flowing is set when a read filled all the room it was offered.
 	flowing bool
+	// beforeRead, if set, runs before each read of src; an error from it
+	// ends the stream. EventReader.Batches hands out frames there.
+	beforeRead func() error
 	// strExamined counts the bytes str has looked at, so that a test can
 	// check that a string spanning many reads is examined once.
 	strExamined int64
@@ -113,6 +116,12 @@ func (rd *reader) offset() int64 { return rd.off + int64(rd.r) }
 func (rd *reader) fill(want int) error {
 	if rd.err != nil {
 		return rd.err
+	}
+	if rd.beforeRead != nil {
+		if err := rd.beforeRead(); err != nil {
+			rd.err = err
+			return err
+		}
 	}
 	if rd.flowing && len(rd.buf) < flowBufSize && rd.max >= flowBufSize {
 		rd.resize(flowBufSize)

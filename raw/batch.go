@@ -1,0 +1,129 @@
+package raw
+
+import (
+	"errors"
+	"iter"
+)
+
+// Batch is the frames of a watch stream that one read completed, in order,
+// for a reader that frames the stream on one goroutine and builds the
+// objects on another (see EventReader.Batches). Its frames point into a
+// buffer the batch holds, so they stay valid after later reads, until
+// Release.
+type Batch struct {
+	Frames []Frame
+	// Err, set on the last batch only, ends the stream after Frames:
+	// io.EOF at a clean end, otherwise what Next would have returned.
+	Err error
+
+	buf   []byte
+	spans []valueRange // the frames' notes, which the scanner reuses
+	notes []memberNote
+	er    *EventReader
+}
+
+// Release hands the batch's buffer back to the reader. The batch and its
+// frames must not be used afterwards.
+func (b *Batch) Release() {
+	clear(b.Frames) // the frames point into buf
+	b.Frames, b.Err = b.Frames[:0], nil
+	b.spans, b.notes = b.spans[:0], b.notes[:0]
+	select {
+	case b.er.spare <- b:
+	default: // enough are spare already
+	}
+}
+
+// keep copies notes the scanner will reuse into the batch.
+func (b *Batch) keep(k knownSpans) knownSpans {
+	at := len(b.spans)
+	b.spans = append(append(b.spans, k.spans...), k.deep...)
+	k.spans, k.deep = b.spans[at:at+len(k.spans):at+len(k.spans)], b.spans[at+len(k.spans):]
+	if k.members != nil {
+		at := len(b.notes)
+		b.notes = append(b.notes, k.members...)
+		k.members = b.notes[at:]
+	}
+	return k
+}
+
+// spareBatches bounds the batches a reader keeps for reuse; more in flight
+// are left to the collector when released.
+const spareBatches = 4
+
+// errBatchesStopped ends a read once the consumer of Batches stopped.
+var errBatchesStopped = errors.New("batches stopped")
+
+// Batches frames the stream to its end, yielding a Batch whenever frames
+// are complete and the reader is about to read the body again (where it
+// may wait for the server), so a quiet stream holds back no frame. The last
+// batch carries Err. Frames in a yielded batch are not overwritten by
+// later reads; the consumer releases each batch when done with its frames.
+// Use Batches or Next on a reader, not both.
+func (er *EventReader) Batches() iter.Seq[*Batch] {
+	return func(yield func(*Batch) bool) {
+		rd := er.rd
+		er.batch = er.spareBatch()
+		stopped := false
+		rd.beforeRead = func() error {
+			b := er.batch
+			if len(b.Frames) == 0 {
+				return nil // nothing points into the buffer yet
+			}
+			er.batch = er.spareBatch()
+			b.buf = rd.handOver(er.batch.buf)
+			er.batch.buf = nil
+			if !yield(b) {
+				stopped = true
+				return errBatchesStopped
+			}
+			return nil
+		}
+		defer func() { rd.beforeRead, er.batch = nil, nil }()
+		for {
+			f, err := er.Next()
+			if stopped {
+				return
+			}
+			b := er.batch
+			if err != nil {
+				b.Err, b.buf = err, rd.buf
+				yield(b)
+				return
+			}
+			b.Frames = append(b.Frames, f)
+		}
+	}
+}
+
+// spareBatch returns a released batch, or a new one.
+func (er *EventReader) spareBatch() *Batch {
+	select {
+	case b := <-er.spare:
+		return b
+	default:
+		return &Batch{er: er}
+	}
+}
+
+// handOver gives the reader the buffer spare (or a new one if it is too
+// small) with the unread bytes moved to its front, and returns the buffer
+// it had, which the frames read so far point into.
+func (rd *reader) handOver(spare []byte) []byte {
+	size := len(rd.buf)
+	if rd.flowing && size < flowBufSize && rd.max >= flowBufSize {
+		size = flowBufSize
+	}
+	if rd.w-rd.r > size/2 { // a long value is being assembled: room to grow
+		size = min(max(2*size, 2*(rd.w-rd.r)), rd.max+1)
+	}
+	if cap(spare) < size || cap(spare) > maxPooledBuf && cap(spare) > 2*size {
+		spare = make([]byte, size)
+	}
+	old := rd.buf
+	rd.buf = spare[:cap(spare)]
+	n := copy(rd.buf, old[rd.r:rd.w])
+	rd.off += int64(rd.r)
+	rd.r, rd.w = 0, n
+	return old
+}
