@@ -80,8 +80,11 @@
 // %w wrapping. They follow the API server's own helpers, except that IsGone
 // also accepts reason Expired (upstream callers test both).
 //
-// A Watcher is pulled, not pushed: Next blocks on the caller's goroutine and
-// the package starts none. client-go's channel-based contract maps as
+// A Watcher is pulled, not pushed: Next blocks on the caller's goroutine,
+// which builds the events' objects, while one goroutine per watch reads the
+// body and frames and checks the events ahead of it, handing them over once
+// per read rather than once per event; Stop ends it and waits for it.
+// client-go's channel-based contract maps as
 // follows (docs/behaviour.md, items 1–6): a non-200 answer is a *StatusError from
 // Watch; a connection that ends before the answer gives an empty Watcher
 // (Next returns io.EOF); a clean end of the body is io.EOF; a connection

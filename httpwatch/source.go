@@ -52,14 +52,16 @@ type Watcher interface {
 }
 
 // ReadNotifier is implemented by a Watcher that can tell its reader when
-// Next goes to the network: the watchers of a *ResourceClient do. A reader
-// that holds work back while events flow (an informer holds back waking
-// its handlers, to wake each once per batch of events rather than once per
-// event) hands it on then, so nothing is held while the stream is quiet.
+// Next has to wait for the network: the watchers of a *ResourceClient do.
+// A reader that holds work back while events flow (an informer holds back
+// waking its handlers, to wake each once per batch of events rather than
+// once per event) hands it on then, so nothing is held while the stream is
+// quiet.
 type ReadNotifier interface {
-	// NotifyRead makes Next call fn, on Next's goroutine, before each read
-	// of the stream, where Next may wait for the server; nil stops the
-	// calls. Call it before Next, not concurrently with it.
+	// NotifyRead makes Next call fn, on Next's goroutine, whenever it has
+	// taken every event read so far and is about to wait for more from the
+	// server; nil stops the calls. Call it before Next, not concurrently
+	// with it.
 	NotifyRead(fn func())
 }
 

@@ -76,8 +76,12 @@ type emptyWatcher struct{}
 func (emptyWatcher) Next() (Event, error) { return Event{}, io.EOF }
 func (emptyWatcher) Stop()                {}
 
-// streamWatcher decodes events from a watch body on the caller's goroutine:
-// it starts none, so there is nothing to leak.
+// streamWatcher decodes events from a watch body in two stages: a goroutine
+// of its own, started by the first Next, reads the body and frames and
+// checks the events (raw.EventReader.Batches), while Next builds their
+// objects, so on two cores the one overlaps the other. They meet once per
+// read of the body, not once per event. The goroutine ends with the stream
+// or with Stop, which waits for it.
 type streamWatcher struct {
 	body       io.ReadCloser
 	cancel     context.CancelFunc
@@ -87,28 +91,77 @@ type streamWatcher struct {
 	stopped    atomic.Bool
 	closeOnce  sync.Once
 	err        error  // sticky: returned by every Next after the first failure
-	beforeRead func() // see NotifyRead
+	beforeWait func() // see NotifyRead
+
+	start   sync.Once       // starts the framing goroutine, or, in close, forbids it
+	batches chan *raw.Batch // framed, not yet built
+	quit    chan struct{}   // closed by close: the framing goroutine must not wait
+	done    chan struct{}   // closed once the framing goroutine has returned
+	cur     *raw.Batch      // the batch Next is building from
+	at      int             // the next frame of cur
 }
+
+// framedAhead bounds the batches framed and not yet built: each holds a
+// read buffer, so this bounds what a slow consumer makes a watch buffer.
+const framedAhead = 2
 
 func newStreamWatcher(body io.ReadCloser, cancel context.CancelFunc, verb, path string, d *raw.Decoder) *streamWatcher {
-	w := &streamWatcher{body: body, cancel: cancel, verb: verb, path: path}
-	w.events = d.Events(notifyingBody{w})
-	return w
+	return &streamWatcher{
+		body: body, cancel: cancel, verb: verb, path: path,
+		events:  d.Events(body),
+		batches: make(chan *raw.Batch, framedAhead),
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
 }
 
-// NotifyRead makes Next call fn before each read of the body (see
+// NotifyRead makes Next call fn before it waits for the stream (see
 // ReadNotifier).
-func (w *streamWatcher) NotifyRead(fn func()) { w.beforeRead = fn }
+func (w *streamWatcher) NotifyRead(fn func()) { w.beforeWait = fn }
 
-// notifyingBody is the body as the decoder reads it: each read is
-// announced first.
-type notifyingBody struct{ w *streamWatcher }
-
-func (b notifyingBody) Read(p []byte) (int, error) {
-	if fn := b.w.beforeRead; fn != nil {
-		fn()
+// frameAhead is the framing goroutine.
+func (w *streamWatcher) frameAhead() {
+	defer close(w.done)
+	for b := range w.events.Batches() {
+		select {
+		case w.batches <- b:
+		case <-w.quit:
+			b.Release()
+			return
+		}
 	}
-	return b.w.body.Read(p)
+}
+
+// frame returns the next frame the framing goroutine found, or the error
+// that ended the stream there; io.EOF once the watcher is closed.
+func (w *streamWatcher) frame() (raw.Frame, error) {
+	for {
+		if b := w.cur; b != nil {
+			if w.at < len(b.Frames) {
+				w.at++
+				return b.Frames[w.at-1], nil
+			}
+			if b.Err != nil {
+				return raw.Frame{}, b.Err
+			}
+			b.Release()
+			w.cur = nil
+		}
+		w.start.Do(func() { go w.frameAhead() })
+		select {
+		case w.cur = <-w.batches:
+		default:
+			if fn := w.beforeWait; fn != nil {
+				fn() // Next is about to wait for the server
+			}
+			select {
+			case w.cur = <-w.batches:
+			case <-w.quit:
+				return raw.Frame{}, io.EOF
+			}
+		}
+		w.at = 0
+	}
 }
 
 // Stop ends the stream: it closes the body, which unblocks a Next in
@@ -119,11 +172,15 @@ func (w *streamWatcher) Stop() {
 	w.close()
 }
 
+// close closes the body and waits for the framing goroutine, if it started.
 func (w *streamWatcher) close() {
 	w.closeOnce.Do(func() {
 		w.cancel()
 		w.body.Close()
+		close(w.quit)
+		w.start.Do(func() { close(w.done) }) // too late to start it
 	})
+	<-w.done
 }
 
 // Next returns the next event. It must not be called concurrently with
@@ -148,7 +205,7 @@ func (w *streamWatcher) Next() (Event, error) {
 }
 
 func (w *streamWatcher) next() (Event, error) {
-	f, err := w.events.Next()
+	f, err := w.frame()
 	if err != nil {
 		if err == io.EOF {
 			return Event{}, io.EOF

@@ -84,7 +84,7 @@ func batchLines(chunks [][]byte, max int, hold bool) (out []string, err error, b
 
 // Batches must frame exactly what Next frames, however the stream arrives,
 // and a frame must stay intact until its batch is released, whatever was
-// read after it.
+// read after it (decision 35).
 func TestBatchesMatchNext(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 9))
 	for _, fx := range watchFixtures(t) {
@@ -104,7 +104,8 @@ func TestBatchesMatchNext(t *testing.T) {
 }
 
 // A frame larger than the reader's buffer, arriving over many reads, and a
-// broken frame after good ones: the good ones come first, then Next's error.
+// broken frame after good ones: the good ones come first, then Next's error
+// (decision 35).
 func TestBatchesLongFrameAndError(t *testing.T) {
 	long := `{"type":"ADDED","object":{"metadata":{"name":"long","namespace":"ns"},"data":"` + strings.Repeat("x", 200<<10) + `"}}`
 	stream := podFrame + "\n" + long + "\n" + podFrame + `{"type":"MODIFIED","object":{"a" 1}}` + podFrame
@@ -126,7 +127,7 @@ func TestBatchesLongFrameAndError(t *testing.T) {
 }
 
 // A quiet stream holds back no frame: each is handed out before the reader
-// goes back to the body for more.
+// goes back to the body for more (decision 35).
 func TestBatchesHandOutBeforeEachRead(t *testing.T) {
 	body := &announcingReader{chunks: [][]byte{[]byte(podFrame), []byte(podFrame + podFrame), []byte(podFrame[:20]), []byte(podFrame[20:])}}
 	er := (&Decoder{}).Events(body)

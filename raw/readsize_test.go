@@ -36,6 +36,7 @@ func TestReadsAreLargeWhileDataFlows(t *testing.T) {
 		body []byte
 	}{
 		{"watch", func(r io.Reader) error { return drainEvents((&Decoder{}).Events(r)) }, events},
+		{"watch in batches", func(r io.Reader) error { return drainBatches((&Decoder{}).Events(r)) }, events},
 		{"list", func(r io.Reader) error { _, err := (&Decoder{}).DecodeList(r, 500); return err }, list},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,6 +51,15 @@ func TestReadsAreLargeWhileDataFlows(t *testing.T) {
 			}
 		})
 	}
+	t.Run("quiet watch in batches", func(t *testing.T) {
+		src := &offerCounter{r: bytes.NewReader(events), avail: 2000}
+		er := (&Decoder{}).Events(src)
+		require.NoError(t, drainBatches(er))
+		for i, n := range src.offers {
+			require.LessOrEqual(t, n, initialBufSize, "read %d: a watch whose reads never fill their room keeps buffers of the first size", i)
+		}
+		require.Equal(t, initialBufSize, cap(er.rd.buf))
+	})
 	t.Run("quiet watch", func(t *testing.T) {
 		src := &offerCounter{r: bytes.NewReader(events), avail: 2000}
 		er := (&Decoder{}).Events(src)
@@ -67,4 +77,23 @@ func drainEvents(er *EventReader) error {
 			return err
 		}
 	}
+}
+
+// drainBatches reads a stream with Batches, holding two batches at a time
+// as a consumer a little behind the reader would.
+func drainBatches(er *EventReader) error {
+	var prev *Batch
+	for b := range er.Batches() {
+		if prev != nil {
+			prev.Release()
+		}
+		if b.Err != nil {
+			if b.Err == io.EOF {
+				return nil
+			}
+			return b.Err
+		}
+		prev = b
+	}
+	return io.ErrNoProgress
 }

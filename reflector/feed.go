@@ -14,7 +14,7 @@ import (
 //
 //   - directFeed, when no deadline can fall due while the watch is open
 //     (no resync period, no watch-list waiting for its end): the loop calls
-//     Next itself, and an event costs no goroutine hand-off.
+//     Next itself and adds no goroutine hand-off of its own.
 //   - readAhead otherwise: a reader goroutine turns Next into a queue the
 //     loop waits on beside the alarm.
 //
@@ -44,7 +44,7 @@ func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher
 	if direct {
 		f := &directFeed{stopper: newStopper(ctx, cancel, w), flush: flush}
 		if rn, ok := w.(httpwatch.ReadNotifier); ok && flush != nil {
-			rn.NotifyRead(flush) // the loop may wait only when w reads
+			rn.NotifyRead(flush) // the loop may wait only when w says so
 		} else {
 			f.flushEach = flush != nil
 		}

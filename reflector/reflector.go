@@ -30,7 +30,7 @@ type Sink interface {
 // consumer, so that it is woken once per batch of events rather than once
 // per event. After handing the Sink anything, the reflector calls Flush,
 // on Run's goroutine, before it may wait for the server: before the watch
-// reads from the network, as an httpwatch.ReadNotifier announces (other
+// waits for the network, as an httpwatch.ReadNotifier announces (other
 // watchers get a Flush before every Next), before waiting for a watch read
 // on another goroutine, when a watch closes, after Replace and Resync.
 type Flusher interface {
