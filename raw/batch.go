@@ -19,7 +19,7 @@ type Batch struct {
 	buf   []byte
 	spans []valueRange // the frames' notes, which the scanner reuses
 	notes []memberNote
-	er    *EventReader
+	spare chan<- *Batch // where Release hands it back
 }
 
 // Release hands the batch's buffer back to the reader. The batch and its
@@ -29,7 +29,7 @@ func (b *Batch) Release() {
 	b.Frames, b.Err = b.Frames[:0], nil
 	b.spans, b.notes = b.spans[:0], b.notes[:0]
 	select {
-	case b.er.spare <- b:
+	case b.spare <- b:
 	default: // enough are spare already
 	}
 }
@@ -51,8 +51,72 @@ func (b *Batch) keep(k knownSpans) knownSpans {
 // are left to the collector when released.
 const spareBatches = 4
 
-// errBatchesStopped ends a read once the consumer of Batches stopped.
+// errBatchesStopped ends a read once the consumer of batches stopped.
 var errBatchesStopped = errors.New("batches stopped")
+
+// batcher collects what a reader frames into batches and hands each out
+// before the reader reads again, giving the reader another buffer, so that
+// the frames handed out are never overwritten.
+type batcher struct {
+	rd      *reader
+	cur     *Batch
+	spare   chan *Batch
+	yield   func(*Batch) bool
+	stopped bool // yield returned false
+}
+
+func newBatcher(rd *reader, yield func(*Batch) bool) *batcher {
+	bt := &batcher{rd: rd, spare: make(chan *Batch, spareBatches), yield: yield}
+	bt.cur = bt.spareBatch()
+	rd.beforeRead = bt.handOut
+	return bt
+}
+
+// add appends a frame of the reader's buffer to the current batch.
+func (bt *batcher) add(f Frame) {
+	f.known = bt.cur.keep(f.known)
+	bt.cur.Frames = append(bt.cur.Frames, f)
+}
+
+// handOut yields the current batch, if it has frames, with the reader's
+// buffer; the reader goes on in another.
+func (bt *batcher) handOut() error {
+	b := bt.cur
+	if len(b.Frames) == 0 {
+		return nil // nothing points into the buffer yet
+	}
+	bt.cur = bt.spareBatch()
+	b.buf = bt.rd.handOver(bt.cur.buf)
+	bt.cur.buf = nil
+	if !bt.yield(b) {
+		bt.stopped = true
+		return errBatchesStopped
+	}
+	return nil
+}
+
+// end yields the last batch, with err, and detaches from the reader, whose
+// buffer the batch keeps.
+func (bt *batcher) end(err error) {
+	bt.rd.beforeRead = nil
+	if bt.stopped {
+		return
+	}
+	b := bt.cur
+	b.Err, b.buf = err, bt.rd.buf
+	bt.rd.buf, bt.rd.pooled = nil, false
+	bt.yield(b)
+}
+
+// spareBatch returns a released batch, or a new one.
+func (bt *batcher) spareBatch() *Batch {
+	select {
+	case b := <-bt.spare:
+		return b
+	default:
+		return &Batch{spare: bt.spare}
+	}
+}
 
 // Batches frames the stream to its end, yielding a Batch whenever frames
 // are complete and the reader is about to read the body again (where it
@@ -62,47 +126,15 @@ var errBatchesStopped = errors.New("batches stopped")
 // Use Batches or Next on a reader, not both.
 func (er *EventReader) Batches() iter.Seq[*Batch] {
 	return func(yield func(*Batch) bool) {
-		rd := er.rd
-		er.batch = er.spareBatch()
-		stopped := false
-		rd.beforeRead = func() error {
-			b := er.batch
-			if len(b.Frames) == 0 {
-				return nil // nothing points into the buffer yet
-			}
-			er.batch = er.spareBatch()
-			b.buf = rd.handOver(er.batch.buf)
-			er.batch.buf = nil
-			if !yield(b) {
-				stopped = true
-				return errBatchesStopped
-			}
-			return nil
-		}
-		defer func() { rd.beforeRead, er.batch = nil, nil }()
+		bt := newBatcher(er.rd, yield)
 		for {
 			f, err := er.Next()
-			if stopped {
-				return
-			}
-			b := er.batch
 			if err != nil {
-				b.Err, b.buf = err, rd.buf
-				yield(b)
+				bt.end(err)
 				return
 			}
-			b.Frames = append(b.Frames, f)
+			bt.add(f)
 		}
-	}
-}
-
-// spareBatch returns a released batch, or a new one.
-func (er *EventReader) spareBatch() *Batch {
-	select {
-	case b := <-er.spare:
-		return b
-	default:
-		return &Batch{er: er}
 	}
 }
 

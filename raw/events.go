@@ -15,9 +15,6 @@ import (
 type EventReader struct {
 	rd *reader
 	d  *Decoder
-	// batch collects frames for Batches; nil when frames are read by Next.
-	batch *Batch
-	spare chan *Batch // released batches, their buffers to reuse
 }
 
 // Events returns a reader of the watch stream body; its frames build their
@@ -25,7 +22,7 @@ type EventReader struct {
 func (d *Decoder) Events(body io.Reader) *EventReader {
 	rd := newReader(body, d.MaxFrameSize, false)
 	rd.sc.spans = &spanNotes{level: 3} // the members of the event's object
-	return &EventReader{rd: rd, d: d, spare: make(chan *Batch, spareBatches)}
+	return &EventReader{rd: rd, d: d}
 }
 
 // Frame is one watch event as framed: its type, not yet checked against
@@ -96,9 +93,6 @@ func (er *EventReader) frame(frame []byte) (Frame, error) {
 	if obj.end != 0 && frame[obj.start] == '{' {
 		f.src = frame[obj.start:obj.end]
 		f.known = known
-		if er.batch != nil {
-			f.known = er.batch.keep(known) // the scanner reuses its notes
-		}
 		f.known.base = obj.start
 	}
 	return f, nil

@@ -53,12 +53,10 @@ func TestReadsAreLargeWhileDataFlows(t *testing.T) {
 	}
 	t.Run("quiet watch in batches", func(t *testing.T) {
 		src := &offerCounter{r: bytes.NewReader(events), avail: 2000}
-		er := (&Decoder{}).Events(src)
-		require.NoError(t, drainBatches(er))
+		require.NoError(t, drainBatches((&Decoder{}).Events(src)))
 		for i, n := range src.offers {
 			require.LessOrEqual(t, n, initialBufSize, "read %d: a watch whose reads never fill their room keeps buffers of the first size", i)
 		}
-		require.Equal(t, initialBufSize, cap(er.rd.buf))
 	})
 	t.Run("quiet watch", func(t *testing.T) {
 		src := &offerCounter{r: bytes.NewReader(events), avail: 2000}
