@@ -14,6 +14,10 @@
 //	f, err := events.Next()                   // f.Type "ADDED"; f.Object() builds it
 //	o, err := raw.NewObject([]byte(`{"metadata":{"name":"a"}}`))
 //
+// EventReader.Batches frames a stream in batches, one per read, that stay
+// valid after later reads, so that one goroutine can frame and check a
+// stream while another builds its objects (as package httpwatch does).
+//
 // It knows JSON and the shape of API objects, lists and watch events, not
 // HTTP: package httpwatch sends the requests and gives the watch event
 // types their meaning.

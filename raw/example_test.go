@@ -51,3 +51,35 @@ func ExampleDecoder_DecodeList() {
 	// 12 1
 	// {"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"ns"},"data":{"k":"v"}}
 }
+
+// Framing on one goroutine and building on another: the framing goroutine
+// hands over each read's frames, and the builder releases each batch once
+// its objects are built, so its buffer can be read into again.
+func ExampleEventReader_Batches() {
+	stream := `{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"7"}}}
+{"type":"MODIFIED","object":{"metadata":{"name":"a","resourceVersion":"8"}}}`
+	batches := make(chan *raw.Batch, 2)
+	go func() {
+		defer close(batches)
+		for b := range (&raw.Decoder{}).Events(strings.NewReader(stream)).Batches() {
+			batches <- b
+		}
+	}()
+	for b := range batches {
+		for _, f := range b.Frames {
+			o, err := f.Object()
+			if err != nil {
+				panic(err)
+			}
+			fmt.Println(f.Type, o.Name(), o.ResourceVersion())
+		}
+		if b.Err != nil {
+			fmt.Println(b.Err) // io.EOF at the end
+		}
+		b.Release()
+	}
+	// Output:
+	// ADDED a 7
+	// MODIFIED a 8
+	// EOF
+}
