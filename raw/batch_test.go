@@ -12,18 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// frameLine builds a frame's object as testWatcher does and describes it.
+// frameLine builds a frame's object and describes it.
 func frameLine(f Frame) (string, error) {
-	var o *Object
-	var err error
-	switch f.Type {
-	case "BOOKMARK", "ERROR":
-		o, err = f.Plain()
-	default:
-		o, err = f.Object()
-	}
+	o, err := buildFrame(f)
 	if err != nil {
-		return "", &InputError{Offset: f.Offset, Err: err}
+		return "", err
 	}
 	return fmt.Sprintf("%s@%d %s/%s %s %s %s", f.Type, f.Offset, o.Namespace(), o.Name(), o.ResourceVersion(), o.UID(), o.String()), nil
 }

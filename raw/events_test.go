@@ -28,7 +28,16 @@ func (w *testWatcher) Next() (watchEvent, error) {
 	if err != nil {
 		return watchEvent{}, err
 	}
-	var o *Object
+	o, err := buildFrame(f)
+	if err != nil {
+		return watchEvent{}, err
+	}
+	return watchEvent{Type: f.Type, Object: o}, nil
+}
+
+// buildFrame builds a frame's object as httpwatch does: a bookmark's or an
+// error's as sent, the resource's with the Decoder.
+func buildFrame(f Frame) (o *Object, err error) {
 	switch f.Type {
 	case "BOOKMARK", "ERROR":
 		o, err = f.Plain()
@@ -36,9 +45,9 @@ func (w *testWatcher) Next() (watchEvent, error) {
 		o, err = f.Object()
 	}
 	if err != nil {
-		return watchEvent{}, &InputError{Offset: f.Offset, Err: err}
+		return nil, &InputError{Offset: f.Offset, Err: err}
 	}
-	return watchEvent{Type: f.Type, Object: o}, nil
+	return o, nil
 }
 
 // podFrame is a small, valid watch event.
