@@ -201,3 +201,19 @@ func FuzzBatches(f *testing.F) {
 		}
 	})
 }
+
+// A quiet stream, one event a read, whose consumer keeps up, goes back and
+// forth between two buffers (decision 35): memory per quiet watch is two
+// small buffers, not one per batch.
+func TestBatchesQuietStreamReusesTwoBuffers(t *testing.T) {
+	chunks := make([][]byte, 50)
+	for i := range chunks {
+		chunks[i] = []byte(podFrame)
+	}
+	bufs := map[*byte]bool{}
+	for b := range (&Decoder{}).Events(&announcingReader{chunks: chunks}).Batches() {
+		bufs[&b.buf[:1][0]] = true
+		b.Release()
+	}
+	assert.Len(t, bufs, 2, "distinct buffers handed out")
+}
