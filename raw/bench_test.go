@@ -103,6 +103,37 @@ func BenchmarkWatchDecode(b *testing.B) {
 	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
+// BenchmarkWatchDecodeBatches is BenchmarkWatchDecode framed on one
+// goroutine and built on another, as httpwatch reads a watch (decision
+// 35): events/s is the pair's throughput, cpu-ns/op what both cost.
+func BenchmarkWatchDecodeBatches(b *testing.B) {
+	body, events := watchStream(b, 256)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	r := bytes.NewReader(body)
+	cpu := startCPU(b)
+	for b.Loop() {
+		r.Reset(body)
+		batches := make(chan *Batch, 2)
+		go func() {
+			defer close(batches)
+			for bt := range (&Decoder{}).Events(r).Batches() {
+				batches <- bt
+			}
+		}()
+		for bt := range batches {
+			for _, f := range bt.Frames {
+				if _, err := buildFrame(f); err != nil {
+					b.Fatal(err)
+				}
+			}
+			bt.Release()
+		}
+	}
+	cpu.report(len(body))
+	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
 // BenchmarkListScan measures a 500-pod page; alloc/JSON is the bytes
 // allocated per item over the item's JSON size (aim: at most 1.1). The
 // projected case keeps what issue 19 names: labels, owners, node, phase.
