@@ -3,6 +3,7 @@ package raw
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -62,8 +63,9 @@ func podList(b testing.TB, n int) (body []byte, itemBytes int) {
 	return buf.Bytes(), itemBytes
 }
 
-// BenchmarkFramer measures finding frame boundaries alone (MB/s).
-func BenchmarkFramer(b *testing.B) {
+// benchStream reads the repeated watch fixture with read once per op and
+// reports bytes, CPU and units (frames or events) per second.
+func benchStream(b *testing.B, unit string, read func(io.Reader)) {
 	body, events := watchStream(b, 256)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
@@ -71,49 +73,42 @@ func BenchmarkFramer(b *testing.B) {
 	cpu := startCPU(b)
 	for b.Loop() {
 		r.Reset(body)
+		read(r)
+	}
+	cpu.report(len(body))
+	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), unit)
+}
+
+// BenchmarkFramer measures finding frame boundaries alone (MB/s).
+func BenchmarkFramer(b *testing.B) {
+	benchStream(b, "frames/s", func(r io.Reader) {
 		f := newFramer(r, 0)
 		for {
 			if _, err := f.Next(); err != nil {
-				break
+				return
 			}
 		}
-	}
-	cpu.report(len(body))
-	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+	})
 }
 
 // BenchmarkWatchDecode measures whole events: framing, the envelope, the
 // metadata and the copy of each object.
 func BenchmarkWatchDecode(b *testing.B) {
-	body, events := watchStream(b, 256)
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	r := bytes.NewReader(body)
-	cpu := startCPU(b)
-	for b.Loop() {
-		r.Reset(body)
+	benchStream(b, "events/s", func(r io.Reader) {
 		w := newTestWatcher(r, &Decoder{})
 		for {
 			if _, err := w.Next(); err != nil {
-				break
+				return
 			}
 		}
-	}
-	cpu.report(len(body))
-	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	})
 }
 
 // BenchmarkWatchDecodeBatches is BenchmarkWatchDecode framed on one
 // goroutine and built on another, as httpwatch reads a watch (decision
 // 35): events/s is the pair's throughput, cpu-ns/op what both cost.
 func BenchmarkWatchDecodeBatches(b *testing.B) {
-	body, events := watchStream(b, 256)
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	r := bytes.NewReader(body)
-	cpu := startCPU(b)
-	for b.Loop() {
-		r.Reset(body)
+	benchStream(b, "events/s", func(r io.Reader) {
 		batches := make(chan *Batch, 2)
 		go func() {
 			defer close(batches)
@@ -124,14 +119,12 @@ func BenchmarkWatchDecodeBatches(b *testing.B) {
 		for bt := range batches {
 			for _, f := range bt.Frames {
 				if _, err := buildFrame(f); err != nil {
-					b.Fatal(err)
+					b.Error(err)
 				}
 			}
 			bt.Release()
 		}
-	}
-	cpu.report(len(body))
-	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	})
 }
 
 // BenchmarkListScan measures a 500-pod page; alloc/JSON is the bytes
