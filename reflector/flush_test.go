@@ -82,12 +82,7 @@ func TestFlushBeforeEveryWait(t *testing.T) {
 // (httpwatch.ReadNotifier), and the reflector flushes then, so every event
 // is handed on before the watch waits for the next (decision 33).
 func TestFlushBeforeTheWatchReads(t *testing.T) {
-	s := watchtest.NewUnstartedServer()
-	s.BookmarkInterval = 0
-	s.Start()
-	t.Cleanup(s.Close) // after the reflector stops
-	_, err := s.Create(watchtest.Pods, `{"metadata":{"name":"a","namespace":"ns"}}`)
-	require.NoError(t, err)
+	s := serveOnePod(t)
 	c := newTestClient(t, s.URL)
 	sink := &flushSink{}
 	r := New(c.Resource(pods), sink)

@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 var pods = httpwatch.Resource{Version: "v1", Resource: "pods"}
@@ -27,6 +28,20 @@ func newTestClient(t testing.TB, url string) *httpwatch.Client {
 	c.RetryWaitMin, c.RetryWaitMax = time.Millisecond, 5*time.Millisecond
 	t.Cleanup(c.CloseIdleConnections)
 	return c
+}
+
+// serveOnePod starts a watchtest server holding pod ns/a, with no periodic
+// bookmarks (so a watch carries only what the test writes), closed after
+// the reflector stops.
+func serveOnePod(t *testing.T) *watchtest.Server {
+	t.Helper()
+	s := watchtest.NewUnstartedServer()
+	s.BookmarkInterval = 0
+	s.Start()
+	t.Cleanup(s.Close) // after the reflector stops
+	_, err := s.Create(watchtest.Pods, `{"metadata":{"name":"a","namespace":"ns"}}`)
+	require.NoError(t, err)
+	return s
 }
 
 // statusOf returns the *StatusError the client makes of what h answers to

@@ -54,12 +54,7 @@ func serverQueries(s *watchtest.Server, verb, key string) []string {
 // reflector received; every watch asks for bookmarks and for a timeout
 // drawn from [300, 600) seconds.
 func TestReflectorRelistAfterWatchGoneOverHTTP(t *testing.T) {
-	s := watchtest.NewUnstartedServer()
-	s.BookmarkInterval = 0
-	s.Start()
-	t.Cleanup(s.Close) // after the reflector stops
-	_, err := s.Create(watchtest.Pods, `{"metadata":{"name":"a","namespace":"ns"}}`)
-	require.NoError(t, err)
+	s := serveOnePod(t)
 
 	c := newTestClient(t, s.URL)
 	t.Cleanup(c.CloseIdleConnections)
