@@ -370,9 +370,7 @@ func TestWarmStartRefusesObjectsWithoutAKeyOfTheirOwn(t *testing.T) {
 			require.Eventually(t, func() bool { return len(rec.lines()) == 1 }, wait, time.Millisecond, "%q", rec.lines())
 			assert.Equal(t, []string{"add ns/b initial=true"}, rec.lines())
 			assert.Equal(t, serverView(t, r.s), cacheView(inf))
-			above := log.Above()
-			require.Len(t, above, 1, "%q", above)
-			assert.True(t, strings.HasPrefix(above[0], "WARN informer: snapshot unreadable"), above[0])
+			assertSnapshotDropped(t, log)
 		})
 	}
 }
@@ -498,4 +496,13 @@ func TestSnapshotKeyHasNoCredentials(t *testing.T) {
 	key, err := snapshotKey(rc, NewInformer(rc, 0), snapshot.Options{})
 	require.NoError(t, err)
 	assert.NotContains(t, fmt.Sprint(key), "s3cret")
+}
+
+// assertSnapshotDropped checks that the informer said, once and at Warn,
+// that it dropped an unreadable snapshot, and nothing else above Debug.
+func assertSnapshotDropped(t *testing.T, log *testlog.Log) {
+	t.Helper()
+	above := log.Above()
+	require.Len(t, above, 1, "%q", above)
+	assert.True(t, strings.HasPrefix(above[0], "WARN informer: snapshot unreadable"), above[0])
 }
