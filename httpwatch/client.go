@@ -72,13 +72,18 @@ type Client struct {
 	clock     clock.Clock
 	discovery discovery
 	warnings  warned
+	// pingTimeout is the HTTP/2 health check's, to explain a connection
+	// it closed; lost the connections explained so far.
+	pingTimeout time.Duration
+	lost        lostConns
 }
 
 // NewClient returns a client for the server cfg describes. It uses only
 // cfg.Host, cfg.QPS and cfg.Burst (QPS 0 means 50, below 0 unlimited;
-// Burst 0 means 100), cfg.Timeout (per attempt of a
-// non-streaming request, 0 for none; never applied to watches), cfg.Clock
-// and cfg.RoundTripper (TLS, credentials).
+// Burst 0 means 100), cfg.RequestTimeout (per attempt of a
+// non-streaming request; never applied to watches), cfg.HealthCheck (to
+// explain a connection it closed), cfg.Clock and cfg.RoundTripper (TLS,
+// credentials).
 func NewClient(cfg *kubeconfig.Config) (*Client, error) {
 	if cfg == nil || cfg.Host == "" {
 		return nil, errors.New("httpwatch: new client: no host in config")
@@ -109,6 +114,7 @@ func NewClient(cfg *kubeconfig.Config) (*Client, error) {
 		host:               host,
 		clock:              cfg.Clock,
 	}
+	_, c.pingTimeout = cfg.HealthCheck()
 	if c.clock == nil {
 		c.clock = clock.Real
 	}
@@ -120,7 +126,7 @@ func NewClient(cfg *kubeconfig.Config) (*Client, error) {
 		rt = &limited{next: rt, limiter: c.limiter}
 		watchRT = &limited{next: watchRT, limiter: c.limiter}
 	}
-	c.list = &http.Client{Transport: rt, Timeout: cfg.Timeout}
+	c.list = &http.Client{Transport: rt, Timeout: cfg.RequestTimeout()}
 	c.watch = &http.Client{Transport: watchRT}
 	return c, nil
 }

@@ -46,8 +46,12 @@ func (m *measured) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := m.c.clock.Now()
 	resp, err := m.next.RoundTrip(req)
 	info := RequestInfo{Latency: m.c.clock.Since(start), Err: err}
+	if err != nil {
+		err = m.c.explainLost(err)
+	}
 	if resp != nil {
 		info.Code = resp.StatusCode
+		m.c.watchLost(resp)
 	}
 	if m.c.Metrics != nil || failed(info) {
 		info.Verb, info.Resource = describe(req, m.c.host.Path)

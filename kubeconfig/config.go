@@ -105,11 +105,31 @@ type Config struct {
 	// DefaultQPS and DefaultBurst; a negative QPS means unlimited. See Rate.
 	QPS   float64
 	Burst int
-	// Timeout bounds each non-watch request; zero means no limit beyond the
-	// request's context. Watches are never given one: they wait at most
-	// Client.WatchHeaderTimeout for the response headers, then stream for
-	// as long as the server keeps them open.
+	// Timeout bounds each attempt of a non-watch request (a list page, a
+	// get, a write, discovery, a lease or an Event), from sending it to the
+	// end of its body, so a connection that stops answering mid-way fails
+	// the attempt instead of holding it. Zero means DefaultTimeout; a
+	// negative Timeout sets no limit beyond the request's context. Watches
+	// are never given one: they wait at most Client.WatchHeaderTimeout for
+	// the response headers, then stream for as long as they hear from the
+	// server (see the reflector's WatchIdleTimeout).
 	Timeout time.Duration
+	// PingAfter and PingTimeout are the HTTP/2 health check: a connection
+	// from which no frame has come for PingAfter is pinged, and closed when
+	// the ping has no answer within PingTimeout, which fails every request
+	// on it at once (the client retries them; watches resume from their
+	// resourceVersion). Zero means DefaultPingAfter and DefaultPingTimeout;
+	// a negative PingAfter turns the check off. They apply to https hosts,
+	// where the connection is HTTP/2, and not when Transport is set.
+	PingAfter   time.Duration
+	PingTimeout time.Duration
+	// KeepAlive is the TCP keepalive of every connection: after KeepAlive
+	// without traffic the system sends a probe, then one every KeepAlive/3,
+	// and closes the connection when three go unanswered, so a peer that
+	// vanished without a reset is found within 2×KeepAlive of its last
+	// packet. Zero means DefaultKeepAlive; negative turns probes off. Not
+	// used when Transport is set.
+	KeepAlive time.Duration
 	// Transport, if set, replaces the transport built from the TLS and proxy
 	// fields (which must then be empty); credentials, impersonation and the
 	// user agent are still added on top. Tests pass an httptest server's
@@ -309,6 +329,10 @@ func (c *Config) hasTLS() bool {
 // for error messages.
 func (c *Config) httpTransport(ea *execAuth) (*http.Transport, string, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = c.dialer().DialContext
+	if after, timeout := c.HealthCheck(); after > 0 {
+		t.HTTP2 = &http.HTTP2Config{SendPingTimeout: after, PingTimeout: timeout}
+	}
 	// A chunked body's framing goes through this buffer: at net/http's
 	// default 4 KB every chunk header is a 4 KB read; raw's readers ask
 	// for 64 KB or more while data flows, and so does this.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/listwatch/listwatch/internal/redact"
 )
@@ -69,8 +70,13 @@ func (c Config) fields() []field {
 	if c.Burst != 0 {
 		d.add("Burst", fmt.Sprint(c.Burst), fmt.Sprint(c.Burst), c.Burst)
 	}
-	if c.Timeout != 0 {
-		d.add("Timeout", c.Timeout.String(), fmt.Sprintf("%d", c.Timeout), c.Timeout.String())
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"Timeout", c.Timeout}, {"PingAfter", c.PingAfter}, {"PingTimeout", c.PingTimeout}, {"KeepAlive", c.KeepAlive}} {
+		if f.d != 0 {
+			d.add(f.name, f.d.String(), fmt.Sprintf("%d", f.d), f.d.String())
+		}
 	}
 	if c.Transport != nil {
 		d.typeName("Transport", c.Transport)

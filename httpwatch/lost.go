@@ -1,0 +1,100 @@
+package httpwatch
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+)
+
+// ErrConnectionLost is wrapped by the error of every request, and every
+// read of a response body, that failed because the transport gave its
+// connection up as silent: an HTTP/2 ping went unanswered (see
+// kubeconfig.Config.PingAfter). IsProbableEOF reports it, so a watch on
+// the connection resumes from its resourceVersion and a get or list is
+// retried on a new connection.
+var ErrConnectionLost = errors.New("connection lost")
+
+// pingLost is net/http's message for a connection its HTTP/2 health check
+// closed. net/http exports no error value to match, and every request on
+// the connection fails with the one error it made, so that value also
+// names the connection.
+const pingLost = "http2: client connection lost"
+
+// lostConns remembers the last few lost connections reported, so each is
+// said once however many requests it failed.
+type lostConns struct {
+	mu       sync.Mutex
+	reported [8]error
+	next     int
+}
+
+// firstReport reports whether cause, the error a lost connection failed
+// its requests with, is new.
+func (l *lostConns) firstReport(cause error) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.reported {
+		if e == cause {
+			return false
+		}
+	}
+	l.reported[l.next] = cause
+	l.next = (l.next + 1) % len(l.reported)
+	return true
+}
+
+// lostCause returns the error net/http failed a request with when its
+// HTTP/2 connection's ping went unanswered, or nil.
+func lostCause(err error) error {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if e.Error() == pingLost {
+			return e
+		}
+	}
+	return nil
+}
+
+// explainLost turns the error of a request on a connection the HTTP/2
+// health check closed into one wrapping ErrConnectionLost, and says once
+// per connection, at Warn, what happened. Other errors are returned as
+// they are.
+func (c *Client) explainLost(err error) error {
+	cause := lostCause(err)
+	if cause == nil {
+		return err
+	}
+	within := "in time"
+	if c.pingTimeout > 0 {
+		within = "within " + c.pingTimeout.String()
+	}
+	if c.lost.firstReport(cause) && c.Logger != nil {
+		c.Logger.Warn("httpwatch: no answer to an HTTP/2 ping "+within+": connection to "+c.host.Host+" closed",
+			"host", c.host.Host, "next", "watches on it resume from their resourceVersion; requests are retried on a new connection")
+	}
+	return fmt.Errorf("%w: no answer to an HTTP/2 ping %s: %w", ErrConnectionLost, within, err)
+}
+
+// lostBody explains a read that failed because the health check closed
+// the connection under it.
+type lostBody struct {
+	io.ReadCloser
+	c *Client
+}
+
+func (b *lostBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		err = b.c.explainLost(err)
+	}
+	return n, err
+}
+
+// watchLost makes the body of an HTTP/2 response explain a lost
+// connection; only HTTP/2 connections are pinged.
+func (c *Client) watchLost(resp *http.Response) {
+	if resp.ProtoMajor == 2 {
+		resp.Body = &lostBody{ReadCloser: resp.Body, c: c}
+	}
+}

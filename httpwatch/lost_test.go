@@ -1,0 +1,116 @@
+package httpwatch
+
+import (
+	"context"
+	"encoding/pem"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/internal/stallproxy"
+	"github.com/listwatch/listwatch/internal/testlog"
+	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/stretchr/testify/require"
+)
+
+// stalledServer is an HTTP/2 API server of one pod reached through a
+// proxy that can go silent, and a client for it with a short HTTP/2
+// health check.
+type stalledServer struct {
+	proxy  *stallproxy.Proxy
+	client *Client
+	log    *testlog.Log
+}
+
+const testPod = `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"ns","resourceVersion":"1"}}`
+
+func newStalledServer(t *testing.T) *stalledServer {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("watch") == "" {
+			fmt.Fprintf(w, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[%s]}`, testPod)
+			return
+		}
+		fmt.Fprintf(w, `{"type":"ADDED","object":%s}`+"\n", testPod)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close) // after the proxy's Cleanup has cut the stalled connections
+	p := stallproxy.New(t, srv.Listener.Addr().String())
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	c, err := NewClient(&kubeconfig.Config{
+		Host: "https://" + p.Addr(), CAData: ca, QPS: -1,
+		PingAfter: 50 * time.Millisecond, PingTimeout: 200 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	c.RetryWaitMin, c.RetryWaitMax = time.Millisecond, 5*time.Millisecond
+	logger, log := testlog.NewLogger()
+	c.Logger = logger
+	t.Cleanup(c.CloseIdleConnections)
+	return &stalledServer{proxy: p, client: c, log: log}
+}
+
+// warnings returns what was logged at Warn and above.
+func (s *stalledServer) warnings() []string { return s.log.Above() }
+
+func watchOne(t *testing.T, rc *ResourceClient) Watcher {
+	t.Helper()
+	w, err := rc.Watch(context.Background(), ListOptions{})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	ev, err := w.Next()
+	require.NoError(t, err)
+	require.Equal(t, Added, ev.Type)
+	return w
+}
+
+// The HTTP/2 health check (decision 36) closes a connection that went
+// silent, and every watch on it ends with an error that says so and that
+// the reflector resumes from (IsProbableEOF); the connection is said once,
+// at Warn, however many watches it held. Without the check, Next waits for
+// ever.
+func TestPingEndsWatchesOnSilentConnection(t *testing.T) {
+	s := newStalledServer(t)
+	rc := s.client.Resource(Resource{Version: "v1", Resource: "pods"})
+	watches := []Watcher{watchOne(t, rc), watchOne(t, rc)}
+	require.Equal(t, 1, s.proxy.Accepted(), "both watches share one HTTP/2 connection")
+
+	s.proxy.Stall()
+	for i, w := range watches {
+		done := make(chan error, 1)
+		go func() {
+			_, err := w.Next()
+			done <- err
+		}()
+		err := testwait.Recv(t, done, fmt.Sprintf("watch %d to end once the ping goes unanswered", i))
+		require.ErrorIs(t, err, ErrConnectionLost)
+		require.True(t, IsProbableEOF(err), "a lost connection resumes the watch: %v", err)
+	}
+	warn := s.warnings()
+	require.Len(t, warn, 1, "one line for the lost connection, not one per watch")
+	require.Contains(t, warn[0], "WARN httpwatch: no answer to an HTTP/2 ping within 200ms: connection to "+s.proxy.Addr()+" closed")
+}
+
+// A list sent on the connection after it went silent (decision 36) does not wait out its
+// context: the ping fails the connection, and the list is retried on a new
+// one.
+func TestPingRetriesListOnNewConnection(t *testing.T) {
+	s := newStalledServer(t)
+	rc := s.client.Resource(Resource{Version: "v1", Resource: "pods"})
+	watchOne(t, rc)
+	s.proxy.Stall()
+
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
+	defer cancel()
+	page, err := rc.List(ctx, ListOptions{})
+	require.NoError(t, err, "the list is retried on a new connection")
+	require.Len(t, page.Items, 1)
+	require.Equal(t, 2, s.proxy.Accepted())
+	require.Len(t, s.log.Lines(slog.LevelWarn), 1)
+}
