@@ -2,6 +2,7 @@ package httpwatch
 
 import (
 	"context"
+	"time"
 
 	"github.com/listwatch/listwatch/raw"
 )
@@ -22,14 +23,23 @@ type ListOptions struct {
 	ResourceVersion      string
 	ResourceVersionMatch string
 	// TimeoutSeconds asks the server to end a watch (cleanly) after this
-	// long; a watch has no client-side timeout once the server has
-	// answered (Client.WatchHeaderTimeout bounds the wait for that).
+	// long. Client.WatchHeaderTimeout bounds the wait for the server's
+	// answer, and IdleTimeout the silence of the stream after it.
 	TimeoutSeconds      int64
 	AllowWatchBookmarks bool
 	// SendInitialEvents makes a watch start with an ADDED event for every
 	// object, then a BOOKMARK annotated "k8s.io/initial-events-end" (a
 	// streaming list; needs ResourceVersionMatch "NotOlderThan").
 	SendInitialEvents bool
+	// IdleTimeout is client-side and never sent: a watch that waits this
+	// long for a byte from the server (no event, no bookmark) ends with an
+	// error wrapping ErrWatchIdle, and the client drops its idle
+	// connections, which may be as silent. Zero means TimeoutSeconds plus
+	// 30 s (the server should have ended the watch by then), or an hour and
+	// 30 s without TimeoutSeconds; negative means no limit. The reflector
+	// sets a tighter one once the server has shown that it sends bookmarks
+	// to quiet watches (reflector.Reflector.WatchIdleTimeout).
+	IdleTimeout time.Duration
 }
 
 // Page is one page of a list response, or a whole list from ListAll

@@ -33,8 +33,9 @@ import (
 //
 // The server must send the response headers within the client's
 // WatchHeaderTimeout (an error wrapping ErrResponseHeaderTimeout otherwise);
-// after that the stream has no client-side timeout: opts.TimeoutSeconds and
-// ctx bound it. Stop (or cancelling ctx) ends it.
+// after that opts.TimeoutSeconds and ctx bound the stream, and
+// opts.IdleTimeout its silence (an error wrapping ErrWatchIdle, which
+// IsProbableEOF reports). Stop (or cancelling ctx) ends it.
 func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher, error) {
 	path, err := rc.res.Path()
 	if err != nil {
@@ -67,7 +68,11 @@ func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher,
 		defer resp.Body.Close()
 		return nil, rc.explain(ctx, statusFromResponse("WATCH", path, resp, rc.c.now()))
 	}
-	return newStreamWatcher(resp.Body, cancel, "WATCH", path, rc.decoder()), nil
+	body := resp.Body
+	if limit := idleLimit(opts); limit > 0 {
+		body = newIdleBody(body, limit, rc.c.clock, rc.c.CloseIdleConnections)
+	}
+	return newStreamWatcher(body, cancel, "WATCH", path, rc.decoder()), nil
 }
 
 // emptyWatcher is a stream that has already ended.

@@ -65,6 +65,8 @@ func routine(op Op, err error) bool {
 		return true
 	case errors.Is(err, ErrNoInitialEventsEnd): // a paged list follows
 		return true
+	case errors.Is(err, httpwatch.ErrWatchIdle): // resumed, but the connection was silent
+		return false
 	case op == OpWatch && httpwatch.IsProbableEOF(err): // a cut watch resumes
 		return true
 	}
@@ -83,6 +85,8 @@ func keyOf(op Op, err error) failureKey {
 		k.class = fmt.Sprint(se.Code)
 	case httpwatch.IsConnectionRefused(err):
 		k.class = "connection refused"
+	case errors.Is(err, httpwatch.ErrWatchIdle):
+		k.class = "silent watch"
 	case httpwatch.IsProbableEOF(err):
 		k.class = "connection lost"
 	case errors.Is(err, ErrVeryShortWatch):
@@ -248,6 +252,8 @@ func (r *Reflector) hint(e *SyncError) string {
 		return "set a namespace: the resource is namespaced"
 	case httpwatch.IsConnectionRefused(e.Err):
 		return "check the server address: nothing listens there (or the server is restarting)"
+	case errors.Is(e.Err, httpwatch.ErrWatchIdle):
+		return "the watch resumed on a new connection; if this repeats, look for a proxy, NAT or load balancer between here and the server that drops quiet connections"
 	case !isStatus || !httpwatch.IsPermanent(e.Err):
 		return ""
 	case httpwatch.IsUnauthorized(e.Err):

@@ -37,12 +37,13 @@ type reply struct {
 // end reports whether the stream is over after rep.
 func (rep reply) end() bool { return rep.err != nil || rep.ev.Type == httpwatch.Error }
 
-// newFeed starts the feed of w, opened with ctx, which cancel ends. flush,
+// newFeed starts the feed of w, opened with ctx, which cancel ends, and
+// watched over by quiet, if not nil, which the feed stops with w. flush,
 // if not nil, is the Sink's Flush: the feed calls it before the loop may
 // wait for w (see Flusher) and once w is closed.
-func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, direct bool, flush func()) feed {
+func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, quiet *silence, direct bool, flush func()) feed {
 	if direct {
-		f := &directFeed{stopper: newStopper(ctx, cancel, w), flush: flush}
+		f := &directFeed{stopper: newStopper(ctx, cancel, w, quiet), flush: flush}
 		if rn, ok := w.(httpwatch.ReadNotifier); ok && flush != nil {
 			rn.NotifyRead(flush) // the loop may wait only when w says so
 		} else {
@@ -51,7 +52,7 @@ func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher
 		return f
 	}
 	f := &readAhead{
-		stopper: newStopper(ctx, cancel, w),
+		stopper: newStopper(ctx, cancel, w, quiet),
 		flush:   flush,
 		ready:   make(chan struct{}, 1),
 		room:    make(chan struct{}, 1),
@@ -66,7 +67,8 @@ func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher
 // watch's context (Run's, or a Relist), whichever comes first: the end of
 // the context unblocks a loop or reader waiting in Next.
 type stopper struct {
-	w httpwatch.Watcher
+	w       httpwatch.Watcher
+	silence *silence // nil: no watchdog
 	// unhook cancels the stop arranged on the context; false means the
 	// stop has already begun. cancel releases the context.
 	unhook  func() bool
@@ -74,8 +76,8 @@ type stopper struct {
 	stopped chan struct{} // closed once the stop on the context is done
 }
 
-func newStopper(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher) stopper {
-	s := stopper{w: w, cancel: cancel, stopped: make(chan struct{})}
+func newStopper(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, quiet *silence) stopper {
+	s := stopper{w: w, silence: quiet, cancel: cancel, stopped: make(chan struct{})}
 	s.unhook = context.AfterFunc(ctx, func() {
 		w.Stop()
 		close(s.stopped)
@@ -91,7 +93,18 @@ func (s *stopper) stop() {
 	} else {
 		<-s.stopped
 	}
+	if s.silence != nil {
+		s.silence.stop()
+	}
 	s.cancel()
+}
+
+// nextEvent is the watch's Next, watched over by its silence watchdog if any.
+func (s *stopper) nextEvent() (httpwatch.Event, error) {
+	if s.silence != nil {
+		return s.silence.next()
+	}
+	return s.w.Next()
 }
 
 // directFeed is read by the loop itself.
@@ -105,7 +118,7 @@ func (f *directFeed) next(context.Context, <-chan time.Time) (reply, bool) {
 	if f.flushEach {
 		f.flush()
 	}
-	ev, err := f.w.Next()
+	ev, err := f.nextEvent()
 	return reply{ev, err}, true
 }
 
@@ -146,7 +159,7 @@ type readAhead struct {
 func (f *readAhead) read() {
 	defer close(f.done)
 	for {
-		ev, err := f.w.Next()
+		ev, err := f.nextEvent()
 		rep := reply{ev, err}
 		f.mu.Lock()
 		f.queue = append(f.queue, rep)

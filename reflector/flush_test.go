@@ -106,7 +106,7 @@ func TestNoFlushWithoutFlusher(t *testing.T) {
 	r := New(&scriptSource{}, &recordSink{})
 	assert.Nil(t, r.flusher())
 	r.flush() // no Flush to call
-	f := newFeed(context.Background(), func() {}, newWatcher(), true, nil).(*directFeed)
+	f := newFeed(context.Background(), func() {}, newWatcher(), nil, true, nil).(*directFeed)
 	assert.False(t, f.flushEach)
 	f.close()
 }

@@ -152,6 +152,19 @@ type Options struct {
 	// asks for a random timeout in [MinWatchTimeout, 2·MinWatchTimeout).
 	MinWatchTimeout time.Duration
 
+	// WatchIdleTimeout is how long a watch may hear nothing from the
+	// server, not a byte, once the server has shown that it breaks the
+	// silence of a quiet watch with bookmarks: two bookmarks on one watch
+	// within half of it. The watch is then taken to sit on a silent
+	// connection (a black-holed path, a wedged server): it is ended,
+	// logged at Warn, and resumed from its resourceVersion, without a
+	// relist. Until that showing, and again after such an end, the
+	// bound is the watch's own timeout plus 30 s, so a server that sends
+	// no bookmarks to quiet watches (its watch cache off) never has a
+	// quiet watch restarted. 0 keeps that looser bound for good; negative
+	// sets no bound at all (decision 36).
+	WatchIdleTimeout time.Duration
+
 	// MaxInternalErrorRetryDuration is how long a watch ending with an
 	// InternalError is reopened without a relist, counted from the first of
 	// a run of them; a minute without one, or a relist, starts a new run.
@@ -159,14 +172,22 @@ type Options struct {
 	MaxInternalErrorRetryDuration time.Duration
 }
 
+// DefaultWatchIdleTimeout is Options.WatchIdleTimeout's default. The API
+// server's watch cache sends a quiet watch that allows them a bookmark
+// about once a minute (decision 36 has the measurement), so two minutes
+// of silence is two missed bookmarks.
+const DefaultWatchIdleTimeout = 2 * time.Minute
+
 // DefaultOptions returns client-go's defaults: watch-list on, the default
-// backoff, watch timeouts of 5 to 10 minutes.
+// backoff, watch timeouts of 5 to 10 minutes; and a silent watch
+// restarted after DefaultWatchIdleTimeout (client-go has none).
 func DefaultOptions() Options {
 	return Options{
-		Name:            "objects",
-		WatchList:       true,
-		Backoff:         DefaultBackoff(),
-		MinWatchTimeout: 5 * time.Minute,
+		Name:             "objects",
+		WatchList:        true,
+		Backoff:          DefaultBackoff(),
+		MinWatchTimeout:  5 * time.Minute,
+		WatchIdleTimeout: DefaultWatchIdleTimeout,
 	}
 }
 

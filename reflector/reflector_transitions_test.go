@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // t0 is the fake time of newTestReflector's clock.
@@ -152,6 +153,36 @@ func TestReflectorTransitions(t *testing.T) {
 			},
 		},
 		{
+			name: "decision 36: until the server has shown bookmarks, a watch's silence is bounded only by its own timeout",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchOf(newWatcher())) },
+			from: at(phaseWatch, synced("10")), want: phaseStream, mem: synced("10"),
+			checkOpt: func(t *testing.T, src *scriptSource) { assert.Zero(t, src.watchOpts[0].IdleTimeout) },
+			check: func(t *testing.T, next state) {
+				require.NotNil(t, next.silence)
+				assert.False(t, armed(next.silence))
+			},
+		},
+		{
+			name: "decision 36: once it has, by WatchIdleTimeout from the start",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchOf(newWatcher())) },
+			from: at(phaseWatch, memory{lastRV: "10", bookmarking: true}), want: phaseStream, mem: memory{lastRV: "10", bookmarking: true},
+			check: func(t *testing.T, next state) {
+				require.NotNil(t, next.silence)
+				assert.True(t, armed(next.silence))
+				assert.Equal(t, DefaultWatchIdleTimeout, next.silence.limit)
+			},
+		},
+		{
+			name: "decision 36: a negative WatchIdleTimeout sets no bound at all",
+			prep: func(r *Reflector, src *scriptSource) {
+				r.WatchIdleTimeout = -1
+				src.watches = append(src.watches, watchOf(newWatcher()))
+			},
+			from: at(phaseWatch, memory{lastRV: "10", bookmarking: true}), want: phaseStream, mem: memory{lastRV: "10", bookmarking: true},
+			checkOpt: func(t *testing.T, src *scriptSource) { assert.Negative(t, src.watchOpts[0].IdleTimeout) },
+			check:    func(t *testing.T, next state) { assert.Nil(t, next.silence) },
+		},
+		{
 			name: "conformance 22: a refused watch start backs off and watches again",
 			prep: func(_ *Reflector, src *scriptSource) {
 				src.watches = append(src.watches, watchFail(fmt.Errorf("dial: %w", errConnRefused)))
@@ -182,6 +213,43 @@ func TestReflectorTransitions(t *testing.T) {
 			name: "conformance 17, conformance 58: a bookmark moves the RV and changes no object",
 			from: streamOf(newWatcher(ev(httpwatch.Bookmark, obj("", "9"))), synced("1")), want: phaseStream,
 			mem: synced("9"), // no call: the sink hears of no object
+		},
+		{
+			name: "decision 36: a second bookmark within half of WatchIdleTimeout shows that the server sends them",
+			from: func() state {
+				s := streamOf(newWatcher(ev(httpwatch.Bookmark, obj("", "9"))), synced("1"))
+				s.bookmarked = t0.Add(-DefaultWatchIdleTimeout / 2)
+				return s
+			}(),
+			want: phaseStream, mem: memory{lastRV: "9", bookmarking: true},
+		},
+		{
+			name: "decision 36: bookmarks further apart show nothing",
+			from: func() state {
+				s := streamOf(newWatcher(ev(httpwatch.Bookmark, obj("", "9"))), synced("1"))
+				s.bookmarked = t0.Add(-DefaultWatchIdleTimeout/2 - time.Second)
+				return s
+			}(),
+			want: phaseStream, mem: synced("9"),
+		},
+		{
+			name: "decision 36: nor does the bookmark that ends a watch-list's initial events",
+			from: func() state {
+				s := streamOf(newWatcher(ev(httpwatch.Bookmark, endBookmark("9"))), synced("1"))
+				s.bookmarked = t0.Add(-time.Second)
+				return s
+			}(),
+			want: phaseStream, mem: synced("9"),
+		},
+		{
+			name: "decision 36: a silent watch resumes without a relist, and its bound loosens again",
+			from: func() state {
+				err := fmt.Errorf("WATCH /api/v1/pods: %w: no byte from the server for 2m0s", httpwatch.ErrWatchIdle)
+				s := streamOf(newWatcher(end(err)), memory{lastRV: "5", bookmarking: true})
+				s.events = 3
+				return s
+			}(),
+			want: phaseWatch, mem: synced("5"),
 		},
 		{
 			name: "conformance 19: synthetic ADDED of a watch from RV 0 do not move the RV",
@@ -406,7 +474,7 @@ func (unstarted) close() {}
 func started(s state) state {
 	if u, ok := s.feed.(unstarted); ok {
 		ctx, cancel := context.WithCancel(context.Background())
-		s.feed = newFeed(ctx, cancel, u.w, s.resyncAt.IsZero() && s.initial == nil, nil)
+		s.feed = newFeed(ctx, cancel, u.w, nil, s.resyncAt.IsZero() && s.initial == nil, nil)
 	}
 	return s
 }
@@ -437,3 +505,6 @@ func stopped(w httpwatch.Watcher) bool {
 		return false
 	}
 }
+
+// armed reports whether s, stopped, had been armed.
+func armed(s *silence) bool { return s.running }

@@ -57,6 +57,9 @@ func (r *Reflector) event(s *state, ev httpwatch.Event) time.Duration {
 	if s.events == 1 {
 		r.recovered() // the watch works
 	}
+	if ev.Type == httpwatch.Bookmark {
+		r.bookmarked(s, ev)
+	}
 	if err := r.checkKind(ev); err != nil {
 		r.report(OpWatch, err) // conformance 18: dropped, not fatal
 		return 0
@@ -141,6 +144,12 @@ func (r *Reflector) watchEnded(s *state, err error) time.Duration {
 	}
 	if !errors.Is(err, io.EOF) {
 		r.report(OpWatch, err)
+	}
+	if errors.Is(err, httpwatch.ErrWatchIdle) {
+		// Until the next showing, the bound falls back to the watch's
+		// timeout: a server that stopped sending bookmarks is not
+		// restarted every WatchIdleTimeout.
+		s.bookmarking = false
 	}
 	if s.initial != nil {
 		r.report(OpWatchList, ErrNoInitialEventsEnd)

@@ -74,6 +74,9 @@ func (r *Reflector) openWatchList(ctx context.Context, s *state) time.Duration {
 // failure is failed's to handle, and failed's wait is returned. When ctx
 // ends first, s is left as it is: Run returns.
 func (r *Reflector) open(ctx context.Context, s *state, opts httpwatch.ListOptions, fromAny, initial bool, failed func(error) time.Duration) time.Duration {
+	if r.WatchIdleTimeout < 0 {
+		opts.IdleTimeout = -1 // no bound, not even httpwatch's own
+	}
 	wctx, cancel := r.watchContext(ctx)
 	w, err := r.watch(wctx, opts)
 	if ctx.Err() != nil {
@@ -104,11 +107,29 @@ func (r *Reflector) opened(ctx context.Context, cancel context.CancelFunc, s *st
 	s.enter(phaseStream)
 	// Without a resync period nor a watch-list to watch over, nothing can
 	// fall due while this watch is open: the loop may block in Next itself.
-	s.feed = newFeed(ctx, cancel, w, s.resyncAt.IsZero() && !initial, r.flusher())
+	s.silence = r.watchSilence(w, s.bookmarking)
+	s.feed = newFeed(ctx, cancel, w, s.silence, s.resyncAt.IsZero() && !initial, r.flusher())
 	s.opened = r.clock().Now()
 	s.fromAny = fromAny
 	if initial {
 		s.initial = map[string]*raw.Object{}
 		s.warnAt = s.opened.Add(initialWait)
 	}
+}
+
+// bookmarked notes a bookmark of the open watch: a second one within half
+// of WatchIdleTimeout shows that the server sends them to quiet watches.
+// The bookmark ending a watch-list's initial events is not one of those.
+func (r *Reflector) bookmarked(s *state, ev httpwatch.Event) {
+	if ev.Object.Get(`metadata.annotations.k8s\.io/initial-events-end`).String() == "true" {
+		return
+	}
+	now := r.clock().Now()
+	if !s.bookmarked.IsZero() && r.WatchIdleTimeout > 0 && now.Sub(s.bookmarked) <= r.WatchIdleTimeout/2 {
+		s.bookmarking = true
+		if s.silence != nil {
+			s.silence.arm()
+		}
+	}
+	s.bookmarked = now
 }

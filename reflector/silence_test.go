@@ -1,0 +1,115 @@
+package reflector
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/raw"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// decision 36: a watch on which the server has shown that it sends
+// bookmarks (two within half of WatchIdleTimeout), and which then hears
+// nothing for WatchIdleTimeout while the reflector waits, is stopped,
+// said once at Warn, and resumed from the last bookmark's version without
+// a relist. A watch on which no such showing came is left alone however
+// long it is quiet: its own timeout ends it.
+func TestReflectorRestartsSilentWatch(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		steps   []watchStep
+		restart bool
+	}{
+		{"shown", []watchStep{ev(httpwatch.Bookmark, obj("", "11")), ev(httpwatch.Bookmark, obj("", "12"))}, true},
+		{"not shown", []watchStep{ev(httpwatch.Bookmark, obj("", "12"))}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first := newWatcher(tc.steps...)
+			src := &scriptSource{
+				pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", "")},
+				watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchOf(first), watchOf(newWatcher())},
+			}
+			r, logs, clk := loggedReflector(src)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { r.Run(ctx); close(done) }()
+			defer func() { cancel(); testwait.Recv(t, done, "Run to return") }()
+
+			require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "12" }, testwait.Timeout, time.Millisecond)
+			if !tc.restart {
+				assert.Zero(t, clk.Waiters(), "nothing watches over a watch never shown to get bookmarks: its own timeout ends it")
+				assert.False(t, stopped(first))
+				assert.Empty(t, logs.Above())
+				return
+			}
+			// Step a quarter of the limit at a time, each once the watchdog
+			// waits again, until it has stopped the watch (at most one
+			// quarter for a look that came before the reader waited).
+			for i := 0; r.Stats().Watches < 2; i++ {
+				require.Less(t, i, 6, "the silent watch was not stopped")
+				require.Eventually(t, func() bool { return clk.Waiters() == 1 || r.Stats().Watches == 2 },
+					testwait.Timeout, time.Millisecond, "the watchdog waits")
+				if clk.Waiters() == 1 {
+					clk.Step(DefaultWatchIdleTimeout / 4)
+				}
+			}
+			require.Eventually(t, func() bool { return r.Stats().Watches == 2 }, testwait.Timeout, time.Millisecond)
+			src.mu.Lock()
+			assert.Len(t, src.listOpts, 1, "no relist")
+			assert.Equal(t, "12", src.watchOpts[1].ResourceVersion, "resumed from the last bookmark")
+			src.mu.Unlock()
+			lines := logs.Above()
+			require.Len(t, lines, 1)
+			assert.True(t, strings.HasPrefix(lines[0], "WARN reflector: watch failed"), lines[0])
+			assert.Contains(t, lines[0], "nothing from the server for 2m0s")
+		})
+	}
+}
+
+// blockingSink holds every Add until release is closed.
+type blockingSink struct {
+	recordSink
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *blockingSink) Add(o *raw.Object) error {
+	close(s.entered)
+	<-s.release
+	return s.recordSink.Add(o)
+}
+
+// decision 36: time the reflector spends in a slow sink is not the
+// server's silence: however long the sink holds an event, the watch is
+// not stopped.
+func TestReflectorSlowSinkIsNotSilence(t *testing.T) {
+	first := newWatcher(ev(httpwatch.Bookmark, obj("", "11")), ev(httpwatch.Bookmark, obj("", "12")), ev(httpwatch.Added, obj("a", "13")))
+	src := &scriptSource{
+		pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", "")},
+		watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchOf(first)},
+	}
+	r, logs, clk := loggedReflector(src)
+	sink := &blockingSink{entered: make(chan struct{}), release: make(chan struct{})}
+	r.Sink = sink
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); testwait.Recv(t, done, "Run to return") }()
+
+	testwait.Recv(t, sink.entered, "the sink to be handed the event")
+	wctx, wcancel := context.WithTimeout(ctx, testwait.Timeout)
+	defer wcancel()
+	for range 8 {
+		require.NoError(t, clk.WaitForWaiters(wctx, 1), "the watchdog waits")
+		clk.Step(DefaultWatchIdleTimeout / 4)
+	}
+	assert.False(t, stopped(first), "a watch held back by its sink is not silent")
+	close(sink.release)
+	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "13" }, testwait.Timeout, time.Millisecond)
+	assert.Empty(t, logs.Above())
+}
