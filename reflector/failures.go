@@ -163,6 +163,8 @@ func (r *Reflector) hint(e *SyncError) string {
 		return "set a namespace: the resource is namespaced"
 	case httpwatch.IsConnectionRefused(e.Err):
 		return "check the server address: nothing listens there (or the server is restarting)"
+	case !isStatus && httpwatch.IsPermanent(e.Err): // the server's certificate
+		return "check the CA (certificate-authority) and the server name: the server's certificate does not verify against them"
 	case !isStatus || !httpwatch.IsPermanent(e.Err):
 		return ""
 	case httpwatch.IsUnauthorized(e.Err):
