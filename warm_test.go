@@ -403,14 +403,19 @@ func TestWarmStartNeedsTransformVersion(t *testing.T) {
 	assert.Contains(t, log.Above()[0], "TransformVersion")
 }
 
-// decision 32: the cache is saved every Interval while its version moves,
-// by the informer's clock, and not when nothing moved.
+// decision 32: the cache is saved after the first sync, then every
+// Interval while its version moves, by the informer's clock, and not when
+// nothing moved.
 func TestSnapshotIsSavedAtInterval(t *testing.T) {
 	r := newWarmRig(t, "a")
 	inf, _ := r.informer()
 	run(t, inf)
 	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
-	assert.NoFileExists(t, r.path())
+	first := inf.LastSyncResourceVersion()
+	require.Eventually(t, func() bool { // the save right after the first sync
+		snap, err := snapshot.ReadFile(r.path(), r.key(), snapshot.Limits{})
+		return err == nil && snap.ResourceVersion == first
+	}, wait, time.Millisecond)
 
 	raw, err := r.s.Update(watchtest.Pods, podJSON("a", "2"))
 	require.NoError(t, err)
