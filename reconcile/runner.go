@@ -239,7 +239,7 @@ func (r *Runner) informers() []*listwatch.Informer {
 func (r *Runner) runInformers(ctx context.Context, bg *sync.WaitGroup) {
 	if r.Factory != nil {
 		r.Factory.Start(ctx)
-		bg.Go(r.Factory.Shutdown)
+		bg.Go(func() { <-ctx.Done(); r.Factory.Shutdown() })
 		return
 	}
 	for _, inf := range r.informers() {
