@@ -59,6 +59,7 @@ type Factory struct {
 	informers map[httpwatch.Resource]*Informer
 	started   map[httpwatch.Resource]bool
 	shutdown  bool
+	stops     []context.CancelFunc // of the contexts Start gave informers
 	wg        sync.WaitGroup
 }
 
@@ -105,15 +106,17 @@ func (f *Factory) ForResource(r httpwatch.Resource) *Informer {
 	return inf
 }
 
-// Start runs every informer not yet started, each until ctx is done. It may
-// be called again after more ForResource calls; after Shutdown it does
-// nothing.
+// Start runs every informer not yet started, each until ctx is done or
+// Shutdown is called. It may be called again after more ForResource calls;
+// after Shutdown it does nothing.
 func (f *Factory) Start(ctx context.Context) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.shutdown {
 		return
 	}
+	ctx, stop := context.WithCancel(ctx)
+	f.stops = append(f.stops, stop)
 	for r, inf := range f.informers {
 		if f.started[r] {
 			continue
@@ -139,11 +142,18 @@ func (f *Factory) WaitForCacheSync(ctx context.Context) map[httpwatch.Resource]b
 	return res
 }
 
-// Shutdown waits for every started informer to stop (cancel the context
-// given to Start first) and makes later Starts do nothing.
+// Shutdown stops every started informer, whether the context given to
+// Start is done or not, waits for them to return (each saves its snapshot,
+// if it keeps one) and makes later Starts do nothing, so that
+// defer factory.Shutdown() never blocks for ever.
 func (f *Factory) Shutdown() {
 	f.mu.Lock()
 	f.shutdown = true
+	stops := f.stops
+	f.stops = nil
 	f.mu.Unlock()
+	for _, stop := range stops {
+		stop()
+	}
 	f.wg.Wait()
 }

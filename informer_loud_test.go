@@ -191,7 +191,8 @@ func TestInformerHealsAfterPermanentError(t *testing.T) {
 	require.NoError(t, inf.WaitForSync(ctx))
 	require.Eventually(t, func() bool { return len(log.Above()) == 2 }, wait, time.Millisecond)
 	lines := log.Above()
-	assert.True(t, strings.HasPrefix(lines[1], "INFO reflector: recovered resource=pods"), lines[1])
+	assert.True(t, strings.HasPrefix(lines[1], "INFO reflector: recovered after "), lines[1])
+	assert.Contains(t, lines[1], "resource=pods failures=")
 	assert.NoError(t, inf.WaitForSyncFailFast(ctx), "synced: nothing to report")
 }
 

@@ -26,7 +26,7 @@ import (
 // WaitForSyncFailFast to stop at once. Either way the informer goes on
 // retrying, so a fix made later (RBAC granted, a CRD installed) heals it.
 func (inf *Informer) WaitForSync(ctx context.Context) error {
-	err, _ := inf.wait(ctx, false)
+	err, _ := inf.wait(ctx, false, false)
 	return err
 }
 
@@ -37,15 +37,41 @@ func (inf *Informer) WaitForSync(ctx context.Context) error {
 // restart can act on the error sooner than the informer's retries would
 // heal it: at the start of a command-line tool or a deployment.
 func (inf *Informer) WaitForSyncFailFast(ctx context.Context) error {
-	err, _ := inf.wait(ctx, true)
+	err, _ := inf.wait(ctx, true, false)
 	return err
 }
 
-// wait is both waits; permanent says it returned for a permanent error.
-func (inf *Informer) wait(ctx context.Context, failFast bool) (err error, permanent bool) {
+// WaitForLoaded is WaitForSyncFailFast that also returns nil as soon as
+// Loaded is closed: a snapshot restored (decision 32), readable before the
+// server confirms it, or the first sync. A program that reads a
+// warm-started cache waits with it, and still learns at once of an error
+// that will not fix itself (a 403 on the first start, with no snapshot)
+// instead of waiting on Loaded for ever. With a snapshot, its objects
+// usually load in milliseconds, before the server answers; if a permanent
+// error comes first, it is returned.
+func (inf *Informer) WaitForLoaded(ctx context.Context) error {
+	err, _ := inf.wait(ctx, true, true)
+	return err
+}
+
+// wait is the waits; permanent says it returned for a permanent error.
+// With loaded, a closed Loaded is enough.
+func (inf *Informer) wait(ctx context.Context, failFast, loaded bool) (err error, permanent bool) {
+	var loadedC <-chan struct{} // nil, never ready, unless loaded
+	if loaded {
+		loadedC = inf.Loaded()
+	}
+	ready := func() bool {
+		select {
+		case <-loadedC:
+			return true
+		default:
+			return inf.HasSynced()
+		}
+	}
 	for {
 		last, changed := inf.syncErr.get()
-		if inf.HasSynced() {
+		if ready() {
 			return nil, false
 		}
 		if failFast && last != nil && httpwatch.IsPermanent(last) {
@@ -54,9 +80,11 @@ func (inf *Informer) wait(ctx context.Context, failFast bool) (err error, perman
 		select {
 		case <-inf.Synced():
 			return nil, false
+		case <-loadedC:
+			return nil, false
 		case <-changed:
 		case <-ctx.Done():
-			if inf.HasSynced() {
+			if ready() {
 				return nil, false
 			}
 			if last, _ = inf.syncErr.get(); last == nil {
@@ -126,7 +154,7 @@ func (f *Factory) wait(ctx context.Context, failFast bool) error {
 	var wg sync.WaitGroup
 	for i, inf := range infs {
 		wg.Go(func() {
-			errs[i], permanent[i] = inf.wait(ctx, failFast)
+			errs[i], permanent[i] = inf.wait(ctx, failFast, false)
 			if permanent[i] {
 				stop() // the others' reasons are beside the point
 			}

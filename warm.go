@@ -107,6 +107,12 @@ func (inf *Informer) startWarm(o snapshot.Options, key snapshot.Key) {
 	}
 	inf.warm.opts, inf.warm.key, inf.warm.path = o, key, o.Path(key)
 	snapshot.RemoveTemporary(inf.warm.path)
+	if err := writable(o.Dir); err != nil {
+		// Said now, not at the first save: the process may die before.
+		inf.logger().Warn("informer: snapshot directory not writable; snapshots will not be saved, a restart will list",
+			"resource", inf.Reflector.Name, "dir", o.Dir, "err", err)
+		inf.warm.failing = true // the saves that fail say it at Debug
+	}
 	rd := inf.openSnapshot()
 	if rd == nil {
 		return
@@ -210,7 +216,7 @@ func (inf *Informer) restore(snap *snapshot.Snapshot) error {
 }
 
 // runWarm closes the synced and loaded signals as the informer syncs, and
-// saves the cache every Interval until ctx ends.
+// saves the cache then and every Interval until ctx ends.
 func (inf *Informer) runWarm(ctx context.Context) {
 	select {
 	case <-inf.fifo.Done():
@@ -228,7 +234,9 @@ func (inf *Informer) runWarm(ctx context.Context) {
 	if inf.warm.path == "" {
 		return
 	}
-	t := inf.clock().NewTimer(inf.warm.opts.Interval)
+	// The first save comes right after the first sync, so that a process
+	// killed within its first Interval still restarts warm.
+	t := inf.clock().NewTimer(inf.saveNext())
 	defer t.Stop()
 	for {
 		select {
@@ -236,12 +244,27 @@ func (inf *Informer) runWarm(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		next := inf.warm.opts.Interval
-		if !inf.saveSnapshot() {
-			next = retryBusy // the queue was busy: try again soon
-		}
-		t.Reset(next)
+		t.Reset(inf.saveNext())
 	}
+}
+
+// saveNext saves the cache and returns when to try again: after
+// Interval, or soon when the queue was busy.
+func (inf *Informer) saveNext() time.Duration {
+	if !inf.saveSnapshot() {
+		return retryBusy
+	}
+	return inf.warm.opts.Interval
+}
+
+// writable checks that a file can be made in dir.
+func writable(dir string) error {
+	f, err := os.CreateTemp(dir, ".listwatch-probe-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // retryBusy is how soon a save put off by a busy queue is tried again.

@@ -54,6 +54,13 @@ type Recorder struct {
 	// SeriesFlush is how often a growing series is written; SeriesExpiry
 	// how long after its last occurrence a series ends.
 	SeriesFlush, SeriesExpiry time.Duration
+	// NotePerOccurrence makes the note part of what makes two events the
+	// same, so that no note is lost: an occurrence whose note differs from
+	// those of the series open is an Event of its own ("replicas=2", then
+	// "replicas=3"), and only repeats of one note are counted in a series.
+	// By default, as client-go, a series keeps the note of its first
+	// occurrence.
+	NotePerOccurrence bool
 	// OnError, if set, sees every write that failed (the event is then
 	// dropped). Logger gets them at Debug: events are best effort.
 	OnError func(error)
@@ -84,6 +91,7 @@ type ref struct{ apiVersion, kind, namespace, name, uid, resourceVersion string 
 // seriesKey says which occurrences make one series.
 type seriesKey struct {
 	uid, namespace, name, reason, action, typ string
+	note                                      string // with NotePerOccurrence only
 }
 
 // New returns a Recorder writing through events with the defaults filled in.
@@ -118,7 +126,10 @@ func (r *Recorder) Event(regarding *raw.Object, typ, reason, action, note string
 		ref: ref{regarding.APIVersion(), regarding.Kind(), regarding.Namespace(), regarding.Name(), regarding.UID(), regarding.ResourceVersion()},
 		at:  r.Clock.Now(), note: truncate(note),
 	}
-	p.key = seriesKey{p.ref.uid, p.ref.namespace, p.ref.name, reason, action, typ}
+	p.key = seriesKey{uid: p.ref.uid, namespace: p.ref.namespace, name: p.ref.name, reason: reason, action: action, typ: typ}
+	if r.NotePerOccurrence {
+		p.key.note = p.note
+	}
 	if !r.allow(p.ref, p.at) {
 		r.dropped.Add(1)
 		return

@@ -248,8 +248,8 @@ func (c *Client) retryPolicy(method string) retryablehttp.CheckRetry {
 			return false, ctx.Err()
 		}
 		if err != nil {
-			if !idempotent && !IsConnectionRefused(err) {
-				return false, err
+			if certificateRefused(err) || !idempotent && !IsConnectionRefused(err) {
+				return false, err // a certificate that fails now fails every time
 			}
 			return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
 		}

@@ -1,6 +1,8 @@
 package httpwatch
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -364,14 +366,17 @@ func (e *UnexpectedObjectError) Error() string {
 // label, 406, 415, 422, ErrNamespaceRequired). Someone has to change the
 // program, its configuration or the cluster; informers still retry, so the
 // fix heals them once it is made, but a wait can stop waiting and the log can
-// say so at Error. Transient failures (timeouts, 5xx, 429, refused or cut
-// connections, expired versions) are not permanent.
+// say so at Error. A server certificate that does not verify (an unknown
+// authority, a name it does not carry, expired) is permanent too: the CA,
+// the server name or the certificate has to change. Transient failures
+// (timeouts, 5xx, 429, refused or cut connections, expired versions) are
+// not permanent.
 //
 // A 404 is permanent only for a request that addresses a collection; on a
 // single object it means the object is gone, which callers test with
 // IsNotFound.
 func IsPermanent(err error) bool {
-	if errors.Is(err, ErrUnknownResource) || errors.Is(err, ErrNamespaceRequired) {
+	if errors.Is(err, ErrUnknownResource) || errors.Is(err, ErrNamespaceRequired) || certificateRefused(err) {
 		return true
 	}
 	se, ok := asStatus(err)
@@ -391,4 +396,16 @@ func IsPermanent(err error) bool {
 		}
 	}
 	return false
+}
+
+// certificateRefused reports a server certificate that failed
+// verification. crypto/tls wraps every such failure in a
+// CertificateVerificationError; the x509 errors are checked too for a
+// transport that verifies on its own.
+func certificateRefused(err error) bool {
+	var verr *tls.CertificateVerificationError
+	var uerr x509.UnknownAuthorityError
+	var herr x509.HostnameError
+	var cerr x509.CertificateInvalidError
+	return errors.As(err, &verr) || errors.As(err, &uerr) || errors.As(err, &herr) || errors.As(err, &cerr)
 }

@@ -52,7 +52,7 @@ func TestForbiddenLeaseIsOneErrorLine(t *testing.T) {
 	lines = h.Log.Lines(slog.LevelWarn)
 	require.Len(t, lines, 2)
 	assert.Equal(t, slog.LevelError, lines[1].Level)
-	assert.Contains(t, lines[1].Text, "lease requests still failing, 150 times since the last report")
+	assert.Contains(t, lines[1].Text, "leader election: lease requests failed 150 more times since ")
 
 	a.part.SetRefuse(nil) // RBAC granted
 	h.Step(testRetry, testRetry)

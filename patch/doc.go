@@ -16,6 +16,13 @@
 //	//  "annotations":{"example.com/checked-by":"labeller"}}}
 //	_, err = cms.Apply(ctx, body, httpwatch.ApplyOptions{FieldManager: "labeller"})
 //
+// An object a controller makes for an owner it reconciles, controlled by
+// it (an owner reference with controller and blockOwnerDeletion true), is
+// one line:
+//
+//	body, err = patch.Object("v1", "ConfigMap", d.Namespace(), d.Name()+"-summary").
+//		ControlledBy(d).Set("data.replicas", "3").Bytes()
+//
 // Paths are member names joined by dots, gjson's syntax without its
 // queries: a dot or a backslash in a name is escaped with a backslash
 // (Path does it). Paths address objects only; a list is set whole, as a

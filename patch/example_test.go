@@ -40,3 +40,31 @@ func Example() {
 	// apply: <nil> true
 	// stale: true
 }
+
+// The object a controller makes for its owner, in one line: a summary
+// ConfigMap controlled by a Deployment, applied with the owner reference
+// that the garbage collector and reconcile.ControllerOf follow.
+func ExampleBuilder_ControlledBy() {
+	s := watchtest.NewServer()
+	defer s.Close()
+	client, _ := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
+	defer client.CloseIdleConnections()
+	ctx := context.Background()
+	d, _ := client.Resource(watchtest.Deployments).Namespace("shop").Create(ctx,
+		[]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":3}}`))
+
+	body, err := patch.Object("v1", "ConfigMap", d.Namespace(), d.Name()+"-summary").ControlledBy(d).
+		Set("data.replicas", d.Get("spec.replicas").String()).Bytes()
+	if err != nil {
+		panic(err)
+	}
+	cm, err := client.Resource(watchtest.ConfigMaps).Apply(ctx, body, httpwatch.ApplyOptions{FieldManager: "summariser"})
+	fmt.Println("apply:", err)
+	ref := cm.Get("metadata.ownerReferences.0")
+	fmt.Println(ref.Get("kind"), ref.Get("name"), ref.Get("controller"), ref.Get("blockOwnerDeletion"), ref.Get("uid").String() == d.UID())
+	fmt.Println(cm.Get("data.replicas"))
+	// Output:
+	// apply: <nil>
+	// Deployment web true true true
+	// 3
+}

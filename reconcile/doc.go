@@ -22,6 +22,12 @@
 // again later. On shutdown the runner takes no new keys, lets the workers
 // finish the queued ones within ShutdownTimeout, then stops the informers.
 //
+// A failing reconcile is logged as a failing list is (decision 20): the
+// first failure of each kind at Warn, or at Error with what to do when
+// retrying cannot cure it (a 403 names the verb and resource to grant),
+// repeats counted, the recovery once at Info. OnError and Observe see
+// every failure.
+//
 // With Election set the runner reconciles only while it leads (package
 // leader) and Run returns an error wrapping leader.ErrLost when it stops
 // leading; with Member set each key is reconciled only by the replica that

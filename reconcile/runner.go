@@ -11,6 +11,7 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/internal/faillog"
 	"github.com/listwatch/listwatch/leader"
 	"github.com/listwatch/listwatch/ratelimit"
 	"github.com/listwatch/listwatch/shard"
@@ -57,6 +58,7 @@ const (
 // Run takes them once.
 type Runner struct {
 	// Name names the work queue in QueueMetrics and the runner in logs.
+	// Empty means the name of For (its resource).
 	Name string
 	// For is the informer whose objects' keys are reconciled. Required.
 	For *listwatch.Informer
@@ -87,8 +89,14 @@ type Runner struct {
 	Member *shard.Member
 
 	// Observe, if set, is called after each reconcile with its key, how
-	// long it took and how it ended. Keep it quick.
+	// long it took and how it ended (Error for every failure). Keep it
+	// quick.
 	Observe func(key string, took time.Duration, outcome Outcome)
+	// OnError, if set, sees every failed reconcile with its key and error
+	// (a panic included, lost races too; not a reconcile cut off by the
+	// end of its context), for metrics by kind of failure. The log says
+	// each kind of failure once (decision 20). Keep it quick.
+	OnError func(key string, err error)
 	// QueueMetrics receives the work queue's events: depth, latency,
 	// retries (see ratelimit.Metrics).
 	QueueMetrics ratelimit.Metrics
@@ -103,6 +111,8 @@ type Runner struct {
 	done     map[string]string        // key → resourceVersion last reconciled
 	inFlight map[string]bool          // keys being reconciled
 	due      map[string]time.Time     // key → when RequeueAfter asked for it
+	failing  map[string]bool          // keys whose last reconcile failed
+	failures faillog.Tracker
 
 	synced   atomic.Bool
 	leading  atomic.Bool
@@ -199,6 +209,11 @@ func (r *Runner) start() error {
 	if r.Clock == nil {
 		r.Clock = clock.Real
 	}
+	if r.Name == "" {
+		r.Name = r.For.Reflector.Name
+	}
+	r.failures = faillog.Tracker{Logger: r.Logger, Clock: r.Clock}
+	r.failing = map[string]bool{}
 	r.forced = map[string]bool{}
 	r.done = map[string]string{}
 	r.inFlight = map[string]bool{}
@@ -224,7 +239,7 @@ func (r *Runner) informers() []*listwatch.Informer {
 func (r *Runner) runInformers(ctx context.Context, bg *sync.WaitGroup) {
 	if r.Factory != nil {
 		r.Factory.Start(ctx)
-		bg.Go(r.Factory.Shutdown)
+		bg.Go(func() { <-ctx.Done(); r.Factory.Shutdown() })
 		return
 	}
 	for _, inf := range r.informers() {

@@ -190,7 +190,7 @@ func (r *Runner) process(ctx context.Context, q *ratelimit.Queue[string], lim ra
 	switch {
 	case err != nil:
 		outcome, after = Error, lim.When(key)
-		r.Logger.Debug("reconcile failed; retrying after a backoff", "runner", r.Name, "key", key, "after", after, "err", err)
+		r.failed(ctx, key, after, err)
 	case res.RequeueAfter > 0:
 		lim.Forget(key)
 		outcome, after = Requeue, res.RequeueAfter
@@ -198,6 +198,9 @@ func (r *Runner) process(ctx context.Context, q *ratelimit.Queue[string], lim ra
 		outcome, after = Requeue, lim.When(key)
 	default:
 		lim.Forget(key)
+	}
+	if err == nil {
+		r.succeeded(key)
 	}
 	if due := r.end(key, rv, cached, after); !due.IsZero() {
 		q.AddAt(key, due)
@@ -213,6 +216,7 @@ func (r *Runner) process(ctx context.Context, q *ratelimit.Queue[string], lim ra
 func (r *Runner) notAcquired(q *ratelimit.Queue[string], lim ratelimit.Limiter[string], key string, cached bool, err error) {
 	r.mu.Lock()
 	delete(r.inFlight, key)
+	delete(r.failing, key) // another member's now, or gone
 	if cached || !errors.Is(err, shard.ErrNotOwned) {
 		r.forced[key] = true
 	} else {
@@ -230,8 +234,7 @@ func (r *Runner) notAcquired(q *ratelimit.Queue[string], lim ratelimit.Limiter[s
 func (r *Runner) call(ctx context.Context, key string) (res Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.Logger.Error("reconcile: panic recovered", "runner", r.Name, "key", key, "panic", p)
-			err = fmt.Errorf("reconcile %q: panic: %v", key, p)
+			err = &panicError{key: key, value: p}
 		}
 	}()
 	return r.Reconcile(ctx, key)

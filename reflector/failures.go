@@ -1,61 +1,22 @@
 package reflector
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/faillog"
 )
 
-// A reflector retries every failure for ever, so the log must say what is
-// wrong once, loudly, and then stay readable (decision 20):
-//
-//   - the first occurrence of a failure (its operation and class, see
-//     failureKey) is logged at Warn, or at Error with what to do when
-//     retrying cannot cure it (httpwatch.IsPermanent);
-//   - repeats are counted, and summarised in one line per key at most every
-//     repeatSummaryEvery, never one line per retry;
-//   - the first sync or watch event after a logged failure is logged once at
-//     Info, with the count of failures not yet summarised;
-//   - routine errors (see SyncError.Routine) stay at Debug.
-//
-// The tracker belongs to Run's goroutine, which alone reports errors.
-
-// repeatSummaryEvery is the shortest time between two lines about one
-// failure: with the default backoff capped at 30 s, about ten retries.
-const repeatSummaryEvery = 5 * time.Minute
-
-// maxFailureKeys bounds the failures remembered at once: a server sending
-// ever new codes cannot grow the tracker.
-const maxFailureKeys = 32
-
-// failureKey is what makes two failures "the same": list or watch (a
-// watch-list is a way of listing, and a watch start a way of watching), and
-// the class of the error.
-type failureKey struct {
-	listing bool
-	class   string
-}
-
-// failureRun is one failureKey's history since it was last logged.
-type failureRun struct {
-	level    slog.Level
-	lastLine time.Time // when a line above Debug last named this failure
-	repeats  int       // occurrences since then
-	last     error     // the latest occurrence
-}
-
-type failures struct {
-	runs map[failureKey]*failureRun
-	// announced is when the last recovery line was written: a failure
-	// logged after it makes the next recovery worth a line.
-	announced time.Time
-	logged    bool // a line above Debug was written since announced
-}
+// A reflector retries every failure for ever, so the log says what is
+// wrong once, loudly, and then stays readable: package faillog's policy
+// (decision 20), with the reflector's classification. A failure is keyed
+// by its operation and class (failureKey), logged at Warn, or at Error
+// with what to do when retrying cannot cure it (httpwatch.IsPermanent);
+// the first sync or watch event after it is the recovery. Routine errors
+// (see SyncError.Routine) stay at Debug.
 
 // routine reports whether err is part of normal operation for op: the
 // reflector relists or resumes and nothing is wrong.
@@ -73,30 +34,34 @@ func routine(op Op, err error) bool {
 	return false
 }
 
-func keyOf(op Op, err error) failureKey {
-	k := failureKey{listing: op == OpList || op == OpWatchList}
+// failureKey is what makes two failures "the same": list or watch (a
+// watch-list is a way of listing, and a watch start a way of watching), and
+// the class of the error.
+func failureKey(op Op, err error) string {
+	what := "watch"
+	if op == OpList || op == OpWatchList {
+		what = "list"
+	}
 	se, isStatus := asStatus(err)
 	switch {
 	case errors.Is(err, httpwatch.ErrUnknownResource):
-		k.class = "unknown resource"
+		return what + " unknown resource"
 	case errors.Is(err, httpwatch.ErrNamespaceRequired):
-		k.class = "namespace required"
+		return what + " namespace required"
 	case isStatus:
-		k.class = fmt.Sprint(se.Code)
+		return fmt.Sprint(what, " ", se.Code)
 	case httpwatch.IsConnectionRefused(err):
-		k.class = "connection refused"
+		return what + " connection refused"
 	case errors.Is(err, httpwatch.ErrWatchIdle):
-		k.class = "silent watch"
+		return what + " silent watch"
 	case httpwatch.IsProbableEOF(err):
-		k.class = "connection lost"
+		return what + " connection lost"
 	case errors.Is(err, ErrVeryShortWatch):
-		k.class = "very short watch"
+		return what + " very short watch"
 	case errors.Is(err, ErrUnexpectedKind):
-		k.class = "unexpected kind"
-	default:
-		k.class = fmt.Sprintf("%s %T", op, errors.Unwrap(err))
+		return what + " unexpected kind"
 	}
-	return k
+	return fmt.Sprintf("%s %s %T", what, op, errors.Unwrap(err))
 }
 
 // logFailure writes what e deserves in the log, and nothing more.
@@ -105,84 +70,34 @@ func (r *Reflector) logFailure(e *SyncError) {
 		r.logger().Debug("reflector: routine error", r.attrs(e)...)
 		return
 	}
-	f := &r.failures
-	if f.runs == nil {
-		f.runs = map[failureKey]*failureRun{}
+	f := faillog.Failure{
+		Key:   failureKey(e.Op, e.Err),
+		Level: slog.LevelWarn,
+		Msg:   "reflector: " + e.Op.String() + " failed",
+		Again: "reflector: " + e.Op.String() + " failed",
+		Attrs: r.attrs(e),
+		Err:   e.Err,
 	}
-	now := r.clock().Now()
-	k := keyOf(e.Op, e.Err)
-	run, seen := f.runs[k]
-	if !seen {
-		if len(f.runs) >= maxFailureKeys {
-			f.forgetOldest()
-		}
-		run = &failureRun{level: slog.LevelWarn}
-		if httpwatch.IsPermanent(e.Err) {
-			run.level = slog.LevelError
-		}
-		run.lastLine, run.last = now, e.Err
-		f.runs[k] = run
-		f.logged = true
-		attrs := r.attrs(e)
-		if hint := r.hint(e); hint != "" {
-			attrs = append(attrs, "hint", hint)
-		}
-		r.logger().Log(context.Background(), run.level, "reflector: "+e.Op.String()+" failed", attrs...)
-		return
+	if httpwatch.IsPermanent(e.Err) {
+		f.Level = slog.LevelError
 	}
-	run.repeats++
-	run.last = e.Err
-	if now.Sub(run.lastLine) < repeatSummaryEvery {
-		r.logger().Debug("reflector: failed again", r.attrs(e)...)
-		return
+	if hint := r.hint(e); hint != "" {
+		f.Attrs = append(f.Attrs, "hint", hint)
 	}
-	attrs := append(r.attrs(e), "repeats", run.repeats, "since", run.lastLine)
-	r.logger().Log(context.Background(), run.level, fmt.Sprintf("reflector: %s failed %d more times since %s",
-		e.Op, run.repeats, run.lastLine.Format(time.RFC3339)), attrs...)
-	run.repeats, run.lastLine = 0, now
-	f.logged = true
+	r.tracker().Failed(f)
 }
 
 // recovered records that the server answered a list or watch as it should.
-// After a logged failure it writes one line at Info; failures older than
-// repeatSummaryEvery are forgotten, so their next occurrence is news again,
-// while one that flaps within that time stays counted.
 func (r *Reflector) recovered() {
-	f := &r.failures
-	if len(f.runs) == 0 {
-		return
-	}
-	now := r.clock().Now()
-	if f.logged {
-		failed := 0
-		var last error
-		var lastAt time.Time
-		for _, run := range f.runs {
-			failed += run.repeats
-			if !run.lastLine.Before(lastAt) {
-				last, lastAt = run.last, run.lastLine
-			}
-		}
-		r.logger().Info("reflector: recovered", "resource", r.Name,
-			"unreported_failures", failed, "last_error", last)
-		f.logged, f.announced = false, now
-	}
-	for k, run := range f.runs {
-		if now.Sub(run.lastLine) >= repeatSummaryEvery {
-			delete(f.runs, k)
-		}
-	}
+	r.tracker().Recovered("reflector: recovered", "resource", r.Name)
 }
 
-func (f *failures) forgetOldest() {
-	var oldest failureKey
-	var at time.Time
-	for k, run := range f.runs {
-		if at.IsZero() || run.lastLine.Before(at) {
-			oldest, at = k, run.lastLine
-		}
+// tracker is the failures' log, on the reflector's logger and clock.
+func (r *Reflector) tracker() *faillog.Tracker {
+	if r.failures.Logger == nil {
+		r.failures.Logger, r.failures.Clock = r.logger(), r.clock()
 	}
-	delete(f.runs, oldest)
+	return &r.failures
 }
 
 // attrs names the resource, the request and the server's answer. Nothing
@@ -254,6 +169,8 @@ func (r *Reflector) hint(e *SyncError) string {
 		return "check the server address: nothing listens there (or the server is restarting)"
 	case errors.Is(e.Err, httpwatch.ErrWatchIdle):
 		return "the watch resumed on a new connection; if this repeats, look for a proxy, NAT or load balancer between here and the server that drops quiet connections"
+	case !isStatus && httpwatch.IsPermanent(e.Err): // the server's certificate
+		return "check the CA (certificate-authority) and the server name: the server's certificate does not verify against them"
 	case !isStatus || !httpwatch.IsPermanent(e.Err):
 		return ""
 	case httpwatch.IsUnauthorized(e.Err):

@@ -108,6 +108,7 @@ func TestReflectorSummarisesRepeatedFailures(t *testing.T) {
 	for _, l := range lines[1:] {
 		assert.Contains(t, l, "ERROR reflector: list failed 10 more times since ")
 		assert.Contains(t, l, "message=pods is forbidden")
+		assert.Contains(t, l, "repeats=10 since=")
 	}
 
 	logs.Reset()
@@ -115,7 +116,7 @@ func TestReflectorSummarisesRepeatedFailures(t *testing.T) {
 	r.recovered()
 	lines = logs.Above()
 	require.Len(t, lines, 1, "one line per recovery: %q", lines)
-	assert.Contains(t, lines[0], "INFO reflector: recovered resource=pods unreported_failures=6")
+	assert.Contains(t, lines[0], "INFO reflector: recovered after 37 failures resource=pods failures=37 last_error=")
 
 	logs.Reset()
 	r.reportRoutine(OpWatchList, errBad)

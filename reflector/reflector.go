@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/faillog"
 	"github.com/listwatch/listwatch/raw"
 )
 
@@ -111,9 +112,8 @@ type Reflector struct {
 		rv string
 	}
 	stats counters
-	// failures is what the log has said about failures (decision 20);
-	// only Run's goroutine touches it.
-	failures failures
+	// failures is what the log has said about failures (decision 20).
+	failures faillog.Tracker
 	relist   relistRequest
 }
 

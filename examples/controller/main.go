@@ -132,10 +132,11 @@ func (l *labeller) reconcile(ctx context.Context, key string) (reconcile.Result,
 	if old, err := l.reports.Get(ns, name+"-report"); err == nil && old.Get("data.keys").String() == keys {
 		return reconcile.Result{}, nil
 	}
-	body, _ := patch.New().Set("apiVersion", "v1").Set("kind", "ConfigMap").
-		Set("metadata.name", name+"-report").Set("metadata.namespace", ns).
-		Set(patch.Path("metadata", "labels", reportLabel), name).Set("data.keys", keys).
-		Set("metadata.ownerReferences", []map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "name": name, "uid": cm.UID(), "controller": true}}).Bytes()
+	body, err := patch.Object("v1", "ConfigMap", ns, name+"-report").ControlledBy(cm).
+		Set(patch.Path("metadata", "labels", reportLabel), name).Set("data.keys", keys).Bytes()
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	if _, err := l.cms.Namespace(ns).Apply(ctx, body, httpwatch.ApplyOptions{FieldManager: "labeller", Force: true}); err != nil {
 		return reconcile.Result{}, err
 	}

@@ -68,6 +68,7 @@ func TestLabelsAndReports(t *testing.T) {
 	ref := report.Get("metadata.ownerReferences.0")
 	assert.Equal(t, get(t, s, "a").UID(), ref.Get("uid").String())
 	assert.True(t, ref.Get("controller").Bool())
+	assert.True(t, ref.Get("blockOwnerDeletion").Bool())
 	require.Eventually(t, func() bool { r := reasons(s, "a"); return r["Labelled"] == 1 && r["Reported"] == 1 },
 		10*time.Second, 10*time.Millisecond, "an Event per change")
 

@@ -7,23 +7,24 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/faillog"
 )
 
 // SummaryEvery is how often a failure that keeps repeating is logged
 // again, with the count of repeats since its last line.
-const SummaryEvery = 5 * time.Minute
+const SummaryEvery = faillog.SummaryEvery
 
 // Reporter tells the user about failed lease requests: every one goes to
-// OnError; the log gets the first occurrence of each distinct failure
-// (Warn, or Error for one that will not cure itself, with what to do), a
-// count of repeats at most every SummaryEvery, and one Info line when
-// requests succeed again. Lost races (409) are logged at Debug only, so a
-// healthy user of leases logs nothing above Debug. Cancellation is not a
-// failure. A Reporter is safe for concurrent use.
+// OnError; the log follows package faillog's policy (decision 25), with
+// failures told apart by the server's code and reason: the first
+// occurrence of each at Warn, or Error for one that will not cure itself
+// with what to do, a count of repeats at most every SummaryEvery, and one
+// Info line when requests succeed again. Lost races (409) are logged at
+// Debug only, so a healthy user of leases logs nothing above Debug.
+// Cancellation is not a failure. A Reporter is safe for concurrent use.
 type Reporter struct {
 	Logger  *slog.Logger
 	OnError func(error)
@@ -35,12 +36,8 @@ type Reporter struct {
 	// Verbs is what the user needs granted on leases: "get, create and update".
 	Verbs string
 
-	mu       sync.Mutex
-	seen     map[string]bool // distinct failures since the last success
-	failures int             // failures since the last success
-	repeats  int             // failures not logged since the last line
-	last     time.Time       // when the last failure line was written
-	level    slog.Level      // of the last failure line
+	once    sync.Once
+	tracker faillog.Tracker
 }
 
 // Failed reports err, a failed lease request.
@@ -57,47 +54,25 @@ func (r *Reporter) Failed(err error) {
 		r.Logger.Debug(r.Who+": lease request lost a race; retrying", attrs...)
 		return
 	}
-	r.mu.Lock()
-	key := kind(err)
-	first := !r.seen[key]
-	if r.seen == nil {
-		r.seen = map[string]bool{}
-	}
-	r.seen[key] = true
-	r.failures++
-	now := r.Clock.Now()
-	var repeats int
-	switch {
-	case first:
-		repeats, r.repeats, r.last, r.level = r.repeats, 0, now, max(level, r.level)
-	case now.Sub(r.last) >= SummaryEvery:
-		repeats, r.repeats, r.last, level = r.repeats+1, 0, now, r.level
-	default:
-		r.repeats++
-		r.mu.Unlock()
-		return
-	}
-	r.mu.Unlock()
-	if first {
-		if repeats > 0 {
-			attrs = append(attrs, "earlierRepeats", repeats)
-		}
-		r.Logger.Log(context.Background(), level, r.Who+": "+describe(err)+"; "+advice, attrs...)
-		return
-	}
-	r.Logger.Log(context.Background(), level, fmt.Sprintf("%s: lease requests still failing, %d times since the last report", r.Who, repeats), attrs...)
+	r.log().Failed(faillog.Failure{
+		Key:   kind(err),
+		Level: level,
+		Msg:   r.Who + ": " + describe(err) + "; " + advice,
+		Again: r.Who + ": lease requests failed",
+		Attrs: attrs,
+		Err:   err,
+	})
 }
 
 // Succeeded notes a lease request that got through; after failures it
 // logs the recovery once, at Info.
 func (r *Reporter) Succeeded() {
-	r.mu.Lock()
-	n := r.failures
-	r.seen, r.failures, r.repeats, r.level = nil, 0, 0, 0
-	r.mu.Unlock()
-	if n > 0 {
-		r.Logger.Info(fmt.Sprintf("%s: lease requests succeed again after %d failures", r.Who, n), r.Attrs...)
-	}
+	r.log().Recovered(r.Who+": lease requests succeed again", r.Attrs...)
+}
+
+func (r *Reporter) log() *faillog.Tracker {
+	r.once.Do(func() { r.tracker.Logger, r.tracker.Clock = r.Logger, r.Clock })
+	return &r.tracker
 }
 
 func (r *Reporter) attrs(err error) []any {

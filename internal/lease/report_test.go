@@ -26,11 +26,11 @@ func statusError(verb string, code int, reason string) error {
 
 // The Reporter's rules, one failure at a time: lost races at Debug only,
 // cancellation not at all, the first of each distinct failure at Warn or
-// (permanent) Error, repeats counted into the next line, the recovery once
-// at Info. Decision 25.
+// (permanent) Error, repeats at Debug and counted into the failure's next
+// line, the recovery once at Info (package faillog). Decision 25.
 func TestReporterLogsEachFailureOnce(t *testing.T) {
 	logger, log := testlog.NewLogger()
-	clk := clock.NewFake(time.Unix(0, 0))
+	clk := clock.NewFake(time.Unix(0, 0).UTC())
 	var seen int
 	r := &Reporter{Logger: logger, OnError: func(error) { seen++ }, Clock: clk, Who: "w", Verbs: "get"}
 	lines := func() []string {
@@ -61,10 +61,12 @@ func TestReporterLogsEachFailureOnce(t *testing.T) {
 	r.Succeeded()
 	assert.Equal(t, []string{
 		"WARN w: cannot get lease ns/l; retrying verb=get lease=l namespace=ns error=get lease ns/l: dial tcp: i/o timeout",
-		"WARN w: cannot get lease ns/l: 503 Service Unavailable; retrying verb=get lease=l namespace=ns error=get lease ns/l: GET /p: 503 ServiceUnavailable earlierRepeats=1",
+		"DEBUG w: lease requests failed again verb=get lease=l namespace=ns error=get lease ns/l: dial tcp: i/o timeout",
+		"WARN w: cannot get lease ns/l: 503 Service Unavailable; retrying verb=get lease=l namespace=ns error=get lease ns/l: GET /p: 503 ServiceUnavailable",
 		"ERROR w: cannot list leases in namespace ns: 403 Forbidden; grant get on leases.coordination.k8s.io in namespace ns to this program's user or service account (a Role and a RoleBinding) verb=list namespace=ns error=list leases in namespace ns: GET /p: 403 Forbidden",
-		"ERROR w: lease requests still failing, 2 times since the last report verb=get lease=l namespace=ns error=get lease ns/l: GET /p: 403 Forbidden",
-		"INFO w: lease requests succeed again after 6 failures",
+		"DEBUG w: lease requests failed again verb=get lease=l namespace=ns error=get lease ns/l: GET /p: 403 Forbidden",
+		"ERROR w: lease requests failed 2 more times since 1970-01-01T00:00:00Z verb=get lease=l namespace=ns error=get lease ns/l: GET /p: 403 Forbidden repeats=2 since=1970-01-01 00:00:00 +0000 UTC",
+		"INFO w: lease requests succeed again after 6 failures failures=6 last_error=get lease ns/l: GET /p: 403 Forbidden",
 	}, lines()[2:])
 	assert.Equal(t, 2+6, seen)
 }

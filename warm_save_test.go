@@ -1,0 +1,62 @@
+package listwatch
+
+import (
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/snapshot"
+)
+
+// decision 32: the first snapshot is saved right after the first sync,
+// not an Interval later, so a process killed in its first minute still
+// restarts warm; the clock never moves here.
+func TestSnapshotIsSavedAfterTheFirstSync(t *testing.T) {
+	r := newWarmRig(t, "a", "b")
+	inf, log := r.informer()
+	stop := run(t, inf)
+	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	rv := inf.LastSyncResourceVersion()
+	require.Eventually(t, func() bool {
+		snap, err := snapshot.ReadFile(r.path(), r.key(), snapshot.Limits{})
+		return err == nil && snap.ResourceVersion == rv && len(snap.Objects) == 2
+	}, wait, time.Millisecond, "a snapshot before the first Interval")
+	stop()
+	assert.Empty(t, log.Above())
+}
+
+// decision 32: a snapshot directory that exists but cannot be written is
+// said at start, once at Warn, before any save; the saves that then fail
+// add nothing above Debug, and the informer works without snapshots.
+func TestSnapshotDirNotWritableIsSaidAtStart(t *testing.T) {
+	dir := t.TempDir()
+	if os.Geteuid() == 0 { // root writes anywhere a mode allows nothing
+		if runtime.GOOS != "linux" {
+			t.Skip("no directory root cannot write to")
+		}
+		dir = "/proc/self/fdinfo"
+	} else {
+		require.NoError(t, os.Chmod(dir, 0o500))
+		t.Cleanup(func() { os.Chmod(dir, 0o700) })
+	}
+	r := newWarmRig(t, "a")
+	r.dir = dir
+	inf, log := r.informer()
+	run(t, inf)
+	require.Eventually(t, func() bool { return len(log.Lines(slog.LevelWarn)) > 0 }, wait, time.Millisecond)
+	lines := log.Above()
+	assert.Contains(t, lines[0], "WARN informer: snapshot directory not writable; snapshots will not be saved, a restart will list")
+	assert.Contains(t, lines[0], "dir="+dir)
+	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.Eventually(t, func() bool { return strings.Contains(log.All(), "DEBUG informer: snapshot not saved") }, wait, time.Millisecond,
+		"the failed save, right after the first sync")
+	r.clock.Step(snapshot.DefaultInterval)
+	assert.Len(t, log.Above(), 1, "%q", log.Above())
+}
