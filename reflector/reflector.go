@@ -158,10 +158,10 @@ type Options struct {
 	// within half of it. The watch is then taken to sit on a silent
 	// connection (a black-holed path, a wedged server): it is ended,
 	// logged at Warn, and resumed from its resourceVersion, without a
-	// relist. Until that showing, and again after such an end, the
-	// bound is the watch's own timeout plus 30 s, so a server that sends
-	// no bookmarks to quiet watches (its watch cache off) never has a
-	// quiet watch restarted. 0 keeps that looser bound for good; negative
+	// relist. Until that showing, and again after a watch that had heard
+	// no bookmark at all ended so, the bound is the watch's own timeout
+	// plus 30 s, so a server that sends no bookmarks to quiet watches (its
+	// watch cache off) never has a quiet watch restarted. 0 keeps that looser bound for good; negative
 	// sets no bound at all (decision 36).
 	WatchIdleTimeout time.Duration
 
@@ -174,9 +174,11 @@ type Options struct {
 
 // DefaultWatchIdleTimeout is Options.WatchIdleTimeout's default. The API
 // server's watch cache sends a quiet watch that allows them a bookmark
-// about once a minute (decision 36 has the measurement), so two minutes
-// of silence is two missed bookmarks.
-const DefaultWatchIdleTimeout = 2 * time.Minute
+// every minute, the first about two minutes after the watch opens
+// (decision 36 has the measurement), so two and a half minutes of silence
+// is more than two missed bookmarks, and a silent watch is found within
+// 2m49s (the watchdog looks every eighth of the bound).
+const DefaultWatchIdleTimeout = 150 * time.Second
 
 // DefaultOptions returns client-go's defaults: watch-list on, the default
 // backoff, watch timeouts of 5 to 10 minutes; and a silent watch

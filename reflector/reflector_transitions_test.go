@@ -242,14 +242,24 @@ func TestReflectorTransitions(t *testing.T) {
 			want: phaseStream, mem: synced("9"),
 		},
 		{
-			name: "decision 36: a silent watch resumes without a relist, and its bound loosens again",
+			name: "decision 36: a silent watch that had heard no bookmark resumes without a relist, and its bound loosens again",
 			from: func() state {
-				err := fmt.Errorf("WATCH /api/v1/pods: %w: no byte from the server for 2m0s", httpwatch.ErrWatchIdle)
+				err := fmt.Errorf("WATCH /api/v1/pods: %w: no byte from the server for 2m30s", httpwatch.ErrWatchIdle)
 				s := streamOf(newWatcher(end(err)), memory{lastRV: "5", bookmarking: true})
 				s.events = 3
 				return s
 			}(),
 			want: phaseWatch, mem: synced("5"),
+		},
+		{
+			name: "decision 36: a silent watch that had heard bookmarks resumes with the tight bound kept",
+			from: func() state {
+				err := fmt.Errorf("WATCH /api/v1/pods: %w: no byte from the server for 2m30s", httpwatch.ErrWatchIdle)
+				s := streamOf(newWatcher(end(err)), memory{lastRV: "5", bookmarking: true})
+				s.events, s.bookmarked = 3, t0.Add(-time.Minute)
+				return s
+			}(),
+			want: phaseWatch, mem: memory{lastRV: "5", bookmarking: true},
 		},
 		{
 			name: "conformance 19: synthetic ADDED of a watch from RV 0 do not move the RV",

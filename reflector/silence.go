@@ -17,9 +17,9 @@ import (
 // in Next counts, so a slow sink, which holds the reader back, is never
 // taken for a silent server.
 //
-// It looks every quarter of the limit rather than timing each event, so
+// It looks every eighth of the limit rather than timing each event, so
 // an event costs two atomic stores and an add, and a silence is found
-// between one and one and a quarter limits after it began. Its goroutine
+// between one and one and an eighth limits after it began. Its goroutine
 // and timer start only when it is armed: until then nothing is due, and
 // a reflector that waits on nothing holds no timer.
 type silence struct {
@@ -73,7 +73,7 @@ func (s *silence) next() (httpwatch.Event, error) {
 
 func (s *silence) watch() {
 	defer close(s.done)
-	every := max(s.limit/4, time.Millisecond)
+	every := max(s.limit/8, time.Millisecond)
 	t := s.clock.NewTimer(every)
 	defer t.Stop()
 	var quiet time.Duration

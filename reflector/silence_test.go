@@ -49,13 +49,13 @@ func TestReflectorRestartsSilentWatch(t *testing.T) {
 			}
 			// Step a quarter of the limit at a time, each once the watchdog
 			// waits again, until it has stopped the watch (at most one
-			// quarter for a look that came before the reader waited).
+			// eighth more for a look that came before the reader waited).
 			for i := 0; r.Stats().Watches < 2; i++ {
-				require.Less(t, i, 6, "the silent watch was not stopped")
+				require.Less(t, i, 10, "the silent watch was not stopped")
 				require.Eventually(t, func() bool { return clk.Waiters() == 1 || r.Stats().Watches == 2 },
 					testwait.Timeout, time.Millisecond, "the watchdog waits")
 				if clk.Waiters() == 1 {
-					clk.Step(DefaultWatchIdleTimeout / 4)
+					clk.Step(DefaultWatchIdleTimeout / 8)
 				}
 			}
 			require.Eventually(t, func() bool { return r.Stats().Watches == 2 }, testwait.Timeout, time.Millisecond)
@@ -66,7 +66,7 @@ func TestReflectorRestartsSilentWatch(t *testing.T) {
 			lines := logs.Above()
 			require.Len(t, lines, 1)
 			assert.True(t, strings.HasPrefix(lines[0], "WARN reflector: watch failed"), lines[0])
-			assert.Contains(t, lines[0], "nothing from the server for 2m0s")
+			assert.Contains(t, lines[0], "nothing from the server for 2m30s")
 		})
 	}
 }
@@ -104,9 +104,9 @@ func TestReflectorSlowSinkIsNotSilence(t *testing.T) {
 	testwait.Recv(t, sink.entered, "the sink to be handed the event")
 	wctx, wcancel := context.WithTimeout(ctx, testwait.Timeout)
 	defer wcancel()
-	for range 8 {
+	for range 16 {
 		require.NoError(t, clk.WaitForWaiters(wctx, 1), "the watchdog waits")
-		clk.Step(DefaultWatchIdleTimeout / 4)
+		clk.Step(DefaultWatchIdleTimeout / 8)
 	}
 	assert.False(t, stopped(first), "a watch held back by its sink is not silent")
 	close(sink.release)
