@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/listwatch/listwatch/internal/redact"
 )
@@ -39,10 +40,14 @@ type Flags struct {
 	// Insecure skips verifying Server's certificate
 	// (--insecure-skip-tls-verify).
 	Insecure bool
+	// RequestTimeout bounds each attempt of a non-watch request
+	// (--request-timeout, as kubectl's): Config.Timeout, whichever way the
+	// server was chosen. Zero keeps Config's default, a minute.
+	RequestTimeout time.Duration
 }
 
 // Register defines the flags on fs: --kubeconfig, --context, --server,
-// --token-file, --ca and --insecure-skip-tls-verify.
+// --token-file, --ca, --insecure-skip-tls-verify and --request-timeout.
 func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", f.Kubeconfig, "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else the pod's service account)")
 	fs.StringVar(&f.Context, "context", f.Context, "kubeconfig context (default: its current-context)")
@@ -53,6 +58,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.TokenFile, "token-file", f.TokenFile, "file holding the bearer token for --server (re-read when it rotates)")
 	fs.StringVar(&f.CA, "ca", f.CA, "file of the CA certificates that verify --server")
 	fs.BoolVar(&f.Insecure, "insecure-skip-tls-verify", f.Insecure, "do not verify --server's certificate (testing only)")
+	fs.DurationVar(&f.RequestTimeout, "request-timeout", f.RequestTimeout, "bound of each attempt of a request other than a watch, e.g. 30s (default 1m)")
 }
 
 // Load returns the Config the flags choose, the first of these that
@@ -70,7 +76,14 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 // never a credential; a password in --server is shown as xxxxx.
 func (f *Flags) Load() (*Config, error) {
 	home, _ := os.UserHomeDir()
-	return f.load(os.Getenv, home, InCluster)
+	cfg, err := f.load(os.Getenv, home, InCluster)
+	if err != nil {
+		return nil, err
+	}
+	if f.RequestTimeout != 0 {
+		cfg.Timeout = f.RequestTimeout
+	}
+	return cfg, nil
 }
 
 func (f *Flags) load(getenv func(string) string, home string, inCluster func() (*Config, error)) (*Config, error) {

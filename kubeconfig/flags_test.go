@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -106,6 +107,26 @@ func TestFlagsServerConfig(t *testing.T) {
 	assert.Equal(t, Config{Host: "https://k:6443", BearerTokenFile: "tf", CAFile: "ca.crt", Insecure: true}, *cfg)
 }
 
+// decision 36: --request-timeout sets Config.Timeout whichever way the
+// server is chosen; without it the Config keeps its default.
+func TestFlagsRequestTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{[]string{"--server", "https://k:6443", "--request-timeout", "20s"}, 20 * time.Second},
+		{[]string{"--server", "https://k:6443"}, 0},
+	} {
+		var f Flags
+		fs := flag.NewFlagSet("cmd", flag.ContinueOnError)
+		f.Register(fs)
+		require.NoError(t, fs.Parse(tc.args))
+		cfg, err := f.Load()
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, cfg.Timeout, "%v", tc.args)
+	}
+}
+
 // -h lists every flag and returns flag.ErrHelp (a program exits 0 on it),
 // and a password in a default server is not printed.
 func TestFlagsHelp(t *testing.T) {
@@ -115,7 +136,7 @@ func TestFlagsHelp(t *testing.T) {
 	fs.SetOutput(&out)
 	f.Register(fs)
 	assert.ErrorIs(t, fs.Parse([]string{"--help"}), flag.ErrHelp)
-	for _, name := range []string{"-kubeconfig", "-context", "-server", "-token-file", "-ca", "-insecure-skip-tls-verify"} {
+	for _, name := range []string{"-kubeconfig", "-context", "-server", "-token-file", "-ca", "-insecure-skip-tls-verify", "-request-timeout"} {
 		assert.Contains(t, out.String(), name)
 	}
 	assert.NotContains(t, out.String(), "hunter2")
