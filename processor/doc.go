@@ -3,9 +3,11 @@
 // buffer, so a slow handler never holds up the informer or the others.
 //
 // An informer owns one Processor. It registers handlers with AddHandler,
-// calls Distribute for every change it applies to its cache, asks
-// ShouldResync on its resync timer, and runs the Processor for as long as it
-// runs itself:
+// Posts every change it applies to its cache and Flushes at the end of each
+// batch it pops (so a waiting handler is woken once per batch, not once per
+// change), asks ShouldResync on its resync timer, and runs the Processor
+// for as long as it runs itself. Distribute is Post and Flush in one, for
+// a change on its own:
 //
 //	p := processor.New[*Pod]()
 //	reg, _ := p.AddHandler(processor.HandlerFuncs[*Pod]{
