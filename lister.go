@@ -59,16 +59,18 @@ func (l *NamespaceLister) List(labelSelector string) ([]*Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list namespace %q: %w", l.namespace, err)
 	}
-	return l.Select(sel)
+	return l.Select(sel), nil
 }
 
-// Select returns the namespace's cached objects sel matches.
-func (l *NamespaceLister) Select(sel selector.Selector) ([]*Object, error) {
+// Select returns the namespace's cached objects sel matches. Like
+// Lister.Select it cannot fail: an informer's cache always has the
+// namespace index.
+func (l *NamespaceLister) Select(sel selector.Selector) []*Object {
 	all, err := l.cache.ByIndex(indexer.Namespace, l.namespace)
 	if err != nil {
-		return nil, fmt.Errorf("list namespace %q: %w", l.namespace, err)
+		panic(fmt.Sprintf("listwatch: the informer's cache has no namespace index: %v", err))
 	}
-	return filter(all, sel), nil
+	return filter(all, sel)
 }
 
 // Get returns the namespace's cached object of that name; see Lister.Get.
