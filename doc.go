@@ -29,6 +29,22 @@
 // return the reason; a healthy program logs nothing above Debug. The
 // informers retry regardless, so a fix made later heals them.
 //
+// Which wait to use:
+//
+//   - WaitForSync(ctx): a controller or agent about to read the cache; it
+//     returns nil once synced, or why not when ctx ends.
+//   - WaitForSyncFailFast(ctx): the same, but returns at once on an error
+//     retrying cannot cure (a 403, a misspelt resource, a wrong CA): at the
+//     start of a tool or a deployment, where a person can act.
+//   - WaitForLoaded(ctx): a warm-started informer (decision 32) whose cache
+//     may be read before the server confirms the snapshot; fails fast too.
+//   - Factory.WaitForSync and WaitForSyncFailFast: the same for every
+//     informer a factory started.
+//
+// HasSynced, Synced and Loaded are the same signals as a func and as
+// channels, for a select or for WaitForCacheSync (client-go's shape);
+// Restored says a snapshot is in use and not yet confirmed.
+//
 // Objects are *raw.Object: the raw JSON the server sent (by default
 // without metadata.managedFields), read with gjson paths or decoded on
 // demand. They are shared by the cache, the handlers and the listers, and

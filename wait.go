@@ -16,7 +16,7 @@ import (
 
 // WaitForSync waits until the informer's first list is in its cache (or,
 // after a warm start, the server confirmed the restored snapshot: decision
-// 36) and returns nil, or until ctx is done and returns why it has not synced: an
+// 32) and returns nil, or until ctx is done and returns why it has not synced: an
 // error wrapping ctx.Err() and the last sync error the informer met (a
 // *reflector.SyncError wrapping, say, an *httpwatch.StatusError), so that
 // errors.As, errors.Is and the httpwatch predicates see both. Routine
