@@ -82,10 +82,14 @@ type Runner struct {
 	ShutdownTimeout time.Duration
 
 	// Election, if set, makes the runner a candidate: it reconciles only
-	// while it leads. Run sets OnStartedLeading; the others are kept.
+	// while it leads. Run sets OnStartedLeading; the others are kept. It
+	// is a Config, not an Elector, because the runner owns the elector's
+	// leading callbacks.
 	Election *leader.Config
 	// Member, if set, is run by Run (OnChange should relist For), and each
-	// key is reconciled only once Member.Acquire hands it out.
+	// key is reconciled only once Member.Acquire hands it out. It is a
+	// built Member, not a Config, because the informers the runner reads
+	// share it (Member.Source) before Run starts.
 	Member *shard.Member
 
 	// Observe, if set, is called after each reconcile with its key, how
