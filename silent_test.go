@@ -3,7 +3,6 @@ package listwatch
 import (
 	"context"
 	"encoding/pem"
-	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -73,7 +72,7 @@ func TestInformerResumesWatchOnSilentConnection(t *testing.T) {
 				require.Eventually(t, func() bool { v, _ := rec.snapshot(); return v["ns/"+name] == rv },
 					testwait.Timeout, time.Millisecond, "the handler never heard %s at %s", name, rv)
 			}
-			a, err := s.Create(watchtest.Pods, `{"metadata":{"name":"a","namespace":"ns"}}`)
+			_, err = s.Create(watchtest.Pods, `{"metadata":{"name":"a","namespace":"ns"}}`)
 			require.NoError(t, err)
 			// Two bookmarks show that the server sends them; once b is
 			// heard, so were they.
@@ -84,7 +83,7 @@ func TestInformerResumesWatchOnSilentConnection(t *testing.T) {
 			heard("b", b.ResourceVersion())
 
 			p.Stall()
-			a, err = s.Update(watchtest.Pods, fmt.Sprintf(`{"metadata":{"name":"a","namespace":"ns","labels":{"after":"stall"}}}`))
+			a, err := s.Update(watchtest.Pods, `{"metadata":{"name":"a","namespace":"ns","labels":{"after":"stall"}}}`)
 			require.NoError(t, err)
 			heard("a", a.ResourceVersion())
 
