@@ -317,20 +317,6 @@ type confirmingSource struct {
 	inf *Informer
 }
 
-// SupportsWatchList and Resource pass on what the source says, for the
-// reflector.
-func (s *confirmingSource) SupportsWatchList() bool {
-	wl, ok := s.ListerWatcher.(interface{ SupportsWatchList() bool })
-	return !ok || wl.SupportsWatchList()
-}
-
-func (s *confirmingSource) Resource() httpwatch.Resource {
-	if rs, ok := s.ListerWatcher.(interface{ Resource() httpwatch.Resource }); ok {
-		return rs.Resource()
-	}
-	return httpwatch.Resource{}
-}
-
 // errSnapshotDropped ends the resumed watch of a snapshot found corrupt
 // while it loaded; the reflector lists instead.
 var errSnapshotDropped = errors.New("informer: the snapshot could not be restored; listing instead")
@@ -419,7 +405,8 @@ type confirmingWatcher struct {
 	arrived chan struct{} // closed once ev and err hold the first event
 	ev      httpwatch.Event
 	err     error
-	taken   bool // the reflector's goroutine only
+	taken   bool   // the reflector's goroutine only
+	notify  func() // see NotifyRead
 
 	stopped chan struct{}
 	once    sync.Once
@@ -428,10 +415,25 @@ type confirmingWatcher struct {
 func (w *confirmingWatcher) Next() (httpwatch.Event, error) {
 	if !w.taken {
 		w.taken = true
+		if w.notify != nil {
+			w.notify() // about to wait for the first event's reader
+		}
 		<-w.arrived
+		// The reader has returned: the wrapped watcher is ours to tell.
+		w.Watcher.NotifyRead(w.notify)
 		return w.ev, w.err
 	}
 	return w.Watcher.Next()
+}
+
+// NotifyRead is passed on once the first event is taken: until then a
+// goroutine of the wrapper's reads the wrapped watcher.
+func (w *confirmingWatcher) NotifyRead(fn func()) {
+	if w.taken {
+		w.Watcher.NotifyRead(fn)
+		return
+	}
+	w.notify = fn
 }
 
 func (w *confirmingWatcher) Stop() {

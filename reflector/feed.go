@@ -18,7 +18,9 @@ import (
 //   - readAhead otherwise: a reader goroutine turns Next into a queue the
 //     loop waits on beside the alarm.
 //
-// Both call the Sink's Flush before the loop may wait (see Flusher).
+// Both have the Sink's Flush called before the loop may wait (see
+// Flusher): the watcher calls it (httpwatch.Watcher.NotifyRead) when the
+// loop reads it, the feed before it waits for its reader.
 type feed interface {
 	// next returns the watch's next reply. ok is false when alarm rang or
 	// ctx ended first; the watch is then still open.
@@ -42,13 +44,10 @@ func (rep reply) end() bool { return rep.err != nil || rep.ev.Type == httpwatch.
 // wait for w (see Flusher) and once w is closed.
 func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, direct bool, flush func()) feed {
 	if direct {
-		f := &directFeed{stopper: newStopper(ctx, cancel, w), flush: flush}
-		if rn, ok := w.(httpwatch.ReadNotifier); ok && flush != nil {
-			rn.NotifyRead(flush) // the loop may wait only when w says so
-		} else {
-			f.flushEach = flush != nil
+		if flush != nil {
+			w.NotifyRead(flush) // the loop may wait only when w says so
 		}
-		return f
+		return &directFeed{stopper: newStopper(ctx, cancel, w), flush: flush}
 	}
 	f := &readAhead{
 		stopper: newStopper(ctx, cancel, w),
@@ -94,17 +93,14 @@ func (s *stopper) stop() {
 	s.cancel()
 }
 
-// directFeed is read by the loop itself.
+// directFeed is read by the loop itself; the watcher flushes the Sink
+// before it waits (NotifyRead).
 type directFeed struct {
 	stopper
-	flush     func() // nil: the Sink holds nothing back
-	flushEach bool   // flush before every Next: w does not say when it reads
+	flush func() // nil: the Sink holds nothing back
 }
 
 func (f *directFeed) next(context.Context, <-chan time.Time) (reply, bool) {
-	if f.flushEach {
-		f.flush()
-	}
 	ev, err := f.w.Next()
 	return reply{ev, err}, true
 }

@@ -162,11 +162,5 @@ func (r *Reflector) start(s *state) {
 }
 
 func (r *Reflector) useWatchList() bool {
-	if !r.WatchList {
-		return false
-	}
-	if wl, ok := r.Source.(WatchListReporter); ok && !wl.SupportsWatchList() {
-		return false // conformance 31
-	}
-	return true
+	return r.WatchList && r.Source.Info().WatchList // conformance 31
 }
