@@ -41,16 +41,20 @@ func (rep reply) end() bool { return rep.err != nil || rep.ev.Type == httpwatch.
 
 // newFeed starts the feed of w, opened with ctx, which cancel ends. flush,
 // if not nil, is the Sink's Flush: the feed calls it before the loop may
-// wait for w (see Flusher) and once w is closed.
-func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, direct bool, flush func()) feed {
+// wait for w (see Flusher) and once w is closed. first, if not nil, is
+// reading w's first reply (phaseConfirm): the feed hands it out first and
+// reads w only after it.
+func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, direct bool, flush func(), first *firstRead) feed {
 	if direct {
-		if flush != nil {
-			w.NotifyRead(flush) // the loop may wait only when w says so
+		f := &directFeed{stopper: newStopper(ctx, cancel, w), flush: flush, first: first}
+		if first == nil {
+			f.notify()
 		}
-		return &directFeed{stopper: newStopper(ctx, cancel, w), flush: flush}
+		return f
 	}
 	f := &readAhead{
 		stopper: newStopper(ctx, cancel, w),
+		first:   first,
 		flush:   flush,
 		ready:   make(chan struct{}, 1),
 		room:    make(chan struct{}, 1),
@@ -97,16 +101,44 @@ func (s *stopper) stop() {
 // before it waits (NotifyRead).
 type directFeed struct {
 	stopper
-	flush func() // nil: the Sink holds nothing back
+	flush func()     // nil: the Sink holds nothing back
+	first *firstRead // the first reply, read on its own goroutine; nil once handed out
 }
 
-func (f *directFeed) next(context.Context, <-chan time.Time) (reply, bool) {
+// notify has w flush the Sink before it waits: the loop may wait only
+// then. The loop alone reads w from now on.
+func (f *directFeed) notify() {
+	if f.flush != nil {
+		f.w.NotifyRead(f.flush)
+	}
+}
+
+func (f *directFeed) next(ctx context.Context, alarm <-chan time.Time) (reply, bool) {
+	if f.first != nil {
+		if f.flush != nil {
+			f.flush() // the loop waits for another goroutine
+		}
+		select {
+		case <-f.first.done:
+		case <-alarm:
+			return reply{}, false
+		case <-ctx.Done():
+			return reply{}, false
+		}
+		rep := f.first.rep
+		f.first = nil
+		f.notify()
+		return rep, true
+	}
 	ev, err := f.w.Next()
 	return reply{ev, err}, true
 }
 
 func (f *directFeed) close() {
 	f.stop()
+	if f.first != nil {
+		<-f.first.done // Stop ended its Next
+	}
 	if f.flush != nil {
 		f.flush()
 	}
@@ -125,7 +157,8 @@ const feedAhead = 256
 // no event.
 type readAhead struct {
 	stopper
-	flush func() // called before the loop waits for the reader; may be nil
+	first *firstRead // read before w, if not nil (see newFeed)
+	flush func()     // called before the loop waits for the reader; may be nil
 
 	mu    sync.Mutex
 	queue []reply // read, not yet taken by the loop
@@ -142,8 +175,14 @@ type readAhead struct {
 func (f *readAhead) read() {
 	defer close(f.done)
 	for {
-		ev, err := f.w.Next()
-		rep := reply{ev, err}
+		var rep reply
+		if f.first != nil {
+			<-f.first.done // Stop, in close, ends its Next
+			rep, f.first = f.first.rep, nil
+		} else {
+			ev, err := f.w.Next()
+			rep = reply{ev, err}
+		}
 		f.mu.Lock()
 		f.queue = append(f.queue, rep)
 		n := len(f.queue)

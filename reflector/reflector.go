@@ -88,6 +88,10 @@ type Reflector struct {
 	// OnError sees every error the reflector recovers from.
 	OnError func(error)
 
+	// Restore, if set, is the saved state at ResourceVersion that the Sink
+	// is being filled with as Run starts (decision 32).
+	Restore *Restore
+
 	// Clock, Logger and Random are the reflector's time, log and source of
 	// randomness; nil means the default New sets: clock.Real, slog.Default
 	// and math/rand/v2's Float64.
