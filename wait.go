@@ -44,7 +44,7 @@ func (inf *Informer) WaitForSyncFailFast(ctx context.Context) error {
 // wait is both waits; permanent says it returned for a permanent error.
 func (inf *Informer) wait(ctx context.Context, failFast bool) (err error, permanent bool) {
 	for {
-		last, changed := inf.syncErr.get()
+		changed, last := inf.syncErr.get()
 		if inf.HasSynced() {
 			return nil, false
 		}
@@ -59,7 +59,7 @@ func (inf *Informer) wait(ctx context.Context, failFast bool) (err error, perman
 			if inf.HasSynced() {
 				return nil, false
 			}
-			if last, _ = inf.syncErr.get(); last == nil {
+			if _, last = inf.syncErr.get(); last == nil {
 				return fmt.Errorf("%s not synced: %w (no sync error seen)", inf.name(), ctx.Err()), false
 			}
 			return fmt.Errorf("%s not synced: %w; last error: %w", inf.name(), ctx.Err(), last), false
@@ -97,13 +97,13 @@ func (l *lastError) note(err error) {
 	l.changed = make(chan struct{})
 }
 
-func (l *lastError) get() (error, <-chan struct{}) {
+func (l *lastError) get() (<-chan struct{}, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.changed == nil {
 		l.changed = make(chan struct{})
 	}
-	return l.err, l.changed
+	return l.changed, l.err
 }
 
 // WaitForSync waits until every started informer has synced and returns
