@@ -363,6 +363,20 @@ func TestReflectorTransitions(t *testing.T) {
 			},
 		},
 		{
+			name: "decision 32: with a resync period the confirmed watch is read ahead, the first event first",
+			prep: restoring(true, true),
+			from: confirmOf(newWatcher(ev(httpwatch.Modified, obj("a", "78")), ev(httpwatch.Modified, obj("a", "79"))),
+				memory{lastRV: "77", cycled: true, unconfirmed: true, resyncAt: t0.Add(time.Minute)}),
+			want: phaseStream, calls: []string{"confirmed"}, mem: memory{lastRV: "77", cycled: true, resyncAt: t0.Add(time.Minute)},
+			check: func(t *testing.T, next state) {
+				for _, rv := range []string{"78", "79"} {
+					rep, ok := next.feed.next(context.Background(), nil)
+					assert.True(t, ok)
+					assert.Equal(t, rv, rep.ev.Object.ResourceVersion())
+				}
+			},
+		},
+		{
 			name: "decision 32: a first bookmark confirms too",
 			prep: restoring(true, true),
 			from: confirmOf(newWatcher(ev(httpwatch.Bookmark, obj("", "80"))), unconfirmed),
