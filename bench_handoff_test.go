@@ -21,11 +21,15 @@ import (
 type burstSource struct {
 	frames [][]byte
 	objs   []*raw.Object
-	// readEvery, if positive, makes the watcher a httpwatch.ReadNotifier
-	// that reads the network once every readEvery events, as a client's
-	// watch does with reads of about 80 KB of 4 KB events.
+	// readEvery, if positive, makes the watcher announce a read of the
+	// network (NotifyRead) once every readEvery events, as a client's watch
+	// does with reads of about 80 KB of 4 KB events; otherwise the whole
+	// burst is one read.
 	readEvery int
 }
+
+// Info says nothing of a resource: the source is in memory.
+func (s *burstSource) Info() httpwatch.SourceInfo { return httpwatch.SourceInfo{} }
 
 func (s *burstSource) ListPage(context.Context, httpwatch.ListOptions) (*httpwatch.Page, error) {
 	return &httpwatch.Page{ResourceVersion: "1"}, nil
@@ -55,15 +59,23 @@ func (w *readingWatcher) Next() (httpwatch.Event, error) {
 }
 
 type burstWatcher struct {
-	ctx     context.Context
-	src     *burstSource
-	n       int
-	stop    chan struct{}
-	stopped atomic.Bool
+	ctx        context.Context
+	src        *burstSource
+	n          int
+	stop       chan struct{}
+	stopped    atomic.Bool
+	beforeWait func()
 }
+
+// NotifyRead makes Next call fn once the burst is over, before it waits
+// for the end: the whole burst is one read.
+func (w *burstWatcher) NotifyRead(fn func()) { w.beforeWait = fn }
 
 func (w *burstWatcher) Next() (httpwatch.Event, error) {
 	if w.n == len(w.src.frames) {
+		if w.beforeWait != nil {
+			w.beforeWait()
+		}
 		select {
 		case <-w.stop:
 		case <-w.ctx.Done():
@@ -106,10 +118,10 @@ func schedCount() uint64 {
 // and system, the figure to compare on a busy machine. "decoded" decodes
 // each event from JSON as a client does; "prebuilt" hands out objects
 // decoded beforehand, leaving the cost of the queue, the cache and the
-// hand-offs alone. Their watcher does not say when it reads, so the
-// reflector flushes the queue after every event; "reads" announces a read
-// every 20 events (httpwatch.ReadNotifier), as a client's watch does, and
-// the queue is flushed only then.
+// hand-offs alone. Their watcher reads the whole burst at once, so the
+// queue is flushed only at its end; "reads" announces a read every 20
+// events (httpwatch.Watcher.NotifyRead), as a client's watch does, and the
+// queue is flushed then.
 func BenchmarkInformerHandOff(b *testing.B) {
 	// A list item has no kind; a watch event's object starts with it.
 	tmpl := `{"kind":"Pod","apiVersion":"v1",` + fixturePod(b)[1:]

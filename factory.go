@@ -89,7 +89,6 @@ func (f *Factory) ForResource(r httpwatch.Resource) *Informer {
 	rc.Transform = f.Transform
 	rc.Projection = f.Projection
 	inf := NewInformer(rc, f.Resync)
-	inf.Reflector.Name = r.Resource
 	inf.Reflector.LabelSelector = f.LabelSelector
 	inf.Reflector.FieldSelector = f.FieldSelector
 	inf.Snapshot = f.Snapshot

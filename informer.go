@@ -106,10 +106,14 @@ type Informer struct {
 
 // NewInformer returns an informer of the objects source lists and watches,
 // with a namespace index and resync as the default handler resync period
-// (0: none; a negative period makes AddEventHandler fail).
+// (0: none; a negative period makes AddEventHandler fail). Its logs and
+// errors name it after the source's resource, "pods.v1 in default"
+// (reflector.NameOf), until Reflector.Name says otherwise.
 func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer {
+	opts := reflector.DefaultOptions()
+	opts.Name = reflector.NameOf(source.Info())
 	inf := &Informer{
-		Reflector:   reflector.DefaultOptions(),
+		Reflector:   opts,
 		Processor:   processor.DefaultOptions(),
 		Logger:      slog.Default(),
 		Clock:       clock.Real,

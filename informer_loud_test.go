@@ -258,7 +258,7 @@ func TestFactoryWaitForSyncReturnsReasons(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, httpwatch.ErrUnknownResource)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Contains(t, err.Error(), "nosuchthings not synced")
+	assert.Contains(t, err.Error(), "nosuchthings.v1 not synced")
 	assert.NotContains(t, err.Error(), "pods not synced", "pods synced")
 
 	err = f.WaitForSyncFailFast(long)
@@ -267,7 +267,7 @@ func TestFactoryWaitForSyncReturnsReasons(t *testing.T) {
 	assert.True(t, httpwatch.IsPermanent(err), "%v", err)
 	var se *reflector.SyncError
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, "nosuchthings", se.Resource)
+	assert.Equal(t, "nosuchthings.v1", se.Resource)
 }
 
 // decision 20: a healthy informer of 10,000 objects, whose watches are

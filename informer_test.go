@@ -39,7 +39,8 @@ func newMemSource() *memSource {
 	return &memSource{objs: map[string]*Object{}, changed: make(chan struct{})}
 }
 
-func (s *memSource) SupportsWatchList() bool { return false }
+// Info says nothing of a resource: the source is in memory.
+func (s *memSource) Info() httpwatch.SourceInfo { return httpwatch.SourceInfo{} }
 
 func (s *memSource) object(ns, name, label string) *Object {
 	s.rv++
@@ -133,11 +134,16 @@ func (s *memSource) Watch(ctx context.Context, opts httpwatch.ListOptions) (http
 }
 
 type memWatch struct {
-	src    *memSource
-	pos    int
-	ctx    context.Context
-	cancel context.CancelFunc
+	src        *memSource
+	pos        int
+	ctx        context.Context
+	cancel     context.CancelFunc
+	beforeWait func()
 }
+
+// NotifyRead makes Next call fn once it has handed out the history and
+// waits for a change.
+func (w *memWatch) NotifyRead(fn func()) { w.beforeWait = fn }
 
 func (w *memWatch) Next() (httpwatch.Event, error) {
 	for {
@@ -150,6 +156,9 @@ func (w *memWatch) Next() (httpwatch.Event, error) {
 		}
 		changed := w.src.changed
 		w.src.mu.Unlock()
+		if w.beforeWait != nil {
+			w.beforeWait()
+		}
 		select {
 		case <-changed:
 		case <-w.ctx.Done():

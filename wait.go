@@ -70,7 +70,7 @@ func (inf *Informer) wait(ctx context.Context, failFast, loaded bool) (err error
 		}
 	}
 	for {
-		last, changed := inf.syncErr.get()
+		changed, last := inf.syncErr.get()
 		if ready() {
 			return nil, false
 		}
@@ -87,7 +87,7 @@ func (inf *Informer) wait(ctx context.Context, failFast, loaded bool) (err error
 			if ready() {
 				return nil, false
 			}
-			if last, _ = inf.syncErr.get(); last == nil {
+			if _, last = inf.syncErr.get(); last == nil {
 				return fmt.Errorf("%s not synced: %w (no sync error seen)", inf.name(), ctx.Err()), false
 			}
 			return fmt.Errorf("%s not synced: %w; last error: %w", inf.name(), ctx.Err(), last), false
@@ -125,13 +125,13 @@ func (l *lastError) note(err error) {
 	l.changed = make(chan struct{})
 }
 
-func (l *lastError) get() (error, <-chan struct{}) {
+func (l *lastError) get() (<-chan struct{}, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.changed == nil {
 		l.changed = make(chan struct{})
 	}
-	return l.err, l.changed
+	return l.changed, l.err
 }
 
 // WaitForSync waits until every started informer has synced and returns

@@ -12,6 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/processor"
+	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/snapshot"
 )
 
@@ -117,11 +118,18 @@ func (inf *Informer) startWarm(o snapshot.Options, key snapshot.Key) {
 	if rd == nil {
 		return
 	}
-	r := inf.reflector
-	inf.warm.reader = rd
-	inf.warm.loading = make(chan struct{})
-	r.ResourceVersion = rd.ResourceVersion
-	r.Source = &confirmingSource{ListerWatcher: r.Source, rv: rd.ResourceVersion, inf: inf}
+	w := &inf.warm
+	w.reader = rd
+	w.loading = make(chan struct{})
+	// The reflector watches from the snapshot's version while loadSnapshot
+	// reads its objects, and has the watch confirm it (decision 32).
+	inf.reflector.ResourceVersion = rd.ResourceVersion
+	inf.reflector.Restore = &reflector.Restore{
+		Done:         w.loading,
+		Loaded:       func() bool { return w.loadedOK },
+		ConfirmAfter: w.opts.ConfirmAfter,
+		Confirmed:    w.markConfirmed,
+	}
 }
 
 // openSnapshot opens the informer's snapshot and checks its header: key,
@@ -145,8 +153,8 @@ func (inf *Informer) openSnapshot() *snapshot.Reader {
 
 // loadSnapshot reads the objects of the snapshot startWarm opened, while
 // the reflector opens the watch from its version, and puts them in the
-// cache, handing each to the handlers as an initial add. The watch is
-// handed to the reflector only once this is done (confirmingSource).
+// cache, handing each to the handlers as an initial add. The reflector
+// hands the queue nothing until this is done (reflector.Restore).
 func (inf *Informer) loadSnapshot() {
 	w := &inf.warm
 	defer close(w.loading)
@@ -325,139 +333,3 @@ func (inf *Informer) Restored() bool { return inf.warm.restored.Load() && !inf.H
 // snapshot was restored into it, or it synced. With a snapshot it closes
 // as soon as its objects are read, whether the server answers or not.
 func (inf *Informer) Loaded() <-chan struct{} { return inf.warm.loaded }
-
-// confirmingSource is the informer's source while a snapshot is loaded
-// and awaits the server's confirmation. The watch that resumes from the
-// snapshot's version is opened at once, while the objects load; it is
-// handed to the reflector only once they are in the cache (before that no
-// event may reach the queue, which checks deletions against the cache),
-// and it confirms the snapshot with its first event that is not an error,
-// or by staying open for ConfirmAfter after the server's response without
-// one. A list waits for the load too.
-type confirmingSource struct {
-	httpwatch.ListerWatcher
-	rv  string
-	inf *Informer
-}
-
-// SupportsWatchList and Resource pass on what the source says, for the
-// reflector.
-func (s *confirmingSource) SupportsWatchList() bool {
-	wl, ok := s.ListerWatcher.(interface{ SupportsWatchList() bool })
-	return !ok || wl.SupportsWatchList()
-}
-
-func (s *confirmingSource) Resource() httpwatch.Resource {
-	if rs, ok := s.ListerWatcher.(interface{ Resource() httpwatch.Resource }); ok {
-		return rs.Resource()
-	}
-	return httpwatch.Resource{}
-}
-
-// errSnapshotDropped ends the resumed watch of a snapshot found corrupt
-// while it loaded; the reflector lists instead.
-var errSnapshotDropped = errors.New("informer: the snapshot could not be restored; listing instead")
-
-func (s *confirmingSource) ListPage(ctx context.Context, opts httpwatch.ListOptions) (*httpwatch.Page, error) {
-	if err := s.awaitLoad(ctx); err != nil {
-		return nil, err
-	}
-	return s.ListerWatcher.ListPage(ctx, opts)
-}
-
-// awaitLoad waits for loadSnapshot to end.
-func (s *confirmingSource) awaitLoad(ctx context.Context) error {
-	select {
-	case <-s.inf.warm.loading:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (s *confirmingSource) Watch(ctx context.Context, opts httpwatch.ListOptions) (httpwatch.Watcher, error) {
-	resumes := opts.ResourceVersion == s.rv && !opts.SendInitialEvents && !s.inf.warm.isConfirmed()
-	if !resumes {
-		if err := s.awaitLoad(ctx); err != nil {
-			return nil, err
-		}
-		return s.ListerWatcher.Watch(ctx, opts)
-	}
-	w, err := s.ListerWatcher.Watch(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	cw := s.confirming(w)
-	if err := s.awaitLoad(ctx); err != nil {
-		cw.Stop()
-		return nil, err
-	}
-	if !s.inf.warm.loadedOK {
-		cw.Stop()
-		// Ends this watch's context: the reflector lists at once.
-		s.inf.reflector.Relist()
-		return nil, errSnapshotDropped
-	}
-	return cw, nil
-}
-
-// confirming wraps w, just answered by the server, and starts reading its
-// first event and timing ConfirmAfter from now.
-func (s *confirmingSource) confirming(w httpwatch.Watcher) *confirmingWatcher {
-	cw := &confirmingWatcher{Watcher: w, arrived: make(chan struct{}), stopped: make(chan struct{})}
-	t := s.inf.clock().NewTimer(s.inf.warm.opts.ConfirmAfter)
-	go func() {
-		defer close(cw.arrived)
-		cw.ev, cw.err = w.Next()
-	}()
-	go func() {
-		defer t.Stop()
-		select {
-		case <-t.C(): // the server refused nothing in time, unless just now
-		case <-cw.arrived:
-		case <-cw.stopped:
-			return
-		}
-		select {
-		case <-cw.arrived:
-			if cw.err != nil || cw.ev.Type == httpwatch.Error {
-				return
-			}
-		default:
-		}
-		select {
-		case <-s.inf.warm.loading:
-			if s.inf.warm.loadedOK {
-				s.inf.warm.markConfirmed()
-			}
-		case <-cw.stopped:
-		}
-	}()
-	return cw
-}
-
-// confirmingWatcher hands over the first event, read ahead, then the rest.
-type confirmingWatcher struct {
-	httpwatch.Watcher
-	arrived chan struct{} // closed once ev and err hold the first event
-	ev      httpwatch.Event
-	err     error
-	taken   bool // the reflector's goroutine only
-
-	stopped chan struct{}
-	once    sync.Once
-}
-
-func (w *confirmingWatcher) Next() (httpwatch.Event, error) {
-	if !w.taken {
-		w.taken = true
-		<-w.arrived
-		return w.ev, w.err
-	}
-	return w.Watcher.Next()
-}
-
-func (w *confirmingWatcher) Stop() {
-	w.once.Do(func() { close(w.stopped) })
-	w.Watcher.Stop()
-}

@@ -187,7 +187,7 @@ func (c *Client) judge(ctx context.Context, r Resource) (verdict, APIResource, e
 	}
 	for pass := 0; ; pass++ {
 		c.discovery.mu.Lock()
-		v, ar, why, next := c.discovery.lookup(r, c.clock.Now(), pass == 0)
+		v, ar, next, why := c.discovery.lookup(r, c.clock.Now(), pass == 0)
 		c.discovery.mu.Unlock()
 		if next == nil {
 			return v, ar, why
@@ -202,9 +202,9 @@ var errNoDiscovery = errors.New("the server serves no discovery (404 on /api)")
 
 // lookup is judge's answer from what is cached. With mayRead it also names
 // the document to read first, marked busy, if one is due.
-func (d *discovery) lookup(r Resource, now time.Time, mayRead bool) (v verdict, ar APIResource, why error, next *unit) {
+func (d *discovery) lookup(r Resource, now time.Time, mayRead bool) (v verdict, ar APIResource, next *unit, why error) {
 	if d.absent {
-		return cannotTell, ar, errNoDiscovery, nil
+		return cannotTell, ar, nil, errNoDiscovery
 	}
 	gv := groupVersion{r.Group, r.Version}
 	root := &d.roots[gv.root()]
@@ -216,11 +216,11 @@ func (d *discovery) lookup(r Resource, now time.Time, mayRead bool) (v verdict, 
 		return &u
 	}
 	if root.err != nil {
-		return cannotTell, ar, fmt.Errorf("discovery: %w", root.err), claim(unit{root: gv.root()}, &root.reads)
+		return cannotTell, ar, claim(unit{root: gv.root()}, &root.reads), fmt.Errorf("discovery: %w", root.err)
 	}
 	doc := d.gvs[gv]
 	if doc == nil {
-		return notServed, ar, d.unknown(r), claim(unit{root: gv.root()}, &root.reads)
+		return notServed, ar, claim(unit{root: gv.root()}, &root.reads), d.unknown(r)
 	}
 	// Under aggregated discovery a group version is read again with its
 	// root: when the group version is due after a failure (stale), or
@@ -228,13 +228,13 @@ func (d *discovery) lookup(r Resource, now time.Time, mayRead bool) (v verdict, 
 	if doc.err != nil {
 		why = fmt.Errorf("discovery of %s: %w", gv, doc.err)
 		if !root.aggregated {
-			return cannotTell, ar, why, claim(unit{root: gv.root(), gv: &gv}, &doc.reads)
+			return cannotTell, ar, claim(unit{root: gv.root(), gv: &gv}, &doc.reads), why
 		}
 		if mayRead && doc.due(now) && !root.busy {
 			root.busy = true
 			next = &unit{root: gv.root()}
 		}
-		return cannotTell, ar, why, next
+		return cannotTell, ar, next, why
 	}
 	for _, a := range doc.resources {
 		if a.Resource.Resource == r.Resource {
@@ -242,9 +242,9 @@ func (d *discovery) lookup(r Resource, now time.Time, mayRead bool) (v verdict, 
 		}
 	}
 	if root.aggregated {
-		return notServed, ar, d.unknown(r), claim(unit{root: gv.root()}, &root.reads)
+		return notServed, ar, claim(unit{root: gv.root()}, &root.reads), d.unknown(r)
 	}
-	return notServed, ar, d.unknown(r), claim(unit{root: gv.root(), gv: &gv}, &doc.reads)
+	return notServed, ar, claim(unit{root: gv.root(), gv: &gv}, &doc.reads), d.unknown(r)
 }
 
 // read reads one document; the caller has marked it busy.

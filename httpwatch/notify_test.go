@@ -33,12 +33,10 @@ func TestWatchNotifiesBeforeReading(t *testing.T) {
 		<-r.Context().Done()
 	})
 	w := openWatch(t, newTestClient(t, srv.URL).Resource(pods))
-	rn, ok := w.(ReadNotifier)
-	require.True(t, ok, "a ResourceClient's watcher is a ReadNotifier")
 	seen := 0 // events Next returned; Next and the notification share this goroutine
 	var readsAfter []int
 	var once sync.Once
-	rn.NotifyRead(func() {
+	w.NotifyRead(func() {
 		readsAfter = append(readsAfter, seen)
 		if seen == 2 {
 			once.Do(func() { close(more) })
@@ -53,7 +51,7 @@ func TestWatchNotifiesBeforeReading(t *testing.T) {
 	assert.Equal(t, 0, readsAfter[0], "the first read is announced")
 	assert.Contains(t, readsAfter, 2)
 
-	rn.NotifyRead(nil)
+	w.NotifyRead(nil)
 	w.Stop()
 	_, err := w.Next()
 	assert.Equal(t, io.EOF, err)

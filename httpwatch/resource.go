@@ -83,6 +83,10 @@ func (c *Client) Resource(r Resource) *ResourceClient {
 // Resource returns the resource this client addresses.
 func (rc *ResourceClient) Resource() Resource { return rc.res }
 
+// Info says which resource the client reads; it can always try a
+// watch-list stream (a server that refuses one is listed instead).
+func (rc *ResourceClient) Info() SourceInfo { return SourceInfo{Resource: rc.res, WatchList: true} }
+
 // collectionPath is the escaped URL path of the collection in namespace ns.
 func (r Resource) collectionPath(ns string) (string, error) {
 	for _, s := range []struct{ what, v string }{

@@ -56,22 +56,19 @@ type Page struct {
 // which the stream is closed (see ResourceClient.Watch for which). Stop is
 // idempotent, safe from any goroutine, and unblocks a pending Next, which
 // then returns io.EOF. Next itself must not be called concurrently.
+//
+// A Watcher also says when Next has to wait (NotifyRead): a reader that
+// holds work back while events flow (an informer holds back waking its
+// handlers, to wake each once per batch of events rather than once per
+// event, decision 33) hands it on then, so nothing is held while the
+// stream is quiet. A Watcher that wraps another passes NotifyRead on, or
+// calls fn itself before it waits for anything else.
 type Watcher interface {
 	Next() (Event, error)
 	Stop()
-}
-
-// ReadNotifier is implemented by a Watcher that can tell its reader when
-// Next has to wait for the network: the watchers of a *ResourceClient do.
-// A reader that holds work back while events flow (an informer holds back
-// waking its handlers, to wake each once per batch of events rather than
-// once per event) hands it on then, so nothing is held while the stream is
-// quiet.
-type ReadNotifier interface {
 	// NotifyRead makes Next call fn, on Next's goroutine, whenever it has
-	// taken every event read so far and is about to wait for more from the
-	// server; nil stops the calls. Call it before Next, not concurrently
-	// with it.
+	// handed out every event it holds and is about to wait for more; nil
+	// stops the calls. Call it before Next, not concurrently with it.
 	NotifyRead(fn func())
 }
 
@@ -80,9 +77,25 @@ type PageLister interface {
 	ListPage(ctx context.Context, opts ListOptions) (*Page, error)
 }
 
-// ListerWatcher is the reflector's only view of a source: one page of a list,
-// or a watch stream. *ResourceClient satisfies it for one resource.
+// ListerWatcher is the reflector's only view of a source: one page of a
+// list, a watch stream, and what the source is (Info). *ResourceClient
+// satisfies it for one resource; a source that wraps another passes its
+// Info on.
 type ListerWatcher interface {
 	PageLister
 	Watch(ctx context.Context, opts ListOptions) (Watcher, error)
+	Info() SourceInfo
+}
+
+// SourceInfo is what a source says of itself to whoever reads it.
+type SourceInfo struct {
+	// Resource is the resource the source reads: it names the informer
+	// and the path of its failures in logs. The zero Resource says none
+	// (a source in memory); the reader then calls its objects "objects".
+	Resource Resource
+	// WatchList reports whether the source can serve a watch with
+	// SendInitialEvents (a watch-list stream). A reader lists a source
+	// that cannot page by page; one that can may still be refused by its
+	// server, and falls back then.
+	WatchList bool
 }

@@ -81,6 +81,9 @@ type emptyWatcher struct{}
 func (emptyWatcher) Next() (Event, error) { return Event{}, io.EOF }
 func (emptyWatcher) Stop()                {}
 
+// NotifyRead never calls fn: Next returns at once, with no read to wait for.
+func (emptyWatcher) NotifyRead(func()) {}
+
 // streamWatcher decodes events from a watch body in two stages: a goroutine
 // of its own, started by the first Next, reads the body and frames and
 // checks the events (raw.EventReader.Batches), while Next builds their
@@ -121,7 +124,7 @@ func newStreamWatcher(body io.ReadCloser, cancel context.CancelFunc, verb, path 
 }
 
 // NotifyRead makes Next call fn before it waits for the stream (see
-// ReadNotifier).
+// Watcher).
 func (w *streamWatcher) NotifyRead(fn func()) { w.beforeWait = fn }
 
 // frameAhead is the framing goroutine.

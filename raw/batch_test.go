@@ -42,7 +42,7 @@ func nextLines(chunks [][]byte, max int) ([]string, error) {
 // batchLines reads chunks with Batches. With hold, it keeps every batch
 // until the stream ends and only then builds the objects, as a consumer far
 // behind its reader would: frames must survive every later read.
-func batchLines(chunks [][]byte, max int, hold bool) (out []string, err error, batches int) {
+func batchLines(chunks [][]byte, max int, hold bool) (out []string, batches int, err error) {
 	er := (&Decoder{MaxFrameSize: max}).Events(&chunkReader{chunks: chunks})
 	var held []*Batch
 	build := func(b *Batch) error {
@@ -64,15 +64,15 @@ func batchLines(chunks [][]byte, max int, hold bool) (out []string, err error, b
 			continue
 		}
 		if err := build(b); err != nil {
-			return out, err, batches
+			return out, batches, err
 		}
 	}
 	for _, b := range held {
 		if err := build(b); err != nil {
-			return out, err, batches
+			return out, batches, err
 		}
 	}
-	return out, io.ErrNoProgress, batches // Batches ended without Err
+	return out, batches, io.ErrNoProgress // Batches ended without Err
 }
 
 // Batches must frame exactly what Next frames, however the stream arrives,
@@ -88,7 +88,7 @@ func TestBatchesMatchNext(t *testing.T) {
 		for how, chunks := range cuts {
 			want, werr := nextLines(cloneChunks(chunks), 0)
 			for _, hold := range []bool{false, true} {
-				got, err, _ := batchLines(cloneChunks(chunks), 0, hold)
+				got, _, err := batchLines(cloneChunks(chunks), 0, hold)
 				require.Equal(t, want, got, "%s, %s, hold %v", fx.Name, how, hold)
 				assert.Equal(t, fmt.Sprint(werr), fmt.Sprint(err), "%s, %s, hold %v", fx.Name, how, hold)
 			}
@@ -105,7 +105,7 @@ func TestBatchesLongFrameAndError(t *testing.T) {
 	chunks := fixedChunks([]byte(stream), 3000)
 	want, werr := nextLines(cloneChunks(chunks), 0)
 	require.Len(t, want, 3)
-	got, err, batches := batchLines(cloneChunks(chunks), 0, true)
+	got, batches, err := batchLines(cloneChunks(chunks), 0, true)
 	assert.Equal(t, want, got)
 	var ie *InputError
 	require.ErrorAs(t, err, &ie)
@@ -114,7 +114,7 @@ func TestBatchesLongFrameAndError(t *testing.T) {
 
 	// Past the frame limit, the same error as Next's.
 	_, werr = nextLines(cloneChunks(chunks), 64<<10)
-	_, err, _ = batchLines(cloneChunks(chunks), 64<<10, false)
+	_, _, err = batchLines(cloneChunks(chunks), 64<<10, false)
 	require.ErrorIs(t, err, ErrFrameTooLarge)
 	assert.Equal(t, werr.Error(), err.Error())
 }
@@ -191,7 +191,7 @@ func FuzzBatches(f *testing.F) {
 		at := int(cut) % (len(data) + 1)
 		want, werr := nextLines(splitAt(data, at), fuzzMaxFrame)
 		for _, hold := range []bool{false, true} {
-			got, err, _ := batchLines(splitAt(data, at), fuzzMaxFrame, hold)
+			got, _, err := batchLines(splitAt(data, at), fuzzMaxFrame, hold)
 			if !equalLines(want, got) || fmt.Sprint(werr) != fmt.Sprint(err) {
 				t.Fatalf("hold %v: Batches %q %v, Next %q %v", hold, got, err, want, werr)
 			}

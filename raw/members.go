@@ -203,7 +203,7 @@ func (k *knownSpans) topLevel(src []byte, dropManagedFields bool) (topLevel, boo
 		return t, true // a repeat: withoutDuplicates reads it all again
 	}
 	mv := top[meta]
-	fields, ok := k.notedMembers(src, mv.valueStart, mv.valueEnd, k.objDepth+1, top[len(top):len(top)])
+	fields, ok := k.notedMembers(src, mv.valueStart, mv.valueEnd, k.objDepth+1, top[len(top):])
 	if !ok {
 		return topLevel{}, false
 	}

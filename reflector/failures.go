@@ -142,11 +142,7 @@ func asStatus(err error) (*httpwatch.StatusError, bool) {
 
 // path is the collection the Source reads, when it can say.
 func (r *Reflector) path() string {
-	rs, ok := r.Source.(interface{ Resource() httpwatch.Resource })
-	if !ok {
-		return ""
-	}
-	p, err := rs.Resource().Path()
+	p, err := r.Source.Info().Resource.Path()
 	if err != nil {
 		return ""
 	}

@@ -18,7 +18,9 @@ import (
 //   - readAhead otherwise: a reader goroutine turns Next into a queue the
 //     loop waits on beside the alarm.
 //
-// Both call the Sink's Flush before the loop may wait (see Flusher).
+// Both have the Sink's Flush called before the loop may wait (see
+// Flusher): the watcher calls it (httpwatch.Watcher.NotifyRead) when the
+// loop reads it, the feed before it waits for its reader.
 type feed interface {
 	// next returns the watch's next reply. ok is false when alarm rang or
 	// ctx ended first; the watch is then still open.
@@ -40,19 +42,20 @@ func (rep reply) end() bool { return rep.err != nil || rep.ev.Type == httpwatch.
 // newFeed starts the feed of w, opened with ctx, which cancel ends, and
 // watched over by quiet, if not nil, which the feed stops with w. flush,
 // if not nil, is the Sink's Flush: the feed calls it before the loop may
-// wait for w (see Flusher) and once w is closed.
-func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, quiet *silence, direct bool, flush func()) feed {
+// wait for w (see Flusher) and once w is closed. first, if not nil, is
+// reading w's first reply (phaseConfirm): the feed hands it out first and
+// reads w only after it.
+func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, quiet *silence, direct bool, flush func(), first *firstRead) feed {
 	if direct {
-		f := &directFeed{stopper: newStopper(ctx, cancel, w, quiet), flush: flush}
-		if rn, ok := w.(httpwatch.ReadNotifier); ok && flush != nil {
-			rn.NotifyRead(flush) // the loop may wait only when w says so
-		} else {
-			f.flushEach = flush != nil
+		f := &directFeed{stopper: newStopper(ctx, cancel, w, quiet), flush: flush, first: first}
+		if first == nil {
+			f.notify()
 		}
 		return f
 	}
 	f := &readAhead{
 		stopper: newStopper(ctx, cancel, w, quiet),
+		first:   first,
 		flush:   flush,
 		ready:   make(chan struct{}, 1),
 		room:    make(chan struct{}, 1),
@@ -107,16 +110,38 @@ func (s *stopper) nextEvent() (httpwatch.Event, error) {
 	return s.w.Next()
 }
 
-// directFeed is read by the loop itself.
+// directFeed is read by the loop itself; the watcher flushes the Sink
+// before it waits (NotifyRead).
 type directFeed struct {
 	stopper
-	flush     func() // nil: the Sink holds nothing back
-	flushEach bool   // flush before every Next: w does not say when it reads
+	flush func()     // nil: the Sink holds nothing back
+	first *firstRead // the first reply, read on its own goroutine; nil once handed out
 }
 
-func (f *directFeed) next(context.Context, <-chan time.Time) (reply, bool) {
-	if f.flushEach {
-		f.flush()
+// notify has w flush the Sink before it waits: the loop may wait only
+// then. The loop alone reads w from now on.
+func (f *directFeed) notify() {
+	if f.flush != nil {
+		f.w.NotifyRead(f.flush)
+	}
+}
+
+func (f *directFeed) next(ctx context.Context, alarm <-chan time.Time) (reply, bool) {
+	if f.first != nil {
+		if f.flush != nil {
+			f.flush() // the loop waits for another goroutine
+		}
+		select {
+		case <-f.first.done:
+		case <-alarm:
+			return reply{}, false
+		case <-ctx.Done():
+			return reply{}, false
+		}
+		rep := f.first.rep
+		f.first = nil
+		f.notify()
+		return rep, true
 	}
 	ev, err := f.nextEvent()
 	return reply{ev, err}, true
@@ -124,6 +149,9 @@ func (f *directFeed) next(context.Context, <-chan time.Time) (reply, bool) {
 
 func (f *directFeed) close() {
 	f.stop()
+	if f.first != nil {
+		<-f.first.done // Stop ended its Next
+	}
 	if f.flush != nil {
 		f.flush()
 	}
@@ -142,7 +170,8 @@ const feedAhead = 256
 // no event.
 type readAhead struct {
 	stopper
-	flush func() // called before the loop waits for the reader; may be nil
+	first *firstRead // read before w, if not nil (see newFeed)
+	flush func()     // called before the loop waits for the reader; may be nil
 
 	mu    sync.Mutex
 	queue []reply // read, not yet taken by the loop
@@ -159,8 +188,14 @@ type readAhead struct {
 func (f *readAhead) read() {
 	defer close(f.done)
 	for {
-		ev, err := f.nextEvent()
-		rep := reply{ev, err}
+		var rep reply
+		if f.first != nil {
+			<-f.first.done // Stop, in close, ends its Next
+			rep, f.first = f.first.rep, nil
+		} else {
+			ev, err := f.nextEvent()
+			rep = reply{ev, err}
+		}
 		f.mu.Lock()
 		f.queue = append(f.queue, rep)
 		n := len(f.queue)

@@ -14,12 +14,19 @@ import (
 // deafWatcher ignores every context: only Stop ends a blocked Next, as the
 // Watcher contract allows. entered is closed when Next first blocks.
 type deafWatcher struct {
-	entered chan struct{}
-	stopped chan struct{}
-	stops   atomic.Int32
+	entered    chan struct{}
+	stopped    chan struct{}
+	stops      atomic.Int32
+	beforeWait func()
 }
 
+// NotifyRead makes Next call fn before it blocks, which it does at once.
+func (w *deafWatcher) NotifyRead(fn func()) { w.beforeWait = fn }
+
 func (w *deafWatcher) Next() (httpwatch.Event, error) {
+	if w.beforeWait != nil {
+		w.beforeWait()
+	}
 	close(w.entered)
 	<-w.stopped
 	return httpwatch.Event{}, context.Canceled

@@ -41,10 +41,11 @@ func checkFlushed(log []string, each bool) error {
 	return nil
 }
 
-// Flusher: a watcher that does not say when it reads gets a Flush before
-// every Next, so each event is handed on before the reflector may wait;
-// a list's Replace is flushed too, as is a read-ahead feed (a resync
-// period) before the loop waits for its reader (decision 33).
+// Flusher: the Sink is flushed before the reflector may wait: after a
+// list's Replace, when the watcher says it is about to wait for a read
+// (NotifyRead; the three scripted events are one read, so they are handed
+// on together), and with a resync period, when a read-ahead feed's loop
+// waits for its reader (decision 33).
 func TestFlushBeforeEveryWait(t *testing.T) {
 	for _, resync := range []time.Duration{0, time.Hour} {
 		t.Run(fmt.Sprint("resync=", resync), func(t *testing.T) {
@@ -72,14 +73,17 @@ func TestFlushBeforeEveryWait(t *testing.T) {
 			log := sink.log()
 			// A read-ahead feed hands the loop what it read in one go: the
 			// loop flushes only once it has nothing left.
-			require.NoError(t, checkFlushed(log, resync == 0))
+			require.NoError(t, checkFlushed(log, false))
 			assert.Equal(t, []string{"replace 1@10", "flush"}, log[:2])
+			if resync == 0 {
+				assert.NotContains(t, log[2:5], "flush", "one read, one flush: %q", log)
+			}
 		})
 	}
 }
 
 // Flusher over HTTP: a ResourceClient's watcher announces its reads
-// (httpwatch.ReadNotifier), and the reflector flushes then, so every event
+// (httpwatch.Watcher.NotifyRead), and the reflector flushes then, so every event
 // is handed on before the watch waits for the next (decision 33).
 func TestFlushBeforeTheWatchReads(t *testing.T) {
 	s := serveOnePod(t)
@@ -106,7 +110,8 @@ func TestNoFlushWithoutFlusher(t *testing.T) {
 	r := New(&scriptSource{}, &recordSink{})
 	assert.Nil(t, r.flusher())
 	r.flush() // no Flush to call
-	f := newFeed(context.Background(), func() {}, newWatcher(), nil, true, nil).(*directFeed)
-	assert.False(t, f.flushEach)
+	w := newWatcher()
+	f := newFeed(context.Background(), func() {}, w, nil, true, nil, nil)
+	assert.Nil(t, w.beforeWait, "nothing to call before a read")
 	f.close()
 }

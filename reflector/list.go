@@ -39,6 +39,9 @@ func (r *Reflector) pageSize(m *memory, rv string) int64 {
 }
 
 func (r *Reflector) list(ctx context.Context, s *state) time.Duration {
+	if !r.awaitRestore(ctx, s) {
+		return 0
+	}
 	opts := r.baseOptions()
 	opts.ResourceVersion = s.listVersion()
 	opts.Limit = r.pageSize(&s.memory, opts.ResourceVersion)
@@ -93,6 +96,7 @@ func (r *Reflector) replace(items []*raw.Object, rv string) error {
 func (r *Reflector) synced(m *memory, rv string, items int) {
 	m.lastRV = rv
 	m.rvUnavailable = false
+	m.unconfirmed = false // the server's own state replaced the restored one
 	r.recovered()
 	r.stats.lists.Add(1)
 	r.stats.items.Add(int64(items))

@@ -31,18 +31,11 @@ type Sink interface {
 // consumer, so that it is woken once per batch of events rather than once
 // per event. After handing the Sink anything, the reflector calls Flush,
 // on Run's goroutine, before it may wait for the server: before the watch
-// waits for the network, as an httpwatch.ReadNotifier announces (other
-// watchers get a Flush before every Next), before waiting for a watch read
-// on another goroutine, when a watch closes, after Replace and Resync.
+// waits for the network, as its httpwatch.Watcher announces (NotifyRead),
+// before waiting for a watch read on another goroutine, when a watch
+// closes, after Replace and Resync.
 type Flusher interface {
 	Flush()
-}
-
-// WatchListReporter is implemented by sources that know whether they can
-// serve a watch-list stream (sendInitialEvents). A source that reports false
-// is always listed page by page.
-type WatchListReporter interface {
-	SupportsWatchList() bool
 }
 
 // A Reflector keeps a Sink equal to the server's state of one resource: it
@@ -96,6 +89,10 @@ type Reflector struct {
 	// OnError sees every error the reflector recovers from.
 	OnError func(error)
 
+	// Restore, if set, is the saved state at ResourceVersion that the Sink
+	// is being filled with as Run starts (decision 32).
+	Restore *Restore
+
 	// Clock, Logger and Random are the reflector's time, log and source of
 	// randomness; nil means the default New sets: clock.Real, slog.Default
 	// and math/rand/v2's Float64.
@@ -121,7 +118,8 @@ type Reflector struct {
 // configuration that carries no wiring, so that an informer can take it as
 // a value (listwatch.Informer.Reflector) without exposing its pipeline.
 type Options struct {
-	// Name names the resource in errors and logs.
+	// Name names the resource in errors and logs; New sets the name of
+	// the source's resource (NameOf).
 	Name string
 
 	// ExpectedKind, if set, is the only kind of object the reflector passes
@@ -193,17 +191,35 @@ func DefaultOptions() Options {
 	}
 }
 
-// New returns a Reflector reading source into sink with DefaultOptions,
-// the real clock and slog.Default.
+// New returns a Reflector reading source into sink with DefaultOptions
+// named after the source's resource (NameOf), the real clock and
+// slog.Default.
 func New(source httpwatch.ListerWatcher, sink Sink) *Reflector {
+	o := DefaultOptions()
+	o.Name = NameOf(source.Info())
 	return &Reflector{
 		Source:  source,
 		Sink:    sink,
-		Options: DefaultOptions(),
+		Options: o,
 		Clock:   clock.Real,
 		Logger:  slog.Default(),
 		Random:  rand.Float64,
 	}
+}
+
+// NameOf is the name of what a source reads, as logs and errors say it:
+// its resource as resource.version.group ("pods.v1",
+// "deployments.v1.apps"), with " in " and the namespace when it reads one,
+// or "objects" when it does not say.
+func NameOf(info httpwatch.SourceInfo) string {
+	res := info.Resource
+	switch {
+	case res.Resource == "":
+		return "objects"
+	case res.Namespace != "":
+		return res.String() + " in " + res.Namespace
+	}
+	return res.String()
 }
 
 // LastSyncResourceVersion returns the resourceVersion the Sink is synced to:

@@ -254,7 +254,7 @@ func TestReflectorReportsWatchHeaderTimeout(t *testing.T) {
 	t.Cleanup(c.CloseIdleConnections)
 	rc := c.Resource(pods)
 
-	r, sink, _ := newTestReflector(nil)
+	r, sink, _ := newTestReflector(&scriptSource{})
 	r.Source = rc
 	errc := make(chan error, 1)
 	r.OnError = func(err error) {

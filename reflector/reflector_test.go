@@ -58,7 +58,8 @@ func (s *scriptSource) Watch(ctx context.Context, o httpwatch.ListOptions) (http
 	return w, err
 }
 
-func (s *scriptSource) SupportsWatchList() bool { return !s.noWL }
+// Info names no resource; noWL says the source serves no watch-list.
+func (s *scriptSource) Info() httpwatch.SourceInfo { return httpwatch.SourceInfo{WatchList: !s.noWL} }
 
 func page(rv, cont string, objs ...*raw.Object) func(httpwatch.ListOptions) (*httpwatch.Page, error) {
 	return func(httpwatch.ListOptions) (*httpwatch.Page, error) {
@@ -80,11 +81,12 @@ func watchFail(err error) func(httpwatch.ListOptions) (httpwatch.Watcher, error)
 
 // scriptWatcher yields its steps, then blocks until stopped (then io.EOF).
 type scriptWatcher struct {
-	ctx     context.Context
-	total   int // steps scripted
-	steps   []watchStep
-	stopped chan struct{}
-	once    sync.Once
+	ctx        context.Context
+	total      int // steps scripted
+	steps      []watchStep
+	stopped    chan struct{}
+	once       sync.Once
+	beforeWait func() // see NotifyRead
 }
 
 type watchStep struct {
@@ -110,6 +112,9 @@ func (w *scriptWatcher) Next() (httpwatch.Event, error) {
 	if w.ctx != nil {
 		done = w.ctx.Done()
 	}
+	if w.beforeWait != nil {
+		w.beforeWait()
+	}
 	select {
 	case <-w.stopped:
 	case <-done:
@@ -118,6 +123,10 @@ func (w *scriptWatcher) Next() (httpwatch.Event, error) {
 }
 
 func (w *scriptWatcher) Stop() { w.once.Do(func() { close(w.stopped) }) }
+
+// NotifyRead makes Next call fn once its steps are taken, before it blocks:
+// the steps are one read.
+func (w *scriptWatcher) NotifyRead(fn func()) { w.beforeWait = fn }
 
 func ev(t httpwatch.EventType, o *raw.Object) watchStep {
 	return watchStep{ev: httpwatch.Event{Type: t, Object: o}}

@@ -39,6 +39,19 @@ func at(p phase, m memory) state { return state{phase: p, memory: m} }
 func TestReflectorTransitions(t *testing.T) {
 	a1, b2 := obj("a", "1"), obj("b", "2")
 	resyncEvery := func(r *Reflector, _ *scriptSource) { r.ResyncPeriod = time.Minute }
+	// restoring gives r a restored state, loaded (ok) or not, or still loading.
+	restoring := func(loaded, ok bool) func(r *Reflector, _ *scriptSource) {
+		return func(r *Reflector, _ *scriptSource) {
+			done := make(chan struct{})
+			if loaded {
+				close(done)
+			}
+			r.Restore = &Restore{Done: done, Loaded: func() bool { return ok }, ConfirmAfter: 100 * time.Millisecond,
+				Confirmed: func() { _ = r.Sink.(*recordSink).add("confirmed") }}
+		}
+	}
+	unconfirmed := memory{lastRV: "77", cycled: true, unconfirmed: true}
+	loading := memory{lastRV: "77", cycled: true, unconfirmed: true, restoring: true}
 	cases := []struct {
 		name     string
 		prep     func(r *Reflector, src *scriptSource) // configuration and answers, never state
@@ -397,6 +410,80 @@ func TestReflectorTransitions(t *testing.T) {
 			},
 		},
 		{
+			name: "decision 32: a watch resumed from a restored state, still loading, is opened and awaits confirmation",
+			prep: func(r *Reflector, src *scriptSource) {
+				restoring(false, false)(r, src)
+				src.watches = append(src.watches, watchOf(newWatcher()))
+			},
+			from: at(phaseWatch, loading), want: phaseConfirm, mem: loading,
+			check: func(t *testing.T, next state) {
+				assert.Equal(t, t0.Add(100*time.Millisecond), next.confirmAt)
+				assert.Equal(t, next.confirmAt, next.deadline(), "the alarm rings for it")
+			},
+		},
+		{
+			name: "decision 32: a list waits for the restored state's load, then replaces it",
+			prep: func(r *Reflector, src *scriptSource) {
+				restoring(true, true)(r, src)
+				src.pages = append(src.pages, page("80", "", a1))
+			},
+			from: at(phaseList, loading), want: phaseWatch, calls: []string{"replace 1@80"}, mem: memory{lastRV: "80", cycled: true},
+		},
+		{
+			name: "decision 32: a first event confirms the loaded state, and is read next",
+			prep: restoring(true, true),
+			from: confirmOf(newWatcher(ev(httpwatch.Modified, obj("a", "78"))), loading),
+			want: phaseStream, calls: []string{"confirmed"}, mem: memory{lastRV: "77", cycled: true},
+			check: func(t *testing.T, next state) {
+				rep, ok := next.feed.next(context.Background(), nil)
+				assert.True(t, ok)
+				assert.Equal(t, "78", rep.ev.Object.ResourceVersion(), "the first event")
+			},
+		},
+		{
+			name: "decision 32: with a resync period the confirmed watch is read ahead, the first event first",
+			prep: restoring(true, true),
+			from: confirmOf(newWatcher(ev(httpwatch.Modified, obj("a", "78")), ev(httpwatch.Modified, obj("a", "79"))),
+				memory{lastRV: "77", cycled: true, unconfirmed: true, resyncAt: t0.Add(time.Minute)}),
+			want: phaseStream, calls: []string{"confirmed"}, mem: memory{lastRV: "77", cycled: true, resyncAt: t0.Add(time.Minute)},
+			check: func(t *testing.T, next state) {
+				for _, rv := range []string{"78", "79"} {
+					rep, ok := next.feed.next(context.Background(), nil)
+					assert.True(t, ok)
+					assert.Equal(t, rv, rep.ev.Object.ResourceVersion())
+				}
+			},
+		},
+		{
+			name: "decision 32: a first bookmark confirms too",
+			prep: restoring(true, true),
+			from: confirmOf(newWatcher(ev(httpwatch.Bookmark, obj("", "80"))), unconfirmed),
+			want: phaseStream, calls: []string{"confirmed"}, mem: memory{lastRV: "77", cycled: true},
+		},
+		{
+			name: "decision 32: a 410 as the first reply confirms nothing: the stream relists",
+			prep: restoring(true, true),
+			from: confirmOf(newWatcher(errEv(errExpired)), loading), want: phaseStream, mem: unconfirmed,
+			check: func(t *testing.T, next state) { assert.Equal(t, refutes, next.verdict) },
+		},
+		{
+			name: "decision 32: a watch that ends at once confirms nothing",
+			prep: restoring(true, true),
+			from: confirmOf(newWatcher(end(io.EOF)), unconfirmed), want: phaseStream, mem: unconfirmed,
+		},
+		{
+			name: "decision 32: a watch quiet until ConfirmAfter after its response confirms",
+			prep: restoring(true, true),
+			from: func() state { s := confirmOf(newWatcher(), unconfirmed); s.confirmAt = t0; return s }(),
+			want: phaseStream, calls: []string{"confirmed"}, mem: memory{lastRV: "77", cycled: true},
+		},
+		{
+			name: "decision 32: a state that failed to load is dropped with its watch: a new cycle lists",
+			prep: restoring(true, false),
+			from: confirmOf(newWatcher(ev(httpwatch.Modified, obj("a", "78"))), loading),
+			want: phaseStart, mem: memory{lastRV: "77", cycled: true},
+		},
+		{
 			name: "conformance 25: a due resync reaches the sink and the next one is scheduled",
 			prep: resyncEvery,
 			from: streamOf(newWatcher(), memory{lastRV: "5", resyncAt: t0}), want: phaseStream,
@@ -439,7 +526,6 @@ func TestReflectorTransitions(t *testing.T) {
 			if from.feed != nil && next.feed != from.feed {
 				assert.True(t, stopped(watcherOf(from.feed)), "a watch left behind is stopped")
 			}
-			next.closeWatch()
 			assert.Equal(t, tc.want, next.phase, "next phase")
 			assert.Equal(t, tc.mem, next.memory, "what the next state remembers")
 			assert.Equal(t, tc.wait, wait, "wait")
@@ -448,8 +534,9 @@ func TestReflectorTransitions(t *testing.T) {
 				tc.checkOpt(t, src)
 			}
 			if tc.check != nil {
-				tc.check(t, next)
+				tc.check(t, next) // the watch still open
 			}
+			next.closeWatch()
 		})
 	}
 }
@@ -470,6 +557,13 @@ func initialOf(w *scriptWatcher, m memory) state {
 	return s
 }
 
+// confirmOf is a state in phaseConfirm on w, resumed at t0 from a restored
+// state, remembering m. Its first reply is read by started.
+func confirmOf(w *scriptWatcher, m memory) state {
+	return state{phase: phaseConfirm, memory: m,
+		watching: watching{feed: unstarted{w}, opened: t0, confirmAt: t0.Add(100 * time.Millisecond)}}
+}
+
 // unstarted is the feed of a state made by streamOf until started starts
 // the feed the reflector would.
 type unstarted struct{ w httpwatch.Watcher }
@@ -480,11 +574,18 @@ func (unstarted) next(context.Context, <-chan time.Time) (reply, bool) {
 
 func (unstarted) close() {}
 
-// started starts the feed of a state made by streamOf.
+// started starts the feed of a state made by streamOf or confirmOf; the
+// first reply of a confirmOf watch given steps is in before the step.
 func started(s state) state {
 	if u, ok := s.feed.(unstarted); ok {
+		if s.phase == phaseConfirm {
+			s.first = readFirst(u.w)
+			if u.w.(*scriptWatcher).scripted() > 0 {
+				<-s.first.done
+			}
+		}
 		ctx, cancel := context.WithCancel(context.Background())
-		s.feed = newFeed(ctx, cancel, u.w, nil, s.resyncAt.IsZero() && s.initial == nil, nil)
+		s.feed = newFeed(ctx, cancel, u.w, nil, s.resyncAt.IsZero() && s.initial == nil, nil, s.first)
 	}
 	return s
 }

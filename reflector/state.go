@@ -22,15 +22,17 @@ const (
 	phaseList                   // list page by page, then Replace
 	phaseWatchList              // open a watch-list stream
 	phaseWatch                  // open a watch at the last synced version
+	phaseConfirm                // wait for a resumed watch to confirm a restored state
 	phaseStream                 // read the open watch
 )
 
 func (p phase) String() string {
-	return [...]string{"start", "list", "watch-list", "watch", "stream"}[p]
+	return [...]string{"start", "list", "watch-list", "watch", "confirm", "stream"}[p]
 }
 
 // state is one node of the state machine: its phase, what the reflector
-// remembers across phases, and the open watch in phaseStream.
+// remembers across phases, and the open watch in phaseConfirm and
+// phaseStream.
 type state struct {
 	phase phase
 	memory
@@ -63,6 +65,13 @@ type memory struct {
 	// bookmarking: the server has shown that it sends bookmarks to a
 	// quiet watch, so WatchIdleTimeout bounds a watch's silence.
 	bookmarking bool
+	// restoring: the Sink is being filled with a Restore's state, so
+	// nothing may reach it and nothing is listed until that is done.
+	restoring bool
+	// unconfirmed: the Sink holds (or soon) a restored state the server has
+	// not confirmed; a watch from its version is confirmed first
+	// (phaseConfirm). A full sync makes it moot.
+	unconfirmed bool
 }
 
 // window is a run of events between its first and last.
@@ -86,6 +95,11 @@ type watching struct {
 	// bookmark has been quiet since warnSeen events (conformance 29).
 	warnAt   time.Time
 	warnSeen int
+	// first, confirmAt and verdict are phaseConfirm's: the first reply
+	// being read, the deadline for it, and what it said (see Restore).
+	first     *firstRead
+	confirmAt time.Time
+	verdict   verdict
 }
 
 // to returns s moved to phase p, keeping what it remembers. Leaving
@@ -102,8 +116,15 @@ func (s *state) enter(p phase) {
 }
 
 // deadline is the next time a stream step must act on without an event:
-// a resync, or a look at a quiet watch-list. Zero: none.
+// a resync, or a look at a quiet watch-list; in phaseConfirm, the end of
+// the wait for a first reply. Zero: none.
 func (s *state) deadline() time.Time {
+	if s.phase == phaseConfirm {
+		if s.verdict != undecided {
+			return time.Time{}
+		}
+		return s.confirmAt
+	}
 	d := s.resyncAt
 	if s.initial != nil && (d.IsZero() || s.warnAt.Before(d)) {
 		d = s.warnAt
@@ -123,6 +144,10 @@ func (s *state) closeWatch() {
 func (r *Reflector) initialState() state {
 	s := state{phase: phaseStart}
 	s.lastRV = r.ResourceVersion
+	if r.Restore != nil {
+		s.restoring = true
+		s.unconfirmed = s.lastRV != ""
+	}
 	if r.ResyncPeriod > 0 {
 		s.resyncAt = r.clock().Now().Add(r.ResyncPeriod)
 	}
@@ -142,6 +167,8 @@ func (r *Reflector) step(ctx context.Context, s state) (state, time.Duration) {
 		wait = r.openWatchList(ctx, &s)
 	case phaseWatch:
 		wait = r.openWatch(ctx, &s)
+	case phaseConfirm:
+		wait = r.confirm(ctx, &s)
 	case phaseStream:
 		wait = r.stream(ctx, &s)
 	default:
@@ -168,11 +195,5 @@ func (r *Reflector) start(s *state) {
 }
 
 func (r *Reflector) useWatchList() bool {
-	if !r.WatchList {
-		return false
-	}
-	if wl, ok := r.Source.(WatchListReporter); ok && !wl.SupportsWatchList() {
-		return false // conformance 31
-	}
-	return true
+	return r.WatchList && r.Source.Info().WatchList // conformance 31
 }

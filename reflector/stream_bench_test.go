@@ -20,6 +20,9 @@ type sliceSource struct {
 	raw    [][]byte
 }
 
+// Info says nothing of a resource: the source is in memory.
+func (s *sliceSource) Info() httpwatch.SourceInfo { return httpwatch.SourceInfo{} }
+
 func (s *sliceSource) ListPage(context.Context, httpwatch.ListOptions) (*httpwatch.Page, error) {
 	return &httpwatch.Page{ResourceVersion: "1"}, nil
 }
@@ -30,11 +33,16 @@ func (s *sliceSource) Watch(ctx context.Context, _ httpwatch.ListOptions) (httpw
 
 // sliceWatcher yields its events, then blocks until stopped.
 type sliceWatcher struct {
-	ctx    context.Context
-	events []httpwatch.Event
-	raw    [][]byte
-	stop   chan struct{}
+	ctx        context.Context
+	events     []httpwatch.Event
+	raw        [][]byte
+	stop       chan struct{}
+	beforeWait func()
 }
+
+// NotifyRead makes Next call fn once the events are out, before it blocks:
+// they are one read.
+func (w *sliceWatcher) NotifyRead(fn func()) { w.beforeWait = fn }
 
 func (w *sliceWatcher) Next() (httpwatch.Event, error) {
 	if len(w.raw) > 0 {
@@ -46,6 +54,9 @@ func (w *sliceWatcher) Next() (httpwatch.Event, error) {
 		ev := w.events[0]
 		w.events = w.events[1:]
 		return ev, nil
+	}
+	if w.beforeWait != nil {
+		w.beforeWait()
 	}
 	select {
 	case <-w.stop:

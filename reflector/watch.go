@@ -32,6 +32,9 @@ func (r *Reflector) watch(ctx context.Context, opts httpwatch.ListOptions) (http
 }
 
 func (r *Reflector) openWatch(ctx context.Context, s *state) time.Duration {
+	if !s.unconfirmed && !r.awaitRestore(ctx, s) {
+		return 0
+	}
 	opts := r.baseOptions()
 	opts.ResourceVersion = s.lastRV
 	fromAny := opts.ResourceVersion == "" || opts.ResourceVersion == "0"
@@ -45,6 +48,9 @@ func (r *Reflector) openWatch(ctx context.Context, s *state) time.Duration {
 }
 
 func (r *Reflector) openWatchList(ctx context.Context, s *state) time.Duration {
+	if !r.awaitRestore(ctx, s) {
+		return 0
+	}
 	opts := r.baseOptions()
 	opts.ResourceVersion = s.lastRV
 	if s.rvUnavailable {
@@ -101,15 +107,21 @@ func (r *Reflector) open(ctx context.Context, s *state, opts httpwatch.ListOptio
 // events (conformance 29). There is no other limit than the watch timeout.
 const initialWait = 10 * time.Second
 
-// opened moves s to phaseStream on w, opened with ctx, which cancel ends.
+// opened moves s to phaseStream on w, opened with ctx, which cancel ends,
+// or to phaseConfirm if w resumes from an unconfirmed restored state.
 func (r *Reflector) opened(ctx context.Context, cancel context.CancelFunc, s *state, w httpwatch.Watcher, fromAny, initial bool) {
 	r.stats.watches.Add(1)
 	s.enter(phaseStream)
+	s.opened = r.clock().Now()
+	if s.unconfirmed && !initial {
+		s.phase = phaseConfirm
+		s.first = readFirst(w)
+		s.confirmAt = s.opened.Add(r.Restore.ConfirmAfter)
+	}
 	// Without a resync period nor a watch-list to watch over, nothing can
 	// fall due while this watch is open: the loop may block in Next itself.
 	s.silence = r.watchSilence(w, s.bookmarking)
-	s.feed = newFeed(ctx, cancel, w, s.silence, s.resyncAt.IsZero() && !initial, r.flusher())
-	s.opened = r.clock().Now()
+	s.feed = newFeed(ctx, cancel, w, s.silence, s.resyncAt.IsZero() && !initial, r.flusher(), s.first)
 	s.fromAny = fromAny
 	if initial {
 		s.initial = map[string]*raw.Object{}

@@ -197,16 +197,6 @@ func TestFrozenMemberKeysMoveAfterExpiry(t *testing.T) {
 	assert.Equal(t, h.want("a", "b", "c"), h.holders())
 }
 
-func withoutHolder(m map[string]string, id string) map[string]string {
-	out := map[string]string{}
-	for k, v := range m {
-		if v != id {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 // A renewal whose reply is lost may still have been written: the server
 // then shows a set the member does not believe it published. Here a's
 // acknowledgement of c ({a,b,c}, giving up the keys c wins) is written but

@@ -107,7 +107,14 @@ func (e *events) Next() (httpwatch.Event, error) {
 
 func (e *events) Stop() {}
 
+// NotifyRead never calls fn: Next never waits, it ends with io.EOF.
+func (e *events) NotifyRead(func()) {}
+
 type eventSource struct{ w httpwatch.Watcher }
+
+func (s eventSource) Info() httpwatch.SourceInfo {
+	return httpwatch.SourceInfo{Resource: httpwatch.Resource{Version: "v1", Resource: "pods"}}
+}
 
 func (s eventSource) ListPage(context.Context, httpwatch.ListOptions) (*httpwatch.Page, error) {
 	return &httpwatch.Page{}, nil

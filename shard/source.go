@@ -50,14 +50,11 @@ func (s *source) Watch(ctx context.Context, opts httpwatch.ListOptions) (httpwat
 	return &watcher{Watcher: w, s: s}, nil
 }
 
-// SupportsWatchList passes the wrapped source's answer on to the reflector.
-func (s *source) SupportsWatchList() bool {
-	if wl, ok := s.lw.(interface{ SupportsWatchList() bool }); ok {
-		return wl.SupportsWatchList()
-	}
-	return true
-}
+// Info is the wrapped source's: the member reads the same resource.
+func (s *source) Info() httpwatch.SourceInfo { return s.lw.Info() }
 
+// watcher passes NotifyRead on to the wrapped watcher: the events it skips
+// are read with the others, so its reads are the wrapped one's.
 type watcher struct {
 	httpwatch.Watcher
 	s *source

@@ -122,12 +122,12 @@ func makePod(r *rand.Rand, i int, namespace string, created time.Time) *corev1.P
 				{
 					Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate,
 					APIVersion: "v1", Time: &started, FieldsType: "FieldsV1",
-					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/restartedAt":{}},"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:env":{},"f:image":{},"f:livenessProbe":{},"f:ports":{},"f:resources":{}}}}}`)},
+					FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/restartedAt":{}},"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:env":{},"f:image":{},"f:livenessProbe":{},"f:ports":{},"f:resources":{}}}}}`),
 				},
 				{
 					Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate,
 					APIVersion: "v1", Time: &ready, FieldsType: "FieldsV1", Subresource: "status",
-					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{"k:{\"type\":\"Ready\"}":{".":{},"f:status":{}}},"f:containerStatuses":{},"f:phase":{},"f:podIP":{},"f:startTime":{}}}`)},
+					FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{"k:{\"type\":\"Ready\"}":{".":{},"f:status":{}}},"f:containerStatuses":{},"f:phase":{},"f:podIP":{},"f:startTime":{}}}`),
 				},
 			},
 		},
