@@ -23,7 +23,7 @@ func logLines(b *syncBuffer) []string {
 }
 
 // decision 20, decision 21, decision 24: against a real kube-apiserver, an
-// informer refused by RBAC, one asking for a field selector the resource
+// informer (named after its resource, configmaps.v1) refused by RBAC, one asking for a field selector the resource
 // does not support, and one over a misspelt resource, each print one clear
 // line at Error within 2 s, and the
 // fail-fast wait returns the reason within 2 s, however often the informer
@@ -38,8 +38,8 @@ func TestInformerFailuresAreLoudOnRealServer(t *testing.T) {
 		contains           []string
 	}{
 		{"no RBAC on the resource", nobody, "", "", httpwatch.IsForbidden,
-			[]string{"level=ERROR", `msg="reflector: list failed"`, "resource=configmaps", "verb=GET", "path=/api/v1/configmaps",
-				`cannot list resource \"configmaps\"`, `hint="check RBAC: the identity may not list configmaps"`}},
+			[]string{"level=ERROR", `msg="reflector: list failed"`, "resource=configmaps.v1", "verb=GET", "path=/api/v1/configmaps",
+				`cannot list resource \"configmaps\"`, `hint="check RBAC: the identity may not list configmaps.v1"`}},
 		{"unsupported field selector", "", "data.v=1", "", func(err error) bool { return httpwatch.IsPermanent(err) },
 			[]string{"level=ERROR", `msg="reflector: list failed"`, "code=400", `is not a known field selector`,
 				`hint="check the field selector \"data.v=1\"`}},
@@ -58,8 +58,8 @@ func TestInformerFailuresAreLoudOnRealServer(t *testing.T) {
 			if tc.resource != "" {
 				res.Resource = tc.resource
 			}
+			// No Name: a NewInformer is named after its resource.
 			inf := listwatch.NewInformer(c.Resource(res), 0)
-			inf.Reflector.Name = res.Resource
 			inf.Reflector.FieldSelector = tc.field
 			inf.Reflector.Backoff = reflector.Backoff{Initial: 10 * time.Millisecond, Cap: 20 * time.Millisecond}
 			out := &syncBuffer{}
@@ -90,6 +90,7 @@ func TestInformerFailuresAreLoudOnRealServer(t *testing.T) {
 				assert.Contains(t, lines[0], c)
 			}
 			assert.NotContains(t, lines[0], cfg.BearerToken)
+			assert.True(t, strings.HasPrefix(err.Error(), res.Resource+".v1 not synced: "), "the error names the informer: %v", err)
 			t.Logf("the line: %s", lines[0])
 			t.Logf("the error: %v", err)
 		})
