@@ -27,38 +27,38 @@
 // "deployments.v1.apps", or the Reflector.Name of an informer outside a
 // factory) and namespace.
 //
-//	name                                          source hook                          differs from its peer
-//	workqueue_depth                               ratelimit.Metrics Added/Started      -
-//	workqueue_adds_total                          ratelimit.Metrics Added              -
-//	workqueue_queue_duration_seconds              ratelimit.Metrics Started            -
-//	workqueue_work_duration_seconds               ratelimit.Metrics Finished           -
-//	workqueue_unfinished_work_seconds             ratelimit.Metrics Unfinished         updated at least every 10 s (a)
-//	workqueue_longest_running_processor_seconds   ratelimit.Metrics Unfinished         updated at least every 10 s (a)
-//	workqueue_retries_total                       ratelimit.Metrics Retried            every delayed add (b)
-//	rest_client_requests_total{code,method,host}  httpwatch.Client.Metrics             -
-//	rest_client_request_duration_seconds{verb,host} httpwatch.Client.Metrics           per attempt, to the headers (c)
-//	controller_runtime_reconcile_total{result}    reconcile.Runner.Observe             no requeue_after (d)
-//	controller_runtime_reconcile_errors_total     reconcile.Runner.Observe             -
-//	controller_runtime_reconcile_time_seconds     reconcile.Runner.Observe             -
-//	controller_runtime_active_workers             ratelimit.Metrics Started/Finished   -
-//	controller_runtime_max_concurrent_reconciles  reconcile.Runner.Workers             -
-//	leader_election_master_status{name}           reconcile.Runner.Leading             name is the Lease's name (e)
-//	listwatch_informer_synced                     Informer.HasSynced                   (no peer)
-//	listwatch_informer_restored                   Informer.Restored                    (no peer; decision 32)
-//	listwatch_informer_objects                    Informer.Stats Objects               (no peer)
-//	listwatch_informer_bytes                      the cache, summed on each scrape     (no peer)
-//	listwatch_informer_queued                     Informer.Stats Queued                (no peer)
-//	listwatch_informer_last_sync_timestamp_seconds reflector.Stats LastSync            (no peer)
-//	listwatch_informer_sync_errors_total{kind}    reflector.Stats *Errors              (no peer)
-//	listwatch_informer_watch_restarts_total{cause} reflector.Stats WatchEnds           (no peer; decision 36)
-//	listwatch_informer_lists_total                reflector.Stats Lists                (no peer)
-//	listwatch_informer_watches_total              reflector.Stats Watches              (no peer)
-//	listwatch_informer_events_total               reflector.Stats Events               (no peer)
-//	listwatch_informer_handler_panics_total       Informer.Stats HandlerPanics         (no peer)
-//	listwatch_snapshot_last_save_timestamp_seconds Informer.Stats Snapshot.Saved       (no peer; decision 32)
-//	listwatch_snapshot_bytes                      Informer.Stats Snapshot.Bytes        (no peer)
-//	listwatch_snapshot_save_duration_seconds      Informer.Stats Snapshot.Took         (no peer; the last save)
-//	listwatch_snapshot_save_failures_total        Informer.Stats Snapshot.Failures     (no peer)
+//	name                                             source hook                         differs from its peer
+//	workqueue_depth                                  ratelimit.Metrics Added/Started     -
+//	workqueue_adds_total                             ratelimit.Metrics Added             -
+//	workqueue_queue_duration_seconds                 ratelimit.Metrics Started           -
+//	workqueue_work_duration_seconds                  ratelimit.Metrics Finished          -
+//	workqueue_unfinished_work_seconds                ratelimit.Metrics Unfinished        updated at least every 10 s (a)
+//	workqueue_longest_running_processor_seconds      ratelimit.Metrics Unfinished        updated at least every 10 s (a)
+//	workqueue_retries_total                          ratelimit.Metrics Retried           every delayed add (b)
+//	rest_client_requests_total{code,method,host}     httpwatch.Client.Metrics            -
+//	rest_client_request_duration_seconds{verb,host}  httpwatch.Client.Metrics            per attempt, to the headers (c)
+//	controller_runtime_reconcile_total{result}       reconcile.Runner.Observe            no requeue_after (d)
+//	controller_runtime_reconcile_errors_total        reconcile.Runner.Observe            -
+//	controller_runtime_reconcile_time_seconds        reconcile.Runner.Observe            -
+//	controller_runtime_active_workers                ratelimit.Metrics Started/Finished  -
+//	controller_runtime_max_concurrent_reconciles     reconcile.Runner.Workers            -
+//	leader_election_master_status{name}              reconcile.Runner.Leading            name is the Lease's name (e)
+//	listwatch_informer_synced                        Informer.HasSynced                  (no peer)
+//	listwatch_informer_restored                      Informer.Restored                   (no peer; decision 32)
+//	listwatch_informer_objects                       Informer.Stats Objects              (no peer)
+//	listwatch_informer_bytes                         the cache, summed on each scrape    (no peer)
+//	listwatch_informer_queued                        Informer.Stats Queued               (no peer)
+//	listwatch_informer_last_sync_timestamp_seconds   reflector.Stats LastSync            (no peer)
+//	listwatch_informer_sync_errors_total{kind}       reflector.Stats *Errors             (no peer)
+//	listwatch_informer_watch_restarts_total{cause}   reflector.Stats WatchEnds           (no peer; decision 36)
+//	listwatch_informer_lists_total                   reflector.Stats Lists               (no peer)
+//	listwatch_informer_watches_total                 reflector.Stats Watches             (no peer)
+//	listwatch_informer_events_total                  reflector.Stats Events              (no peer)
+//	listwatch_informer_handler_panics_total          Informer.Stats HandlerPanics        (no peer)
+//	listwatch_snapshot_last_save_timestamp_seconds   Informer.Stats Snapshot.Saved       (no peer; decision 32)
+//	listwatch_snapshot_bytes                         Informer.Stats Snapshot.Bytes       (no peer)
+//	listwatch_snapshot_save_duration_seconds         Informer.Stats Snapshot.Took        (no peer; the last save)
+//	listwatch_snapshot_save_failures_total           Informer.Stats Snapshot.Failures    (no peer)
 //
 // Buckets are the peers': controller-runtime's for the workqueue (10 ns
 // to 1000 s by tens; client-go's first ten are the same) and for
