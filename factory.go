@@ -3,6 +3,7 @@ package listwatch
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -103,6 +104,14 @@ func (f *Factory) ForResource(r httpwatch.Resource) *Informer {
 	}
 	f.informers[r] = inf
 	return inf
+}
+
+// Informers returns the factory's informers by resource (with its
+// namespace), those made so far: for metrics that read each one's Stats.
+func (f *Factory) Informers() map[httpwatch.Resource]*Informer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.informers)
 }
 
 // Start runs every informer not yet started, each until ctx is done or

@@ -262,6 +262,8 @@ type Stats struct {
 	// UnmatchedPaths counts the paths of the source's Projection that no
 	// cached object had at the first sync (decision 22).
 	UnmatchedPaths int
+	// Snapshot is about the snapshots the informer saves (decision 32).
+	Snapshot SnapshotStats
 }
 
 // Stats returns a snapshot of the informer's counters. Each handler's backlog
@@ -273,6 +275,7 @@ func (inf *Informer) Stats() Stats {
 		Queued:         inf.fifo.Len(),
 		HandlerPanics:  inf.processor.Panics(),
 		UnmatchedPaths: inf.projection.unmatched(),
+		Snapshot:       inf.warm.saves.stats(),
 	}
 }
 

@@ -35,6 +35,7 @@ type warm struct {
 
 	savedRV string // the version last written or restored; Run's goroutines only, in turn
 	failing bool   // the last write failed (logged once)
+	saves   saves  // for Stats
 }
 
 func newWarm() warm {
@@ -297,7 +298,9 @@ func (inf *Informer) saveSnapshot() bool {
 	}
 	snap := &snapshot.Snapshot{Key: w.key, ResourceVersion: rv, Objects: objs, Written: inf.clock().Now()}
 	log := inf.logger().With("resource", inf.Reflector.Name, "path", w.path)
+	start := inf.clock().Now()
 	if err := snapshot.WriteFile(w.path, snap); err != nil {
+		w.saves.failures.Add(1)
 		if !w.failing {
 			log.Warn("informer: snapshot not saved; a restart will list", "err", err)
 		} else {
@@ -311,6 +314,7 @@ func (inf *Informer) saveSnapshot() bool {
 	}
 	w.failing = false
 	w.savedRV = rv
+	w.saves.note(w.path, start, inf.clock().Since(start))
 	return true
 }
 

@@ -79,13 +79,92 @@ type Stats struct {
 	Watches     int64 // watch streams opened
 	Events      int64 // watch events received (bookmarks included)
 	Errors      int64 // errors reported through OnError
+	// PermanentErrors and RoutineErrors count the Errors that retrying
+	// cannot cure (httpwatch.IsPermanent) and those that are part of
+	// normal operation (SyncError.Routine); the rest are transient.
+	PermanentErrors, RoutineErrors int64
+	// WatchEnds counts the watches that ended, by cause, but for those
+	// Run's context or a Relist ended.
+	WatchEnds WatchEnds
+	// LastSync is when the server last showed the cache current: a full
+	// sync completed, a watch delivered its first event, or the server
+	// ended a watch cleanly. On a healthy reflector it is never older
+	// than the longest watch timeout (2·MinWatchTimeout); zero before.
+	LastSync time.Time
+}
+
+// WatchEnds counts ended watches by cause, for an operator to tell the
+// routine (Timeout, Gone) from a network that loses them (Cut, Silent).
+type WatchEnds struct {
+	Timeout int64 // the server ended it cleanly, as at its timeoutSeconds
+	Gone    int64 // 410: the version is compacted away; a relist follows
+	// Silent: nothing heard for WatchIdleTimeout (httpwatch.ErrWatchIdle),
+	// or the connection was found dead (httpwatch.ErrConnectionLost);
+	// decision 36.
+	Silent int64
+	Cut    int64 // the connection broke: a reset, an unexpected EOF
+	// Failed: any other error event, a stream that cannot be decoded,
+	// a watch that ended at once (ErrVeryShortWatch).
+	Failed int64
 }
 
 // counters are the Stats as the loop writes them. Only Stats reads them:
 // no decision of the reflector does, so they can never steer it.
 type counters struct {
 	lists, pages, items, watches, events, errors atomic.Int64
+	permanent, routine                           atomic.Int64
+	timeout, gone, silent, cut, failed           atomic.Int64
+	lastSync                                     atomic.Int64 // UnixNano; 0 before
 }
+
+// stats returns the counters as Stats.
+func (c *counters) stats() Stats {
+	s := Stats{
+		Lists:           c.lists.Load(),
+		ListPages:       c.pages.Load(),
+		ListedItems:     c.items.Load(),
+		Watches:         c.watches.Load(),
+		Events:          c.events.Load(),
+		Errors:          c.errors.Load(),
+		PermanentErrors: c.permanent.Load(),
+		RoutineErrors:   c.routine.Load(),
+		WatchEnds: WatchEnds{Timeout: c.timeout.Load(), Gone: c.gone.Load(),
+			Silent: c.silent.Load(), Cut: c.cut.Load(), Failed: c.failed.Load()},
+	}
+	if ns := c.lastSync.Load(); ns != 0 {
+		s.LastSync = time.Unix(0, ns)
+	}
+	return s
+}
+
+// count counts e by kind and, for an error that ended a watch, by cause.
+func (c *counters) count(e *SyncError) {
+	c.errors.Add(1)
+	switch {
+	case e.Routine:
+		c.routine.Add(1)
+	case httpwatch.IsPermanent(e.Err):
+		c.permanent.Add(1)
+	}
+	if e.Op != OpWatch || errors.Is(e.Err, ErrUnexpectedKind) {
+		return // not the end of a watch
+	}
+	switch {
+	case errors.Is(e.Err, httpwatch.ErrWatchIdle) || errors.Is(e.Err, httpwatch.ErrConnectionLost):
+		c.silent.Add(1)
+	case versionUnavailable(e.Err):
+		c.gone.Add(1)
+	case errors.Is(e.Err, ErrVeryShortWatch):
+		c.failed.Add(1)
+	case httpwatch.IsProbableEOF(e.Err):
+		c.cut.Add(1)
+	default:
+		c.failed.Add(1)
+	}
+}
+
+// synced notes that the server showed the cache current at now.
+func (c *counters) synced(now time.Time) { c.lastSync.Store(now.UnixNano()) }
 
 // report counts err, logs it as decision 20 says and hands it to OnError
 // as a *SyncError.
@@ -98,8 +177,8 @@ func (r *Reflector) report(op Op, err error) {
 func (r *Reflector) reportRoutine(op Op, err error) { r.reportAs(op, err, true) }
 
 func (r *Reflector) reportAs(op Op, err error, routine bool) {
-	r.stats.errors.Add(1)
 	e := &SyncError{Resource: r.Name, Op: op, Err: err, Routine: routine}
+	r.stats.count(e)
 	r.logFailure(e)
 	if r.OnError != nil {
 		r.OnError(e)

@@ -87,8 +87,10 @@ func (r *Reflector) logFailure(e *SyncError) {
 	r.tracker().Failed(f)
 }
 
-// recovered records that the server answered a list or watch as it should.
+// recovered records that the server answered a list or watch as it should,
+// and when (Stats.LastSync).
 func (r *Reflector) recovered() {
+	r.stats.synced(r.clock().Now())
 	r.tracker().Recovered("reflector: recovered", "resource", r.Name)
 }
 

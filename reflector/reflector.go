@@ -238,16 +238,7 @@ func (r *Reflector) publish(rv string) {
 }
 
 // Stats returns a snapshot of the reflector's counters.
-func (r *Reflector) Stats() Stats {
-	return Stats{
-		Lists:       r.stats.lists.Load(),
-		ListPages:   r.stats.pages.Load(),
-		ListedItems: r.stats.items.Load(),
-		Watches:     r.stats.watches.Load(),
-		Events:      r.stats.events.Load(),
-		Errors:      r.stats.errors.Load(),
-	}
-}
+func (r *Reflector) Stats() Stats { return r.stats.stats() }
 
 // Run keeps the Sink in sync until ctx is done. It returns promptly after
 // cancellation, with every stream closed. Calling Run again returns at once.

@@ -163,6 +163,10 @@ func (r *Reflector) watchEnded(s *state, err error) time.Duration {
 		r.report(OpWatch, ErrVeryShortWatch)
 		return r.retry(s, phaseStart, ErrVeryShortWatch) // conformance 21
 	}
+	if errors.Is(err, io.EOF) { // the server ended it, as at its timeout
+		r.stats.timeout.Add(1)
+		r.stats.synced(r.clock().Now())
+	}
 	s.enter(phaseWatch) // conformance 20
 	return 0
 }

@@ -1,0 +1,162 @@
+package prommetrics
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/snapshot"
+	"github.com/listwatch/listwatch/watchtest"
+)
+
+// agent is a factory of pods over a fake API server, with snapshots, its
+// metrics served over HTTP.
+type agent struct {
+	f       *listwatch.Factory
+	pods    *listwatch.Informer
+	metrics string
+	stop    func()
+}
+
+func startAgent(t *testing.T, host, dir string) *agent {
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: host, QPS: -1})
+	require.NoError(t, err)
+	t.Cleanup(client.CloseIdleConnections)
+	f := listwatch.NewFactory(client)
+	f.Snapshot = snapshot.Options{Dir: dir}
+	f.Configure = func(_ httpwatch.Resource, inf *listwatch.Informer) {
+		inf.Reflector.WatchList = false
+		inf.Reflector.Backoff = reflector.Backoff{} // retry at once
+	}
+	a := &agent{f: f, pods: f.ForResource(watchtest.Pods)}
+	reg := prometheus.NewRegistry()
+	require.NoError(t, Register(reg, Sources{Factory: f}))
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(srv.Close)
+	a.metrics = srv.URL + "/metrics"
+	ctx, cancel := context.WithCancel(context.Background())
+	f.Start(ctx)
+	a.stop = func() { cancel(); f.Shutdown() }
+	t.Cleanup(a.stop)
+	return a
+}
+
+func createPod(t *testing.T, s *watchtest.Server, name string) {
+	t.Helper()
+	_, err := s.Create(watchtest.Pods, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns"},"spec":{"nodeName":"n1"}}`, name))
+	require.NoError(t, err)
+}
+
+// What an agent's operator reads of each cache, scraped over HTTP: synced,
+// size, errors by kind, watch restarts by cause, the last sync, the
+// snapshots; and, restarted without its server, a warm start not yet
+// confirmed.
+func TestScrapeInformerHealth(t *testing.T) {
+	s := watchtest.NewServer()
+	t.Cleanup(s.Close)
+	createPod(t, s, "a")
+	createPod(t, s, "b")
+	s.FailNext(watchtest.Failure{Code: 403, Verbs: []string{"list"}})
+	dir := t.TempDir()
+	started := time.Now()
+	a := startAgent(t, s.URL, dir)
+	require.NoError(t, a.f.WaitForSync(testwait.Context(t)))
+	pods := map[string]string{"resource": "pods.v1", "namespace": ""}
+	with := func(k, v string) map[string]string { return map[string]string{"resource": "pods.v1", k: v} }
+
+	var sc scrape
+	require.Eventually(t, func() bool {
+		sc = get(t, a.metrics)
+		return sc.value("listwatch_snapshot_last_save_timestamp_seconds", pods) > 0
+	}, wait, 5*time.Millisecond, "the snapshot after the first sync")
+	assert.Equal(t, 1.0, sc.value("listwatch_informer_synced", pods))
+	assert.Zero(t, sc.value("listwatch_informer_restored", pods))
+	assert.Equal(t, 2.0, sc.value("listwatch_informer_objects", pods))
+	var size int
+	for _, o := range a.pods.Indexer().List() {
+		size += len(o.Raw())
+	}
+	assert.Equal(t, float64(size), sc.value("listwatch_informer_bytes", pods))
+	assert.Equal(t, 1.0, sc.value("listwatch_informer_lists_total", pods))
+	assert.Equal(t, 1.0, sc.value("listwatch_informer_sync_errors_total", with("kind", "permanent")), "the 403")
+	assert.Zero(t, sc.value("listwatch_informer_sync_errors_total", with("kind", "transient")))
+	assert.GreaterOrEqual(t, sc.value("listwatch_informer_last_sync_timestamp_seconds", pods), float64(started.Unix()))
+	fi, err := os.Stat(filepath.Join(dir, "pods.v1.snap"))
+	require.NoError(t, err)
+	assert.Equal(t, float64(fi.Size()), sc.value("listwatch_snapshot_bytes", pods))
+	assert.GreaterOrEqual(t, sc.value("listwatch_snapshot_save_duration_seconds", pods), 0.0)
+	assert.Zero(t, sc.value("listwatch_snapshot_save_failures_total", pods))
+	for _, cause := range []string{"timeout", "gone", "silent", "cut", "failed"} {
+		assert.Zero(t, sc.value("listwatch_informer_watch_restarts_total", with("cause", cause)), cause)
+	}
+
+	// The server ends the watch, as at its timeout; the next one is cut.
+	createPod(t, s, "c")
+	require.Eventually(t, func() bool { return a.pods.Stats().Objects == 3 }, wait, time.Millisecond)
+	s.CutNextWatchAfterEvents(1)
+	s.CloseWatches()
+	require.Eventually(t, func() bool {
+		return get(t, a.metrics).value("listwatch_informer_watch_restarts_total", with("cause", "timeout")) == 1
+	}, wait, 5*time.Millisecond)
+	require.NoError(t, s.WaitForWatches(testwait.Context(t), 1))
+	createPod(t, s, "d")
+	require.Eventually(t, func() bool {
+		sc = get(t, a.metrics)
+		return sc.value("listwatch_informer_watch_restarts_total", with("cause", "cut")) == 1 &&
+			sc.value("listwatch_informer_objects", pods) == 4
+	}, wait, 5*time.Millisecond, "%v", summary(sc))
+	assert.Equal(t, 1.0, sc.value("listwatch_informer_lists_total", pods), "both resumed without a relist")
+	assert.GreaterOrEqual(t, sc.value("listwatch_informer_watches_total", pods), 3.0)
+	assert.GreaterOrEqual(t, sc.value("listwatch_informer_events_total", pods), 2.0)
+	assert.GreaterOrEqual(t, sc.value("rest_client_requests_total", map[string]string{"code": "403", "method": "GET"}), 1.0,
+		"the factory's client is counted too")
+
+	// Restarted with its server gone, it serves the snapshot unconfirmed.
+	a.stop()
+	s.Close()
+	b := startAgent(t, s.URL, dir)
+	testwait.Recv(t, b.pods.Loaded(), "the snapshot restored")
+	sc = get(t, b.metrics)
+	assert.Equal(t, 1.0, sc.value("listwatch_informer_restored", pods))
+	assert.Zero(t, sc.value("listwatch_informer_synced", pods))
+	assert.Equal(t, 4.0, sc.value("listwatch_informer_objects", pods))
+}
+
+// Informers outside a factory are named by Reflector.Name, each once, a
+// second of one name with "-2"; the registry takes them without a clash.
+func TestInformersOutsideAFactory(t *testing.T) {
+	src := &httpwatch.ResourceClient{}
+	one, two := listwatch.NewInformer(src, 0), listwatch.NewInformer(src, 0)
+	reg := prometheus.NewRegistry()
+	require.NoError(t, Register(reg, Sources{Informers: []*listwatch.Informer{one, two, one}}))
+	fams, err := reg.Gather()
+	require.NoError(t, err)
+	var names []string
+	for _, f := range fams {
+		if f.GetName() == "listwatch_informer_objects" {
+			for _, m := range f.Metric {
+				for _, l := range m.Label {
+					if l.GetName() == "resource" {
+						names = append(names, l.GetValue())
+					}
+				}
+			}
+		}
+	}
+	assert.ElementsMatch(t, []string{"objects", "objects-2"}, names)
+	assert.Error(t, Register(reg, Sources{Informers: []*listwatch.Informer{one}}), "a second Register on one registry")
+}
