@@ -48,7 +48,7 @@ func faults(hold, hole time.Duration) []fault {
 		{name: "slow_close", what: "cut after 16 KB, closed 8 s later", hold: hold, toxics: []toxic{{"limit_data", "downstream", toxiproxy.Attributes{"bytes": 16 << 10}}, {"slow_close", "downstream", toxiproxy.Attributes{"delay": 8000}}}},
 		{name: "black hole, whole path", what: fmt.Sprintf("timeout 0 both ways on every connection, %s; toxiproxy closes them when it ends", hole), hold: hole, toxics: blackHole, fromStart: true},
 		{name: "black hole, held connections", what: "timeout 0 both ways on the connections held; new ones pass", toxics: blackHole, held: true, fromStart: true},
-		{name: "apiserver restart", what: "SIGKILL, started again; timed from ready"},
+		{name: "apiserver restart", what: "SIGKILL, started again; timed from ready", restart: true},
 	}
 }
 

@@ -258,6 +258,9 @@ func (l *lab) listwatch(ctx context.Context, host string, h1 bool) (*observer, e
 		return nil, err
 	}
 	c.Logger = slog.New(slog.DiscardHandler)
+	if *debug {
+		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("client", name)
+	}
 	inf := listwatch.NewInformer(c.Resource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: l.ns}), 0)
 	inf.Logger = c.Logger
 	ictx, cancel := context.WithCancel(ctx)

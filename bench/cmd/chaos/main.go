@@ -25,14 +25,18 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"slices"
+	"strings"
 	"time"
 )
+
+var debug = flag.Bool("debug", false, "log what the listwatch informers do, at Debug, on stderr")
 
 func main() {
 	hold := flag.Duration("hold", 20*time.Second, "how long each path fault lasts")
 	hole := flag.Duration("hole", 30*time.Second, "how long the whole-path black hole lasts")
 	limit := flag.Duration("limit", 4*time.Minute, "give up waiting for a client after this long")
-	only := flag.String("only", "", "run only the fault of this name")
+	only := flag.String("only", "", "run only the faults of these names, separated by |")
 	flag.Parse()
 	// Both clients sync by a paged list (client-go reads this once).
 	if _, set := os.LookupEnv("KUBE_FEATURE_WatchListClient"); !set {
@@ -54,7 +58,7 @@ func run(hold, hole, limit time.Duration, only string) error {
 	defer lab.close()
 	var rows []row
 	for _, f := range faults(hold, hole) {
-		if only != "" && f.name != only {
+		if only != "" && !slices.Contains(strings.Split(only, "|"), f.name) {
 			continue
 		}
 		r, err := lab.measure(ctx, f, limit)
