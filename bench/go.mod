@@ -3,6 +3,7 @@ module github.com/listwatch/listwatch/bench
 go 1.26.0
 
 require (
+	github.com/Shopify/toxiproxy/v2 v2.5.0
 	github.com/listwatch/listwatch v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	github.com/tidwall/gjson v1.20.1

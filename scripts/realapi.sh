@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs a real etcd + kube-apiserver on loopback for the e2e suite.
+# Runs a real etcd + kube-apiserver on loopback for the e2e suite, and a
+# toxiproxy server (a TCP fault proxy) for the chaos suite.
 #
-#   scripts/realapi.sh build               # compile both from their Go modules (cached)
+#   scripts/realapi.sh build               # compile all three from their Go modules (cached)
 #   eval "$(scripts/realapi.sh start)"     # start them; exports REALAPI_* for the tests
 #   scripts/realapi.sh stop "$REALAPI_DIR" # stop them and remove their data
 #
@@ -13,6 +14,7 @@ set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-1.37.2}"
 ETCD_VERSION="${ETCD_VERSION:-3.7.3}"
+TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-2.5.0}"
 REALAPI_HOME="${REALAPI_HOME:-$HOME/.cache/realapi}"
 BIN="$REALAPI_HOME/bin"
 
@@ -53,15 +55,28 @@ build_apiserver() {
   )
 }
 
+build_toxiproxy() {
+  local src="$REALAPI_HOME/src/toxiproxy"
+  mkdir -p "$src"
+  (
+    cd "$src"
+    printf 'module realapi/toxiproxy\n\ngo 1.26\n\nrequire github.com/Shopify/toxiproxy/v2 v%s\n' "$TOXIPROXY_VERSION" > go.mod
+    printf '//go:build tools\n\npackage toxiproxy\n\nimport _ "github.com/Shopify/toxiproxy/v2/cmd/server"\n' > tools.go
+    go mod tidy >/dev/null
+    go build -trimpath -ldflags='-s -w' -o "$BIN/toxiproxy-server" github.com/Shopify/toxiproxy/v2/cmd/server
+  )
+}
+
 cmd_build() {
   mkdir -p "$BIN"
   [ -x "$BIN/etcd" ] || { log "building etcd v$ETCD_VERSION"; build_etcd; }
   [ -x "$BIN/kube-apiserver" ] || { log "building kube-apiserver v$KUBE_VERSION (several minutes)"; build_apiserver; }
+  [ -x "$BIN/toxiproxy-server" ] || { log "building toxiproxy-server v$TOXIPROXY_VERSION"; build_toxiproxy; }
 }
 
 free_ports() {
   python3 -c 'import socket
-socks=[socket.socket() for _ in range(3)]
+socks=[socket.socket() for _ in range(4)]
 [s.bind(("127.0.0.1",0)) for s in socks]
 print(*[s.getsockname()[1] for s in socks])'
 }
@@ -70,9 +85,9 @@ randhex() { head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 
 cmd_start() {
   cmd_build
-  local dir etcd_port peer_port api_port token nobody
+  local dir etcd_port peer_port api_port toxi_port token nobody
   dir=$(mktemp -d /tmp/listwatch-realapi.XXXXXX)
-  read -r etcd_port peer_port api_port < <(free_ports)
+  read -r etcd_port peer_port api_port toxi_port < <(free_ports)
   openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null
   openssl rsa -in "$dir/sa.key" -pubout -out "$dir/sa.pub" 2>/dev/null
   token=$(randhex); nobody=$(randhex)
@@ -103,15 +118,20 @@ ARGS
   # shellcheck disable=SC2046
   "$BIN/kube-apiserver" $(cat "$dir/apiserver.args") >"$dir/kube-apiserver.log" 2>&1 &
   echo $! >"$dir/kube-apiserver.pid"
+  # The chaos suite puts its proxies here, between its clients and the server.
+  LOG_LEVEL=warn "$BIN/toxiproxy-server" -host 127.0.0.1 -port "$toxi_port" >"$dir/toxiproxy.log" 2>&1 &
+  echo $! >"$dir/toxiproxy.pid"
 
   for _ in $(seq 1 120); do
-    if curl -fsk -H "Authorization: Bearer $token" "https://127.0.0.1:$api_port/readyz" >/dev/null 2>&1; then
+    if curl -fsk -H "Authorization: Bearer $token" "https://127.0.0.1:$api_port/readyz" >/dev/null 2>&1 &&
+      curl -fs "http://127.0.0.1:$toxi_port/version" >/dev/null 2>&1; then
       cat <<OUT
 export REALAPI_URL=https://127.0.0.1:$api_port
 export REALAPI_TOKEN=$token
 export REALAPI_TOKEN_NOBODY=$nobody
 export REALAPI_CA=$dir/certs/apiserver.crt
 export REALAPI_DIR=$dir
+export REALAPI_TOXIPROXY=127.0.0.1:$toxi_port
 export REALAPI_AUTHZ=${REALAPI_AUTHZ:-AlwaysAllow}
 OUT
       return 0
@@ -127,18 +147,18 @@ OUT
 
 cmd_stop() {
   local dir="${1:?usage: realapi.sh stop REALAPI_DIR}"
-  for name in kube-apiserver etcd; do
+  for name in toxiproxy kube-apiserver etcd; do
     [ -f "$dir/$name.pid" ] && kill "$(cat "$dir/$name.pid")" 2>/dev/null || true
   done
   for _ in 1 2 3 4 5; do
     alive=0
-    for name in kube-apiserver etcd; do
+    for name in toxiproxy kube-apiserver etcd; do
       [ -f "$dir/$name.pid" ] && kill -0 "$(cat "$dir/$name.pid")" 2>/dev/null && alive=1
     done
     [ $alive = 0 ] && break
     sleep 1
   done
-  for name in kube-apiserver etcd; do
+  for name in toxiproxy kube-apiserver etcd; do
     [ -f "$dir/$name.pid" ] && kill -9 "$(cat "$dir/$name.pid")" 2>/dev/null || true
   done
   rm -rf "$dir"
