@@ -74,8 +74,8 @@ func TestInformerResumesWatchOnSilentConnection(t *testing.T) {
 			}
 			_, err = s.Create(watchtest.Pods, `{"metadata":{"name":"a","namespace":"ns"}}`)
 			require.NoError(t, err)
-			// Two bookmarks show that the server sends them; once b is
-			// heard, so were they.
+			// Bookmarks show that the server sends them; once b is heard,
+			// so were they.
 			s.SendBookmarks()
 			s.SendBookmarks()
 			b, err := s.Create(watchtest.Pods, `{"metadata":{"name":"b","namespace":"ns"}}`)

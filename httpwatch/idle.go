@@ -52,44 +52,60 @@ type idleBody struct {
 	// closed under the waiting read.
 	onIdle func()
 
-	reading   atomic.Int64 // when the pending read began (UnixNano); 0: none
-	fired     atomic.Bool
-	closeOnce sync.Once
-	quit      chan struct{} // closed by Close: the watchdog returns
+	reading atomic.Int64 // when the pending read began (UnixNano); 0: none
+	fired   atomic.Bool
+	// The watchdog runs from the first read until the body ends or is
+	// closed: a body nobody reads holds no goroutine.
+	start, end sync.Once
+	quit       chan struct{} // closed by end: the watchdog returns
 }
 
 func newIdleBody(body io.ReadCloser, limit time.Duration, clk clock.Clock, onIdle func()) *idleBody {
-	b := &idleBody{ReadCloser: body, limit: limit, clock: clk, timer: clk.NewTimer(limit), onIdle: onIdle, quit: make(chan struct{})}
-	b.timer.Stop()
-	go b.watchdog()
-	return b
+	return &idleBody{ReadCloser: body, limit: limit, clock: clk, onIdle: onIdle, quit: make(chan struct{})}
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
+	b.start.Do(func() {
+		b.timer = b.clock.NewTimer(b.limit)
+		b.timer.Stop()
+		go b.watchdog(b.timer)
+	})
+	if b.timer == nil { // closed before its first read
+		return b.ReadCloser.Read(p)
+	}
 	b.reading.Store(b.clock.Now().UnixNano())
 	b.timer.Reset(b.limit)
 	n, err := b.ReadCloser.Read(p)
 	b.timer.Stop()
 	b.reading.Store(0)
-	if err != nil && b.fired.Load() {
-		err = fmt.Errorf("%w: no byte from the server for %v", ErrWatchIdle, b.limit)
+	if err != nil {
+		b.stop() // no read will wait again
+		if b.fired.Load() {
+			err = fmt.Errorf("%w: no byte from the server for %v", ErrWatchIdle, b.limit)
+		}
 	}
 	return n, err
 }
 
 func (b *idleBody) Close() error {
-	b.closeOnce.Do(func() { close(b.quit) })
+	b.stop()
 	return b.ReadCloser.Close()
+}
+
+// stop ends the watchdog, if it runs, and forbids it to start.
+func (b *idleBody) stop() {
+	b.start.Do(func() {})
+	b.end.Do(func() { close(b.quit) })
 }
 
 // watchdog closes the body when a read has waited for limit. A stale
 // tick, from a read that has returned since, is ignored.
-func (b *idleBody) watchdog() {
+func (b *idleBody) watchdog(timer clock.Timer) {
 	for {
 		select {
-		case <-b.timer.C():
+		case <-timer.C():
 		case <-b.quit:
-			b.timer.Stop()
+			timer.Stop()
 			return
 		}
 		since := b.reading.Load()
@@ -101,7 +117,6 @@ func (b *idleBody) watchdog() {
 			b.onIdle()
 		}
 		b.ReadCloser.Close() // unblocks the read, which reports ErrWatchIdle
-		<-b.quit
 		return
 	}
 }

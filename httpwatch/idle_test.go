@@ -3,6 +3,7 @@ package httpwatch
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 // quietServer answers a watch with one event, then holds the stream open
@@ -110,4 +112,25 @@ func TestWatchIdleTimeoutOff(t *testing.T) {
 	_, err = w.Next()
 	require.NoError(t, err)
 	require.Zero(t, clk.Waiters())
+}
+
+// The idle watchdog runs only while the stream is read: a watch stopped
+// before its first Next, or read to its end, leaves no goroutine behind.
+func TestWatchIdleWatchdogLivesWithTheReads(t *testing.T) {
+	url, _ := quietServer(t)
+	c, _ := fakeClockClient(t, url)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	rc := c.Resource(Resource{Version: "v1", Resource: "pods"})
+	w, err := rc.Watch(context.Background(), ListOptions{IdleTimeout: time.Minute})
+	require.NoError(t, err)
+	w.Stop()
+	_, err = w.Next()
+	require.ErrorIs(t, err, io.EOF)
+
+	w, err = rc.Watch(context.Background(), ListOptions{IdleTimeout: time.Minute})
+	require.NoError(t, err)
+	_, err = w.Next()
+	require.NoError(t, err)
+	w.Stop()
+	c.CloseIdleConnections()
 }

@@ -152,15 +152,17 @@ type Options struct {
 
 	// WatchIdleTimeout is how long a watch may hear nothing from the
 	// server, not a byte, once the server has shown that it breaks the
-	// silence of a quiet watch with bookmarks: two bookmarks on one watch
-	// within half of it. The watch is then taken to sit on a silent
-	// connection (a black-holed path, a wedged server): it is ended,
-	// logged at Warn, and resumed from its resourceVersion, without a
-	// relist. Until that showing, and again after a watch that had heard
-	// no bookmark at all ended so, the bound is the watch's own timeout
-	// plus 30 s, so a server that sends no bookmarks to quiet watches (its
-	// watch cache off) never has a quiet watch restarted. 0 keeps that looser bound for good; negative
-	// sets no bound at all (decision 36).
+	// silence of a quiet watch with bookmarks in time: a bookmark within
+	// WatchIdleTimeout of a watch's opening or of its previous bookmark.
+	// The watch is then taken to sit on a silent connection (a
+	// black-holed path, a wedged server): it is ended, logged at Warn, and
+	// resumed from its resourceVersion, without a relist; the next watches
+	// are held to it from their start. Until that showing, and again after
+	// a watch that had heard no bookmark at all ended so, the bound is the
+	// watch's own timeout plus 30 s, so a server that sends no bookmarks to
+	// quiet watches (its watch cache off) never has a quiet watch
+	// restarted. 0 keeps that looser bound for good; negative sets no
+	// bound at all (decision 36).
 	WatchIdleTimeout time.Duration
 
 	// MaxInternalErrorRetryDuration is how long a watch ending with an

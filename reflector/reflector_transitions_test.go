@@ -225,22 +225,31 @@ func TestReflectorTransitions(t *testing.T) {
 		{
 			name: "conformance 17, conformance 58: a bookmark moves the RV and changes no object",
 			from: streamOf(newWatcher(ev(httpwatch.Bookmark, obj("", "9"))), synced("1")), want: phaseStream,
-			mem: synced("9"), // no call: the sink hears of no object
+			mem: memory{lastRV: "9", bookmarking: true}, // no call: the sink hears of no object (decision 36: it arms)
 		},
 		{
-			name: "decision 36: a second bookmark within half of WatchIdleTimeout shows that the server sends them",
+			name: "decision 36: a bookmark within WatchIdleTimeout of the watch's opening shows that the server sends them in time",
 			from: func() state {
 				s := streamOf(newWatcher(ev(httpwatch.Bookmark, obj("", "9"))), synced("1"))
-				s.bookmarked = t0.Add(-DefaultWatchIdleTimeout / 2)
+				s.opened = t0.Add(-DefaultWatchIdleTimeout)
 				return s
 			}(),
 			want: phaseStream, mem: memory{lastRV: "9", bookmarking: true},
 		},
 		{
-			name: "decision 36: bookmarks further apart show nothing",
+			name: "decision 36: so does one within WatchIdleTimeout of the previous bookmark",
 			from: func() state {
 				s := streamOf(newWatcher(ev(httpwatch.Bookmark, obj("", "9"))), synced("1"))
-				s.bookmarked = t0.Add(-DefaultWatchIdleTimeout/2 - time.Second)
+				s.opened, s.bookmarked = t0.Add(-time.Hour), t0.Add(-DefaultWatchIdleTimeout)
+				return s
+			}(),
+			want: phaseStream, mem: memory{lastRV: "9", bookmarking: true},
+		},
+		{
+			name: "decision 36: a bookmark later than that shows nothing (etcd's progress, without a watch cache)",
+			from: func() state {
+				s := streamOf(newWatcher(ev(httpwatch.Bookmark, obj("", "9"))), synced("1"))
+				s.opened = t0.Add(-10 * time.Minute)
 				return s
 			}(),
 			want: phaseStream, mem: synced("9"),

@@ -129,15 +129,22 @@ func (r *Reflector) opened(ctx context.Context, cancel context.CancelFunc, s *st
 	}
 }
 
-// bookmarked notes a bookmark of the open watch: a second one within half
-// of WatchIdleTimeout shows that the server sends them to quiet watches.
-// The bookmark ending a watch-list's initial events is not one of those.
+// bookmarked notes a bookmark of the open watch: one that comes within
+// WatchIdleTimeout of the watch's opening or of its previous bookmark shows
+// that the server breaks a watch's silence with them in time. (A server
+// without a watch cache sends one only after ten minutes without an event,
+// etcd's progress interval.) The bookmark ending a watch-list's initial
+// events is not one of those.
 func (r *Reflector) bookmarked(s *state, ev httpwatch.Event) {
 	if ev.Object.Get(`metadata.annotations.k8s\.io/initial-events-end`).String() == "true" {
 		return
 	}
 	now := r.clock().Now()
-	if !s.bookmarked.IsZero() && r.WatchIdleTimeout > 0 && now.Sub(s.bookmarked) <= r.WatchIdleTimeout/2 {
+	since := s.bookmarked
+	if since.IsZero() {
+		since = s.opened
+	}
+	if r.WatchIdleTimeout > 0 && now.Sub(since) <= r.WatchIdleTimeout {
 		s.bookmarking = true
 		if s.silence != nil {
 			s.silence.arm()
