@@ -79,7 +79,10 @@ func TestInformerRelistAfterOutageDeliversEachChange(t *testing.T) {
 	require.Eventually(t, func() bool { return inf.Stats().Events == 1 }, wait, time.Millisecond)
 	s.FailNext(watchtest.Failure{Code: http.StatusGone, Reason: "Expired", InStream: true, Verbs: []string{"watch"}})
 	s.CloseWatches()
-	// Two timers: the resync check and the backoff before the relist.
+	// Once the 410 is reported its watch is closed, and with it the idle
+	// watchdog the bookmark armed (decision 36); then two timers: the
+	// resync check and the backoff before the relist.
+	require.Eventually(t, func() bool { return inf.Stats().Errors >= 1 }, wait, time.Millisecond)
 	require.NoError(t, fake.WaitForWaiters(wctx, 2), "the reflector is not waiting to relist")
 	require.Zero(t, s.OpenWatches())
 

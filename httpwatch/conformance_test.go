@@ -86,7 +86,9 @@ func TestConformance2WatchProbableEOFIsEmptyStream(t *testing.T) {
 	w, err := newTestClient(t, srv.URL).Resource(pods).Watch(context.Background(), ListOptions{})
 	require.NoError(t, err)
 	_, err = w.Next()
-	require.Equal(t, io.EOF, err)
+	require.ErrorIs(t, err, io.EOF)
+	require.True(t, IsProbableEOF(err))
+	require.ErrorContains(t, err, "EOF before the server answered: WATCH /api/v1/namespaces/fixtures/pods:", "it says why")
 	w.Stop()
 	w.Stop()
 }

@@ -4,8 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
+
+	"github.com/listwatch/listwatch/internal/faillog"
 )
 
 // ErrConnectionLost is wrapped by the error of every request, and every
@@ -23,11 +27,42 @@ var ErrConnectionLost = errors.New("connection lost")
 const pingLost = "http2: client connection lost"
 
 // lostConns remembers the last few lost connections reported, so each is
-// said once however many requests it failed.
+// said once however many requests it failed, and says them by the
+// failure policy (decision 20): the first loss at Warn, more within five
+// minutes counted, the first answer after them at Info. A flapping link
+// is one line, not one per connection.
 type lostConns struct {
 	mu       sync.Mutex
 	reported [8]error
 	next     int
+
+	tracker faillog.Tracker
+	setup   sync.Once   // gives tracker the client's logger and clock
+	pending atomic.Bool // a loss was reported that no answer has followed
+}
+
+// report says one lost connection.
+func (l *lostConns) report(c *Client, within string) {
+	if c.Logger == nil {
+		return
+	}
+	l.setup.Do(func() { l.tracker.Logger, l.tracker.Clock = c.Logger, c.clock })
+	l.tracker.Failed(faillog.Failure{
+		Key: "connection lost", Level: slog.LevelWarn,
+		Msg:   "httpwatch: no answer to an HTTP/2 ping " + within + ": connection to " + c.host.Host + " closed",
+		Again: "httpwatch: HTTP/2 connection lost",
+		Attrs: []any{"host", c.host.Host, "next", "watches on it resume from their resourceVersion; requests are retried on a new connection"},
+		Err:   ErrConnectionLost,
+	})
+	l.pending.Store(true)
+}
+
+// answered notes a response: after a loss, the server answers again. It
+// costs one atomic load while nothing was lost.
+func (l *lostConns) answered(c *Client) {
+	if l.pending.Load() && l.pending.CompareAndSwap(true, false) && c.Logger != nil {
+		l.tracker.Recovered("httpwatch: the server answers again", "host", c.host.Host)
+	}
 }
 
 // firstReport reports whether cause, the error a lost connection failed
@@ -69,9 +104,8 @@ func (c *Client) explainLost(err error) error {
 	if c.pingTimeout > 0 {
 		within = "within " + c.pingTimeout.String()
 	}
-	if c.lost.firstReport(cause) && c.Logger != nil {
-		c.Logger.Warn("httpwatch: no answer to an HTTP/2 ping "+within+": connection to "+c.host.Host+" closed",
-			"host", c.host.Host, "next", "watches on it resume from their resourceVersion; requests are retried on a new connection")
+	if c.lost.firstReport(cause) {
+		c.lost.report(c, within)
 	}
 	return fmt.Errorf("%w: no answer to an HTTP/2 ping %s: %w", ErrConnectionLost, within, err)
 }

@@ -114,3 +114,25 @@ func TestPingRetriesListOnNewConnection(t *testing.T) {
 	require.Equal(t, 2, s.proxy.Accepted())
 	require.Len(t, s.log.Lines(slog.LevelWarn), 1)
 }
+
+// A flapping link (decision 36) is one line: the first lost connection at
+// Warn, the first answer after it at Info, and more lost connections
+// within five minutes counted at Debug, not one Warn each.
+func TestPingFlappingLinkIsOneLine(t *testing.T) {
+	s := newStalledServer(t)
+	rc := s.client.Resource(Resource{Version: "v1", Resource: "pods"})
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
+	defer cancel()
+	for i := range 3 {
+		watchOne(t, rc)
+		s.proxy.Stall()
+		_, err := rc.List(ctx, ListOptions{})
+		require.NoError(t, err, "stall %d: the list is retried on a new connection", i)
+	}
+	require.Equal(t, 4, s.proxy.Accepted())
+	above := s.log.Above()
+	require.Len(t, above, 2, "%q", above)
+	require.Contains(t, above[0], "WARN httpwatch: no answer to an HTTP/2 ping within 200ms")
+	require.Contains(t, above[1], "INFO httpwatch: the server answers again")
+	require.Contains(t, s.log.All(), "HTTP/2 connection lost again")
+}

@@ -52,6 +52,7 @@ func (m *measured) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp != nil {
 		info.Code = resp.StatusCode
 		m.c.watchLost(resp)
+		m.c.lost.answered(m.c)
 	}
 	if m.c.Metrics != nil || failed(info) {
 		info.Verb, info.Resource = describe(req, m.c.host.Path)

@@ -59,7 +59,7 @@ func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher,
 		ended := ctx.Err() != nil
 		cancel()
 		if !ended && IsProbableEOF(err) {
-			return emptyWatcher{}, nil
+			return emptyWatcher{cause: fmt.Errorf("WATCH %s: %w", path, err)}, nil
 		}
 		return nil, fmt.Errorf("WATCH %s: %w", path, err)
 	}
@@ -75,11 +75,13 @@ func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher,
 	return newStreamWatcher(body, cancel, "WATCH", path, rc.decoder()), nil
 }
 
-// emptyWatcher is a stream that has already ended.
-type emptyWatcher struct{}
+// emptyWatcher is a stream that ended before the server answered; cause
+// says how.
+type emptyWatcher struct{ cause error }
 
-func (emptyWatcher) Next() (Event, error) { return Event{}, io.EOF }
-func (emptyWatcher) Stop()                {}
+// Next returns an error that is io.EOF (conformance 2) and says why.
+func (w emptyWatcher) Next() (Event, error) { return Event{}, unanswered{w.cause} }
+func (emptyWatcher) Stop()                  {}
 
 // NotifyRead never calls fn: Next returns at once, with no read to wait for.
 func (emptyWatcher) NotifyRead(func()) {}
@@ -269,3 +271,11 @@ func decodeEvent(f *raw.Frame) (Event, error) {
 	}
 	return ev, nil
 }
+
+// unanswered is the end of a watch whose request ended before the server
+// answered: io.EOF, for the reflector resumes it as any clean end, and the
+// cause, for a watch that keeps ending so is worth saying why.
+type unanswered struct{ cause error }
+
+func (e unanswered) Error() string   { return "EOF before the server answered: " + e.cause.Error() }
+func (e unanswered) Unwrap() []error { return []error{io.EOF, e.cause} }

@@ -160,8 +160,12 @@ func (r *Reflector) watchEnded(s *state, err error) time.Duration {
 		return 0
 	}
 	if s.events == 0 && r.clock().Since(s.opened) < time.Second {
-		r.report(OpWatch, ErrVeryShortWatch)
-		return r.retry(s, phaseStart, ErrVeryShortWatch) // conformance 21
+		short := ErrVeryShortWatch
+		if err != io.EOF {
+			short = fmt.Errorf("%w: %w", ErrVeryShortWatch, err) // say how it ended
+		}
+		r.report(OpWatch, short)
+		return r.retry(s, phaseStart, short) // conformance 21
 	}
 	if errors.Is(err, io.EOF) { // the server ended it, as at its timeout
 		r.stats.timeout.Add(1)
