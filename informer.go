@@ -60,7 +60,7 @@ var ErrStopped = processor.ErrStopped
 //   - A Projection path no cached object has is reported after the first
 //     sync (decision 22).
 //   - The queue's consumer and the handlers are woken once per read of
-//     the watch stream, not once per event (issue 29; see
+//     the watch stream, not once per event (decision 33; see
 //     reflector.Flusher and delta.FIFO.WakeOnFlush).
 type Informer struct {
 	// Reflector tunes how the cache is filled: name, selectors, paging,
