@@ -1,6 +1,7 @@
 package kubeconfig
 
 import (
+	"cmp"
 	"net"
 	"time"
 )
@@ -72,14 +73,11 @@ func (c *Config) RequestTimeout() time.Duration {
 // dialer makes the connections of the transport RoundTripper builds.
 func (c *Config) dialer() *net.Dialer {
 	d := &net.Dialer{Timeout: dialTimeout}
-	switch ka := c.KeepAlive; {
-	case ka < 0:
-		d.KeepAlive = -1
-	default:
-		if ka == 0 {
-			ka = DefaultKeepAlive
-		}
-		d.KeepAliveConfig = net.KeepAliveConfig{Enable: true, Idle: ka, Interval: max(ka/3, time.Second), Count: 3}
+	if c.KeepAlive < 0 {
+		d.KeepAlive = -1 // off
+		return d
 	}
+	ka := cmp.Or(c.KeepAlive, DefaultKeepAlive)
+	d.KeepAliveConfig = net.KeepAliveConfig{Enable: true, Idle: ka, Interval: max(ka/3, time.Second), Count: 3}
 	return d
 }
