@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -133,4 +134,36 @@ func TestWatchIdleWatchdogLivesWithTheReads(t *testing.T) {
 	require.NoError(t, err)
 	w.Stop()
 	c.CloseIdleConnections()
+}
+
+// closeCounter is a transport that counts CloseIdleConnections.
+type closeCounter struct {
+	http.RoundTripper
+	closes atomic.Int32
+}
+
+func (c *closeCounter) CloseIdleConnections() { c.closes.Add(1) }
+
+// A watch found silent (decision 36) drops the client's idle connections
+// too: they went through the same path, and may be as silent.
+func TestWatchIdleDropsIdleConnections(t *testing.T) {
+	url, _ := quietServer(t)
+	tr := &closeCounter{RoundTripper: http.DefaultTransport}
+	clk := clock.NewFake(time.Unix(1000, 0))
+	c, err := NewClient(&kubeconfig.Config{Host: url, QPS: -1, Clock: clk, Transport: tr})
+	require.NoError(t, err)
+	w, err := c.Resource(Resource{Version: "v1", Resource: "pods"}).Watch(context.Background(), ListOptions{IdleTimeout: time.Minute})
+	require.NoError(t, err)
+	defer w.Stop()
+	_, err = w.Next()
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { _, err := w.Next(); done <- err }()
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
+	defer cancel()
+	require.NoError(t, clk.WaitForWaiters(ctx, 1))
+	require.Zero(t, tr.closes.Load())
+	clk.Step(time.Minute)
+	require.ErrorIs(t, testwait.Recv(t, done, "the silent watch to end"), ErrWatchIdle)
+	require.EqualValues(t, 1, tr.closes.Load())
 }

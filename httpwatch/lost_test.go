@@ -3,6 +3,7 @@ package httpwatch
 import (
 	"context"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -135,4 +136,18 @@ func TestPingFlappingLinkIsOneLine(t *testing.T) {
 	require.Contains(t, above[0], "WARN httpwatch: no answer to an HTTP/2 ping within 200ms")
 	require.Contains(t, above[1], "INFO httpwatch: the server answers again")
 	require.Contains(t, s.log.All(), "HTTP/2 connection lost again")
+}
+
+// A client whose Transport is the caller's does not know its ping
+// timeout, and says so rather than a wrong figure.
+func TestLostConnectionWithoutKnownPingTimeout(t *testing.T) {
+	c, err := NewClient(&kubeconfig.Config{Host: "https://example.invalid", Transport: http.DefaultTransport})
+	require.NoError(t, err)
+	logger, log := testlog.NewLogger()
+	c.Logger = logger
+	err = c.explainLost(fmt.Errorf("read: %w", errors.New(pingLost)))
+	require.ErrorIs(t, err, ErrConnectionLost)
+	require.ErrorContains(t, err, "no answer to an HTTP/2 ping in time")
+	require.Len(t, log.Lines(slog.LevelWarn), 1)
+	require.Contains(t, log.Above()[0], "no answer to an HTTP/2 ping in time: connection to example.invalid closed")
 }
