@@ -186,6 +186,16 @@ func TestReflectorTransitions(t *testing.T) {
 			},
 		},
 		{
+			name: "decision 36: a zero WatchIdleTimeout keeps the watch's own bound only",
+			prep: func(r *Reflector, src *scriptSource) {
+				r.WatchIdleTimeout = 0
+				src.watches = append(src.watches, watchOf(newWatcher()))
+			},
+			from: at(phaseWatch, memory{lastRV: "10", bookmarking: true}), want: phaseStream, mem: memory{lastRV: "10", bookmarking: true},
+			checkOpt: func(t *testing.T, src *scriptSource) { assert.Zero(t, src.watchOpts[0].IdleTimeout) },
+			check:    func(t *testing.T, next state) { assert.Nil(t, next.silence) },
+		},
+		{
 			name: "decision 36: a negative WatchIdleTimeout sets no bound at all",
 			prep: func(r *Reflector, src *scriptSource) {
 				r.WatchIdleTimeout = -1

@@ -114,3 +114,27 @@ func TestReflectorSlowSinkIsNotSilence(t *testing.T) {
 	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "13" }, testwait.Timeout, time.Millisecond)
 	assert.Empty(t, logs.Above())
 }
+
+// decision 36: the watchdog stops a watch whose reader has waited exactly
+// WatchIdleTimeout with nothing coming, looked at every eighth of it: not
+// a look sooner, not a look later.
+func TestSilenceFiresAtItsLimit(t *testing.T) {
+	r, _, clk := newTestReflector(&scriptSource{})
+	w := newWatcher()
+	s := r.watchSilence(w, false)
+	require.NotNil(t, s)
+	defer s.stop()
+	s.waiting.Store(true) // a reader waits in Next
+	s.arm()
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
+	defer cancel()
+	for i := range 7 {
+		require.NoError(t, clk.WaitForWaiters(ctx, 1), "look %d", i+1)
+		clk.Step(DefaultWatchIdleTimeout / 8)
+	}
+	require.NoError(t, clk.WaitForWaiters(ctx, 1), "the watchdog waits for its eighth look")
+	assert.False(t, stopped(w), "seven eighths of the limit is not silence")
+	clk.Step(DefaultWatchIdleTimeout / 8)
+	require.Eventually(t, func() bool { return stopped(w) }, testwait.Timeout, time.Millisecond, "stopped at the limit")
+	assert.True(t, s.fired.Load())
+}
