@@ -76,7 +76,7 @@ func TestDeleteCollection(t *testing.T) {
 		_, err := cms.Create(ctx, fmt.Appendf(nil, `{"metadata":{"name":"cm-%d","namespace":%q,"labels":{"tier":%q}}}`, i, ns, tier))
 		require.NoError(t, err)
 	}
-	require.NoError(t, cms.DeleteCollection(ctx, httpwatch.ListOptions{LabelSelector: "tier=cache", FieldSelector: "metadata.name!=cm-3"}, httpwatch.DeleteOptions{}))
+	require.NoError(t, cms.DeleteCollection(ctx, httpwatch.ListOptions{LabelSelector: "tier=cache", FieldSelector: "metadata.name!=cm-3"}))
 	left := names(t, cms, "tier")
 	assert.Equal(t, []string{"cm-2", "cm-3"}, left)
 

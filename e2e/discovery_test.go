@@ -21,7 +21,7 @@ func TestRealAPIResourceFor(t *testing.T) {
 	} {
 		r, err := c.ResourceFor(t.Context(), name)
 		require.NoError(t, err, name)
-		assert.Equal(t, want, r.Resource, name)
+		assert.Equal(t, want, httpwatch.Resource{Group: r.Group, Version: r.Version, Resource: r.Resource}, name)
 	}
 	_, err := c.ResourceFor(t.Context(), "nosuchthings")
 	assert.ErrorIs(t, err, httpwatch.ErrUnknownResource)

@@ -199,7 +199,7 @@ func TestWritesNeedANamespace(t *testing.T) {
 		"patch":             func() error { _, err := all.Patch(ctx, "a", httpwatch.MergePatch, []byte(`{}`)); return err },
 		"status":            func() error { _, err := all.Subresource("status").Get(ctx, "a"); return err },
 		"delete":            func() error { return all.Delete(ctx, "a") },
-		"delete collection": func() error { return all.DeleteCollection(ctx, httpwatch.ListOptions{}, httpwatch.DeleteOptions{}) },
+		"delete collection": func() error { return all.DeleteCollection(ctx, httpwatch.ListOptions{}) },
 	} {
 		assert.ErrorIs(t, write(), httpwatch.ErrNamespaceRequired, name)
 	}

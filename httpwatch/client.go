@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/internal/redact"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
@@ -70,7 +71,7 @@ type Client struct {
 	watch     *http.Client // WatchHeaderTimeout for the headers; timeoutSeconds and the context bound the stream
 	limiter   *rate.Limiter
 	clock     clock.Clock
-	discovery discovery
+	discovery *discovery.Cache
 	warnings  warned
 	// pingTimeout is the HTTP/2 health check's, to explain a connection
 	// it closed; lost the connections explained so far.
@@ -118,6 +119,8 @@ func NewClient(cfg *kubeconfig.Config) (*Client, error) {
 	if c.clock == nil {
 		c.clock = clock.Real
 	}
+	c.discovery = discovery.New(fetcher{c})
+	c.discovery.Clock = c.clock
 	rt = &measured{next: rt, c: c}
 	// The header timer starts after the rate limiter's wait.
 	var watchRT http.RoundTripper = &headerTimeout{next: rt, c: c}

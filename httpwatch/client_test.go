@@ -85,17 +85,20 @@ func TestListOptionsQueryRoundTrip(t *testing.T) {
 	require.Equal(t, ListOptions{}, got)
 }
 
+// Query parameters read as the API server reads them.
 func TestParseListOptionsSpellings(t *testing.T) {
-	for v, want := range map[string]bool{"1": true, "true": true, "yes": true, "True": true, "0": false, "false": false, "no": false, "": false} {
+	for v, want := range map[string]bool{"1": true, "true": true, "yes": true, "True": true, "": true, "on": true,
+		"0": false, "false": false, "no": false, "F": false, "n": false, "off": false} {
 		_, watch, err := ParseListOptions(url.Values{"watch": {v}})
 		require.NoError(t, err, v)
 		require.Equal(t, want, watch, v)
 	}
-	for _, bad := range []url.Values{
-		{"watch": {"maybe"}}, {"limit": {"x"}}, {"limit": {"-1"}}, {"timeoutSeconds": {"1.5"}}, {"allowWatchBookmarks": {"2"}},
-	} {
+	got, _, err := ParseListOptions(url.Values{"limit": {"-1"}})
+	require.NoError(t, err)
+	require.EqualValues(t, -1, got.Limit, "a negative limit is no limit to the server, not an error")
+	for _, bad := range []url.Values{{"limit": {"x"}}, {"timeoutSeconds": {"1.5"}}} {
 		_, _, err := ParseListOptions(bad)
-		require.Error(t, err, bad)
+		require.ErrorContains(t, err, "must be an integer", bad)
 	}
 }
 

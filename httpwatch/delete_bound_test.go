@@ -36,5 +36,5 @@ func TestDeleteAnswerIsBounded(t *testing.T) {
 
 	// DeleteCollection's answer, the deleted objects, may be long and is
 	// not needed: reading it stops at the bound, and the delete succeeded.
-	require.NoError(t, cms.DeleteCollection(context.Background(), ListOptions{}, DeleteOptions{}))
+	require.NoError(t, cms.DeleteCollection(context.Background(), ListOptions{}))
 }

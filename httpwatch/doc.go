@@ -54,10 +54,13 @@
 // with a JSON merge patch, a JSON patch or a strategic merge patch, with no
 // resourceVersion needed; Apply is server-side apply, where the server
 // merges the fields a named manager owns and reports a 409 Conflict for a
-// field another manager owns, unless forced. Writes take a WriteOptions
-// (DryRun, FieldManager, FieldValidation) as a trailing argument, deletes a
-// DeleteOptions (PropagationPolicy, GracePeriodSeconds, Preconditions,
-// DryRun); DeleteCollection deletes what a list's selectors match.
+// field another manager owns, unless forced. Every write takes its options
+// as one optional trailing value, whose zero value is the default: a
+// WriteOptions (DryRun, FieldManager, FieldValidation) for Create, Update
+// and Patch, an ApplyOptions for Apply (whose FieldManager the server
+// requires: ErrFieldManagerRequired without it), a DeleteOptions
+// (PropagationPolicy, GracePeriodSeconds, Preconditions, DryRun) for Delete
+// and DeleteCollection, which deletes what a list's selectors match.
 // Subresource("status") and Subresource("scale") read and write
 // subresources, and Namespace derives a client for one namespace:
 //

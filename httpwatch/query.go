@@ -45,10 +45,13 @@ func (o ListOptions) Values(watch bool) url.Values {
 	return q
 }
 
-// ParseListOptions reads list or watch options from a request's query, the
-// inverse of ListOptions.Values, for fake servers. Booleans accept 1, true
-// and yes (and 0, false, no), in any case; watch reports whether the request
-// asked for a watch. Unknown parameters are ignored, as the API server does.
+// ParseListOptions reads list or watch options from a request's query as
+// the API server reads them, the inverse of ListOptions.Values, for fake
+// servers: a boolean is true when present and not one of 0, f, false, n,
+// no or off, in any case (so "?watch" alone is true); an integer that does
+// not parse is an error in the server's words. watch reports whether the
+// request asked for a watch. Unknown parameters are ignored, as the API
+// server does.
 func ParseListOptions(q url.Values) (opts ListOptions, watch bool, err error) {
 	opts.LabelSelector = q.Get("labelSelector")
 	opts.FieldSelector = q.Get("fieldSelector")
@@ -61,19 +64,9 @@ func ParseListOptions(q url.Values) (opts ListOptions, watch bool, err error) {
 	if opts.TimeoutSeconds, err = parseInt(q, "timeoutSeconds"); err != nil {
 		return ListOptions{}, false, err
 	}
-	for _, b := range []struct {
-		name string
-		dst  *bool
-	}{
-		{"allowWatchBookmarks", &opts.AllowWatchBookmarks},
-		{"sendInitialEvents", &opts.SendInitialEvents},
-		{"watch", &watch},
-	} {
-		if *b.dst, err = parseBool(q, b.name); err != nil {
-			return ListOptions{}, false, err
-		}
-	}
-	return opts, watch, nil
+	opts.AllowWatchBookmarks = parseBool(q, "allowWatchBookmarks")
+	opts.SendInitialEvents = parseBool(q, "sendInitialEvents")
+	return opts, parseBool(q, "watch"), nil
 }
 
 func parseInt(q url.Values, name string) (int64, error) {
@@ -82,19 +75,20 @@ func parseInt(q url.Values, name string) (int64, error) {
 		return 0, nil
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("query parameter %s=%q: want a non-negative integer", name, v)
+	if err != nil {
+		return 0, fmt.Errorf("invalid %s %q: must be an integer", name, v)
 	}
 	return n, nil
 }
 
-func parseBool(q url.Values, name string) (bool, error) {
-	switch v := q.Get(name); strings.ToLower(v) {
-	case "", "0", "false", "no":
-		return false, nil
-	case "1", "true", "yes":
-		return true, nil
-	default:
-		return false, fmt.Errorf("query parameter %s=%q: want 1, true or yes (or 0, false, no)", name, v)
+func parseBool(q url.Values, name string) bool {
+	vs, ok := q[name]
+	if !ok || len(vs) == 0 {
+		return false
 	}
+	switch strings.ToLower(vs[0]) {
+	case "0", "f", "false", "n", "no", "off":
+		return false
+	}
+	return true
 }

@@ -266,9 +266,13 @@ func (rc *ResourceClient) Delete(ctx context.Context, name string, opts ...Delet
 
 // DeleteCollection deletes every object of the collection (in the client's
 // namespace, which a namespaced resource needs) that the label and field
-// selectors of list match, with the options of del for each.
-func (rc *ResourceClient) DeleteCollection(ctx context.Context, list ListOptions, del DeleteOptions) error {
+// selectors of list match, with the delete options, if any, for each.
+func (rc *ResourceClient) DeleteCollection(ctx context.Context, list ListOptions, opts ...DeleteOptions) error {
 	path, err := rc.res.Path()
+	if err != nil {
+		return fmt.Errorf("delete collection: %w", err)
+	}
+	del, err := optional(opts)
 	if err != nil {
 		return fmt.Errorf("delete collection: %w", err)
 	}

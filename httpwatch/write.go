@@ -72,30 +72,35 @@ var ErrFieldManagerRequired = errors.New("server-side apply needs a field manage
 
 // Apply applies a configuration server-side: data is a JSON object with
 // apiVersion, kind, metadata.name (and the namespace, unless the client has
-// one) and the fields the manager opts.FieldManager wants to own; the server
+// one) and the fields the manager ApplyOptions.FieldManager wants to own
+// (an Apply without one fails with ErrFieldManagerRequired); the server
 // creates the object or merges the configuration into it, and returns what
 // it stored. Fields the manager set before and leaves out now are removed.
 // A field another manager owns with a different value is a 409 Conflict
 // (IsConflict; StatusError.Details.Causes name the fields and owners) unless
-// opts.Force takes it over. Retrying such a conflict changes nothing, so
+// ApplyOptions.Force takes it over. Retrying such a conflict changes nothing, so
 // do not wrap Apply in RetryOnConflict.
-func (rc *ResourceClient) Apply(ctx context.Context, data []byte, opts ApplyOptions) (*raw.Object, error) {
+func (rc *ResourceClient) Apply(ctx context.Context, data []byte, opts ...ApplyOptions) (*raw.Object, error) {
 	return rc.apply(ctx, "", data, opts)
 }
 
-func (rc *ResourceClient) apply(ctx context.Context, sub string, data []byte, opts ApplyOptions) (*raw.Object, error) {
+func (rc *ResourceClient) apply(ctx context.Context, sub string, data []byte, opts []ApplyOptions) (*raw.Object, error) {
 	o, err := raw.NewObject(data)
 	if err != nil {
 		return nil, fmt.Errorf("apply: %w", err)
 	}
-	if opts.FieldManager == "" {
+	ao, err := optional(opts)
+	if err != nil {
+		return nil, fmt.Errorf("apply %q: %w", o.Name(), err)
+	}
+	if ao.FieldManager == "" {
 		return nil, fmt.Errorf("apply %q: %w", o.Name(), ErrFieldManagerRequired)
 	}
 	path, err := rc.objectPath(ctx, rc.namespaceFor(o), o.Name(), sub)
 	if err != nil {
 		return nil, fmt.Errorf("apply %q: %w", o.Name(), err)
 	}
-	rq := request{method: http.MethodPatch, path: path, query: opts.values(), accept: acceptJSON, body: data, contentType: applyPatch}
+	rq := request{method: http.MethodPatch, path: path, query: ao.values(), accept: acceptJSON, body: data, contentType: applyPatch}
 	return rc.answering(sub).objectRequest(ctx, rq)
 }
 

@@ -53,7 +53,7 @@ func TestDiscoveryDocuments(t *testing.T) {
 	require.NoError(t, err)
 	got := map[string]httpwatch.APIResource{}
 	for _, r := range rs {
-		got[r.Resource.String()] = r
+		got[r.String()] = r
 	}
 	require.Contains(t, got, "widgets.v1.example.com")
 	assert.Equal(t, []string{"status"}, got["widgets.v1.example.com"].Subresources)

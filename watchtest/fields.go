@@ -2,7 +2,6 @@ package watchtest
 
 import (
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -88,10 +87,9 @@ func (r resource) checkFields(fs selector.FieldSelector) *apiError {
 
 // parseFilter reads and checks the label and field selectors of a list,
 // watch or collection delete.
-func parseFilter(r resource, q url.Values) (filter, *apiError) {
+func parseFilter(r resource, ls, fs string) (filter, *apiError) {
 	var f filter
 	var err error
-	ls, fs := q.Get("labelSelector"), q.Get("fieldSelector")
 	if f.labels, err = selector.Parse(ls); err != nil {
 		if msg := labelMessage(ls); msg != "" {
 			return f, badRequest("%s", msg)

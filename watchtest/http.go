@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -23,6 +22,10 @@ type route struct {
 	name      string
 	sub       string // "status" or "scale"
 	verb      string
+	// opts are the list or watch options of the query, or optsErr why
+	// they do not parse.
+	opts    httpwatch.ListOptions
+	optsErr error
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
@@ -129,7 +132,8 @@ func (s *Server) route(req *http.Request) (route, *apiError) {
 		return route{}, unknownResource()
 	}
 	rt.st = st
-	watch := boolParam(req.URL.Query(), "watch")
+	var watch bool
+	rt.opts, watch, rt.optsErr = httpwatch.ParseListOptions(req.URL.Query())
 	switch {
 	case rt.sub != "" && req.Method == http.MethodGet:
 		rt.verb = "get"
@@ -161,36 +165,25 @@ func (s *Server) route(req *http.Request) (route, *apiError) {
 	return rt, nil
 }
 
-// boolParam reads a boolean query parameter the way the real server does:
-// present and not one of 0, f, false, n, no, off means true.
-func boolParam(q url.Values, key string) bool {
-	vs, ok := q[key]
-	if !ok || len(vs) == 0 {
-		return false
-	}
-	switch strings.ToLower(vs[0]) {
-	case "0", "f", "false", "n", "no", "off":
-		return false
-	}
-	return true
-}
-
 // serveCollection parses and checks the parameters of a list or watch and
 // hands it on.
 func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt route) {
-	q := req.URL.Query()
+	if rt.optsErr != nil {
+		writeStatus(w, badRequest("%v", rt.optsErr))
+		return
+	}
+	o := rt.opts
 	sc := scope{namespace: rt.namespace, name: rt.name}
-	var err error
 	var aerr *apiError
-	if sc.filter, aerr = parseFilter(rt.st.res, q); aerr != nil {
+	if sc.filter, aerr = parseFilter(rt.st.res, o.LabelSelector, o.FieldSelector); aerr != nil {
 		writeStatus(w, aerr)
 		return
 	}
-	rv := q.Get("resourceVersion")
+	rv := o.ResourceVersion
 	var startRV int64
 	if rv != "" {
-		var n uint64
-		if n, err = strconv.ParseUint(rv, 10, 63); err != nil {
+		n, err := strconv.ParseUint(rv, 10, 63)
+		if err != nil {
 			// The real server's words, its parser's error included; a
 			// watch's reaches the client as a 500 without a reason.
 			msg := fmt.Sprintf("resourceVersion: Invalid value: %q: %v", rv, err)
@@ -203,25 +196,17 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 		}
 		startRV = int64(n)
 	}
-	match := q.Get("resourceVersionMatch")
 	var initial *bool
-	if _, ok := q["sendInitialEvents"]; ok {
-		b := boolParam(q, "sendInitialEvents")
-		initial = &b
+	if _, ok := req.URL.Query()["sendInitialEvents"]; ok {
+		initial = &o.SendInitialEvents
 	}
-	cont := q.Get("continue")
-
+	match, cont := o.ResourceVersionMatch, o.Continue
 	if rt.verb == "list" {
 		if errs := checkListOptions(rv, match, cont, initial); len(errs) > 0 {
 			writeStatus(w, invalidListOptions(errs))
 			return
 		}
-		limit, err := intParam(q, "limit")
-		if err != nil {
-			writeStatus(w, err)
-			return
-		}
-		s.serveList(w, req, rt.st, listRequest{scope: sc, limit: int(max(limit, 0)), cont: cont, rv: rv, startRV: startRV, match: match})
+		s.serveList(w, req, rt.st, listRequest{scope: sc, limit: int(max(o.Limit, 0)), cont: cont, rv: rv, startRV: startRV, match: match})
 		return
 	}
 	s.mu.Lock()
@@ -231,27 +216,10 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 		writeStatus(w, invalidListOptions(errs))
 		return
 	}
-	timeout, aerr := intParam(q, "timeoutSeconds")
-	if aerr != nil {
-		writeStatus(w, aerr)
-		return
-	}
 	s.serveWatch(w, req, rt.st, watchRequest{
 		scope: sc, rv: rv, startRV: startRV, initial: initial,
-		bookmarks: boolParam(q, "allowWatchBookmarks"), timeout: max(timeout, 0),
+		bookmarks: o.AllowWatchBookmarks, timeout: max(o.TimeoutSeconds, 0),
 	})
-}
-
-func intParam(q url.Values, key string) (int64, *apiError) {
-	v := q.Get(key)
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, badRequest("invalid %s %q: must be an integer", key, v)
-	}
-	return n, nil
 }
 
 // selectorError is the 400 for a selector that does not parse. Like the

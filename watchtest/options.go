@@ -3,6 +3,7 @@ package watchtest
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -55,7 +56,7 @@ func parseWriteOptions(req *http.Request, kind string) (writeOptions, *apiError)
 		o.manager = q.Get("fieldManager")
 	}
 	if kind == "PatchOptions" {
-		o.force = boolParam(q, "force")
+		o.force = forced(q)
 	}
 	if len(errs) > 0 {
 		return o, invalidOptions(kind, errs)
@@ -153,4 +154,18 @@ func duplicateKey(r gjson.Result) string {
 		return true
 	})
 	return dup
+}
+
+// forced reads an apply's force parameter as the real server reads a
+// boolean: present and not one of 0, f, false, n, no, off.
+func forced(q url.Values) bool {
+	vs, ok := q["force"]
+	if !ok || len(vs) == 0 {
+		return false
+	}
+	switch strings.ToLower(vs[0]) {
+	case "0", "f", "false", "n", "no", "off":
+		return false
+	}
+	return true
 }

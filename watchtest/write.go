@@ -99,7 +99,11 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, req *http.Request,
 		writeStatus(w, aerr)
 		return
 	}
-	f, aerr := parseFilter(rt.st.res, req.URL.Query())
+	if rt.optsErr != nil {
+		writeStatus(w, badRequest("%v", rt.optsErr))
+		return
+	}
+	f, aerr := parseFilter(rt.st.res, rt.opts.LabelSelector, rt.opts.FieldSelector)
 	if aerr != nil {
 		writeStatus(w, aerr)
 		return

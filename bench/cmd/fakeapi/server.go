@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/listwatch/listwatch/httpwatch"
 )
 
 // server answers LIST and WATCH of pods from pre-rendered JSON. Its state
@@ -68,14 +70,18 @@ func (s *server) routes() http.Handler {
 }
 
 func (s *server) serve(w http.ResponseWriter, r *http.Request, sel []int) {
-	q := r.URL.Query()
-	if v := q.Get("watch"); v == "1" || v == "true" {
+	opts, watch, err := httpwatch.ParseListOptions(r.URL.Query())
+	if err != nil {
+		status(w, http.StatusBadRequest, "BadRequest", err.Error())
+		return
+	}
+	if watch {
 		s.watches.Add(1)
-		s.watch(w, r, sel)
+		s.watch(w, r, sel, opts)
 		return
 	}
 	s.lists.Add(1)
-	s.list(w, r, sel)
+	s.list(w, r, sel, opts)
 }
 
 // status writes a metav1.Status error as the API server does.
@@ -97,9 +103,8 @@ func parseRV(v string) (uint64, error) {
 	return strconv.ParseUint(v, 10, 64)
 }
 
-func (s *server) list(w http.ResponseWriter, r *http.Request, sel []int) {
-	q := r.URL.Query()
-	rv, err := parseRV(q.Get("resourceVersion"))
+func (s *server) list(w http.ResponseWriter, r *http.Request, sel []int, opts httpwatch.ListOptions) {
+	rv, err := parseRV(opts.ResourceVersion)
 	if err != nil {
 		status(w, http.StatusBadRequest, "BadRequest", "invalid resourceVersion: "+err.Error())
 		return
@@ -108,15 +113,13 @@ func (s *server) list(w http.ResponseWriter, r *http.Request, sel []int) {
 		status(w, http.StatusGatewayTimeout, "Timeout", "Too large resource version")
 		return
 	}
-	limit := 0
-	if v := q.Get("limit"); v != "" {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 0 {
-			status(w, http.StatusBadRequest, "BadRequest", "invalid limit")
-			return
-		}
+	if opts.Limit < 0 {
+		status(w, http.StatusBadRequest, "BadRequest", "invalid limit")
+		return
 	}
+	limit := int(opts.Limit)
 	start := 0
-	if c := q.Get("continue"); c != "" {
+	if c := opts.Continue; c != "" {
 		if start, err = s.decodeContinue(c); err != nil || start > len(sel) {
 			status(w, http.StatusBadRequest, "BadRequest", "invalid continue token")
 			return
@@ -192,9 +195,8 @@ func bookmark(bw *bufio.Writer, rv uint64, initialEnd bool) {
 // the list's, which the server no longer holds, gets 200 and a 410 ERROR
 // event, then its end, as the watch cache answers; a watch with nothing to
 // send gets no bookmark.
-func (s *server) watch(w http.ResponseWriter, r *http.Request, sel []int) {
-	q := r.URL.Query()
-	from, err := parseRV(q.Get("resourceVersion"))
+func (s *server) watch(w http.ResponseWriter, r *http.Request, sel []int, opts httpwatch.ListOptions) {
+	from, err := parseRV(opts.ResourceVersion)
 	if err != nil {
 		status(w, http.StatusBadRequest, "BadRequest", "invalid resourceVersion: "+err.Error())
 		return
@@ -204,8 +206,7 @@ func (s *server) watch(w http.ResponseWriter, r *http.Request, sel []int) {
 		status(w, http.StatusGatewayTimeout, "Timeout", "Too large resource version")
 		return
 	}
-	bookmarks := q.Get("allowWatchBookmarks") == "true"
-	initial := q.Get("sendInitialEvents") == "true"
+	bookmarks, initial := opts.AllowWatchBookmarks, opts.SendInitialEvents
 	if initial && !bookmarks {
 		status(w, http.StatusBadRequest, "BadRequest", "sendInitialEvents requires allowWatchBookmarks")
 		return
@@ -215,12 +216,7 @@ func (s *server) watch(w http.ResponseWriter, r *http.Request, sel []int) {
 		return
 	}
 	ctx := r.Context()
-	if v := q.Get("timeoutSeconds"); v != "" {
-		secs, err := strconv.Atoi(v)
-		if err != nil {
-			status(w, http.StatusBadRequest, "BadRequest", "invalid timeoutSeconds")
-			return
-		}
+	if secs := opts.TimeoutSeconds; secs > 0 {
 		var cancel func()
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(secs)*time.Second)
 		defer cancel()

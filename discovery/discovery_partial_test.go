@@ -1,4 +1,4 @@
-package httpwatch_test
+package discovery_test
 
 import (
 	"context"
@@ -185,7 +185,7 @@ func boolWord(b bool, word string) string {
 
 func hasResource(rs []httpwatch.APIResource, r httpwatch.Resource) bool {
 	for _, a := range rs {
-		if a.Resource == r {
+		if a.Group == r.Group && a.Version == r.Version && a.Resource == r.Resource {
 			return true
 		}
 	}

@@ -1,10 +1,9 @@
-package httpwatch
+package discovery
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -17,29 +16,14 @@ const (
 	// retryMin and retryMax bound the wait before a document that failed
 	// (a 503 from an aggregated API that is down, a timeout) is read again;
 	// it doubles from retryMin after each failure.
-	discoveryRetryMin = 2 * time.Second
-	discoveryRetryMax = 2 * time.Minute
+	retryMin = 2 * time.Second
+	retryMax = 2 * time.Minute
 	// recheckAfter is the least age of a document before a miss in it (a
 	// resource or group version it does not list) has it read again: a
 	// custom resource installed since then shows up, and a misspelt name
 	// costs at most one read per recheckAfter.
-	discoveryRecheckAfter = 5 * time.Second
+	recheckAfter = 5 * time.Second
 )
-
-// discovery caches what the server serves, per group version, so that one
-// group version that fails (an aggregated API that is down) leaves the
-// others usable.
-type discovery struct {
-	mu sync.Mutex
-	// loading is closed when the first read ends; nil before and after.
-	loading chan struct{}
-	loaded  bool
-	// absent: the server serves no discovery (404 on /api), so it is not
-	// asked again.
-	absent bool
-	roots  [2]rootDoc // /api and /apis
-	gvs    map[groupVersion]*gvDoc
-}
 
 var rootPaths = [2]string{"/api", "/apis"}
 
@@ -52,7 +36,7 @@ func (gv groupVersion) String() string {
 	return gv.group + "/" + gv.version
 }
 
-// root is the index in discovery.roots of the document listing gv.
+// root is the index in Cache.roots of the document listing gv.
 func (gv groupVersion) root() int {
 	if gv.group == "" {
 		return 0
@@ -79,7 +63,7 @@ func (r *reads) due(now time.Time) bool {
 	case r.err != nil:
 		return !now.Before(r.at.Add(r.wait))
 	default:
-		return !now.Before(r.at.Add(discoveryRecheckAfter))
+		return !now.Before(r.at.Add(recheckAfter))
 	}
 }
 
@@ -91,7 +75,7 @@ func (r *reads) done(ctx context.Context, now time.Time, err error) {
 	case err == nil, ctx.Err() != nil:
 		r.wait = 0
 	default:
-		r.wait = min(max(2*r.wait, discoveryRetryMin), discoveryRetryMax)
+		r.wait = min(max(2*r.wait, retryMin), retryMax)
 	}
 }
 
@@ -117,28 +101,27 @@ type unit struct {
 	gv   *groupVersion
 }
 
-// verdict is what discovery says of a resource.
-type verdict int
+// Verdict is what discovery says of a resource.
+type Verdict int
 
 const (
-	cannotTell verdict = iota // no discovery, or it failed for the group version
-	served                    // the group version lists the resource
-	notServed                 // the group version answered without it, or does not exist
+	CannotTell Verdict = iota // no discovery, or it failed for the group version
+	Served                    // the group version lists the resource
+	NotServed                 // the group version answered without it, or does not exist
 )
 
 // ensureLoaded reads discovery once; concurrent callers wait for that one
 // read (or their context). A read cut short by its caller's context is not
 // kept: the next caller starts another.
-func (c *Client) ensureLoaded(ctx context.Context) error {
-	d := &c.discovery
+func (c *Cache) ensureLoaded(ctx context.Context) error {
 	for {
-		d.mu.Lock()
-		if d.loaded {
-			d.mu.Unlock()
+		c.mu.Lock()
+		if c.loaded {
+			c.mu.Unlock()
 			return nil
 		}
-		if ch := d.loading; ch != nil {
-			d.mu.Unlock()
+		if ch := c.loading; ch != nil {
+			c.mu.Unlock()
 			select {
 			case <-ch:
 				continue
@@ -147,27 +130,24 @@ func (c *Client) ensureLoaded(ctx context.Context) error {
 			}
 		}
 		ch := make(chan struct{})
-		d.loading = ch
-		if d.gvs == nil {
-			d.gvs = map[groupVersion]*gvDoc{}
-		}
-		d.roots[0].busy, d.roots[1].busy = true, true
-		d.mu.Unlock()
+		c.loading = ch
+		c.roots[0].busy, c.roots[1].busy = true, true
+		c.mu.Unlock()
 
 		c.readRoot(ctx, 0)
-		d.mu.Lock()
-		absent := IsNotFound(d.roots[0].err)
-		d.absent = absent
-		d.roots[1].busy = !absent
-		d.mu.Unlock()
+		c.mu.Lock()
+		absent := errors.Is(c.roots[0].err, ErrNotFound)
+		c.absent = absent
+		c.roots[1].busy = !absent
+		c.mu.Unlock()
 		if !absent {
 			c.readRoot(ctx, 1)
 		}
 
-		d.mu.Lock()
-		d.loading = nil
-		d.loaded = ctx.Err() == nil
-		d.mu.Unlock()
+		c.mu.Lock()
+		c.loading = nil
+		c.loaded = ctx.Err() == nil
+		c.mu.Unlock()
 		close(ch)
 		if ctx.Err() != nil {
 			return fmt.Errorf("discovery: %w", ctx.Err())
@@ -176,19 +156,19 @@ func (c *Client) ensureLoaded(ctx context.Context) error {
 	}
 }
 
-// judge says what discovery knows of r's group version and resource: the
-// resource when served; the reason when not served (an error wrapping
+// Lookup says what discovery knows of a group version and resource: the
+// resource when Served; the reason when NotServed (an error wrapping
 // ErrUnknownResource with a suggestion) or when it cannot tell. A document
-// that failed and is due for a retry, or that misses r and is due for a
-// recheck, is read first, by this caller alone.
-func (c *Client) judge(ctx context.Context, r Resource) (verdict, APIResource, error) {
+// that failed and is due for a retry, or that misses the resource and is
+// due for a recheck, is read first, by this caller alone.
+func (c *Cache) Lookup(ctx context.Context, group, version, resource string) (Verdict, APIResource, error) {
 	if err := c.ensureLoaded(ctx); err != nil {
-		return cannotTell, APIResource{}, err
+		return CannotTell, APIResource{}, err
 	}
 	for pass := 0; ; pass++ {
-		c.discovery.mu.Lock()
-		v, ar, next, why := c.discovery.lookup(r, c.clock.Now(), pass == 0)
-		c.discovery.mu.Unlock()
+		c.mu.Lock()
+		v, ar, next, why := c.lookup(groupVersion{group, version}, resource, c.Clock.Now(), pass == 0)
+		c.mu.Unlock()
 		if next == nil {
 			return v, ar, why
 		}
@@ -200,14 +180,13 @@ func (c *Client) judge(ctx context.Context, r Resource) (verdict, APIResource, e
 // discovery.
 var errNoDiscovery = errors.New("the server serves no discovery (404 on /api)")
 
-// lookup is judge's answer from what is cached. With mayRead it also names
-// the document to read first, marked busy, if one is due.
-func (d *discovery) lookup(r Resource, now time.Time, mayRead bool) (v verdict, ar APIResource, next *unit, why error) {
-	if d.absent {
-		return cannotTell, ar, nil, errNoDiscovery
+// lookup is Lookup's answer from what is cached. With mayRead it also
+// names the document to read first, marked busy, if one is due.
+func (c *Cache) lookup(gv groupVersion, resource string, now time.Time, mayRead bool) (v Verdict, ar APIResource, next *unit, why error) {
+	if c.absent {
+		return CannotTell, ar, nil, errNoDiscovery
 	}
-	gv := groupVersion{r.Group, r.Version}
-	root := &d.roots[gv.root()]
+	root := &c.roots[gv.root()]
 	claim := func(u unit, rd *reads) *unit {
 		if !mayRead || !rd.due(now) {
 			return nil
@@ -216,11 +195,11 @@ func (d *discovery) lookup(r Resource, now time.Time, mayRead bool) (v verdict, 
 		return &u
 	}
 	if root.err != nil {
-		return cannotTell, ar, claim(unit{root: gv.root()}, &root.reads), fmt.Errorf("discovery: %w", root.err)
+		return CannotTell, ar, claim(unit{root: gv.root()}, &root.reads), fmt.Errorf("discovery: %w", root.err)
 	}
-	doc := d.gvs[gv]
+	doc := c.gvs[gv]
 	if doc == nil {
-		return notServed, ar, claim(unit{root: gv.root()}, &root.reads), d.unknown(r)
+		return NotServed, ar, claim(unit{root: gv.root()}, &root.reads), c.unknown(gv, resource)
 	}
 	// Under aggregated discovery a group version is read again with its
 	// root: when the group version is due after a failure (stale), or
@@ -228,27 +207,27 @@ func (d *discovery) lookup(r Resource, now time.Time, mayRead bool) (v verdict, 
 	if doc.err != nil {
 		why = fmt.Errorf("discovery of %s: %w", gv, doc.err)
 		if !root.aggregated {
-			return cannotTell, ar, claim(unit{root: gv.root(), gv: &gv}, &doc.reads), why
+			return CannotTell, ar, claim(unit{root: gv.root(), gv: &gv}, &doc.reads), why
 		}
 		if mayRead && doc.due(now) && !root.busy {
 			root.busy = true
 			next = &unit{root: gv.root()}
 		}
-		return cannotTell, ar, next, why
+		return CannotTell, ar, next, why
 	}
 	for _, a := range doc.resources {
-		if a.Resource.Resource == r.Resource {
-			return served, a, nil, nil
+		if a.Resource == resource {
+			return Served, a, nil, nil
 		}
 	}
 	if root.aggregated {
-		return notServed, ar, claim(unit{root: gv.root()}, &root.reads), d.unknown(r)
+		return NotServed, ar, claim(unit{root: gv.root()}, &root.reads), c.unknown(gv, resource)
 	}
-	return notServed, ar, claim(unit{root: gv.root(), gv: &gv}, &doc.reads), d.unknown(r)
+	return NotServed, ar, claim(unit{root: gv.root(), gv: &gv}, &doc.reads), c.unknown(gv, resource)
 }
 
 // read reads one document; the caller has marked it busy.
-func (c *Client) read(ctx context.Context, u unit) {
+func (c *Cache) read(ctx context.Context, u unit) {
 	if u.gv == nil {
 		c.readRoot(ctx, u.root)
 		return
@@ -258,16 +237,16 @@ func (c *Client) read(ctx context.Context, u unit) {
 
 // snapshot lists every resource of every group version that answered, core
 // first, then the groups in the server's order, and the failures.
-func (d *discovery) snapshot() ([]APIResource, []error) {
+func (c *Cache) snapshot() ([]APIResource, []error) {
 	var out []APIResource
 	var errs []error
-	for i := range d.roots {
-		if d.roots[i].err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", rootPaths[i], d.roots[i].err))
+	for i := range c.roots {
+		if c.roots[i].err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", rootPaths[i], c.roots[i].err))
 			continue
 		}
-		for _, gv := range d.roots[i].order {
-			doc := d.gvs[gv]
+		for _, gv := range c.roots[i].order {
+			doc := c.gvs[gv]
 			if doc.err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", gv, doc.err))
 				continue
@@ -280,10 +259,10 @@ func (d *discovery) snapshot() ([]APIResource, []error) {
 
 // dueUnits claims every document due for a read: with misses, those that
 // are due for a recheck too; otherwise only the failed ones.
-func (d *discovery) dueUnits(now time.Time, misses bool) []unit {
+func (c *Cache) dueUnits(now time.Time, misses bool) []unit {
 	var out []unit
-	for i := range d.roots {
-		root := &d.roots[i]
+	for i := range c.roots {
+		root := &c.roots[i]
 		if (root.err != nil || misses) && root.due(now) {
 			root.busy = true
 			out = append(out, unit{root: i})
@@ -292,7 +271,7 @@ func (d *discovery) dueUnits(now time.Time, misses bool) []unit {
 			continue
 		}
 		for _, gv := range root.order {
-			doc := d.gvs[gv]
+			doc := c.gvs[gv]
 			switch {
 			case root.aggregated:
 				// Read again with its root.

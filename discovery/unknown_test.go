@@ -1,4 +1,4 @@
-package httpwatch_test
+package discovery_test
 
 import (
 	"context"

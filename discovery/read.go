@@ -1,19 +1,15 @@
-package httpwatch
+package discovery
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/listwatch/listwatch/raw"
 )
 
 // acceptDiscovery asks for aggregated discovery, which lists every group's
@@ -24,13 +20,13 @@ const acceptDiscovery = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroup
 	"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList," +
 	"application/json"
 
-// discoveryTimeout bounds one discovery request, whatever the client's
+// fetchTimeout bounds one discovery request, whatever the client's
 // Timeout: the first request of a program waits for discovery.
-const discoveryTimeout = 10 * time.Second
+const fetchTimeout = 10 * time.Second
 
-// discoveryParallel bounds the group version documents read at once under
+// fetchParallel bounds the group version documents read at once under
 // legacy discovery.
-const discoveryParallel = 8
+const fetchParallel = 8
 
 // errStale is a group version the server lists in aggregated discovery but
 // could not read itself (its aggregated API is down).
@@ -39,8 +35,8 @@ var errStale = errors.New("the server marks it stale: the API service behind it 
 // readRoot reads /api or /apis, and under legacy discovery the documents of
 // the group versions it lists that are new or due for a retry. The caller
 // has marked the root busy.
-func (c *Client) readRoot(ctx context.Context, i int) {
-	body, err := c.discoveryGet(ctx, rootPaths[i], acceptDiscovery)
+func (c *Cache) readRoot(ctx context.Context, i int) {
+	body, err := c.get(ctx, rootPaths[i], acceptDiscovery)
 	var (
 		order      []groupVersion
 		docs       map[groupVersion]*gvDoc
@@ -58,34 +54,33 @@ func (c *Client) readRoot(ctx context.Context, i int) {
 			err = fmt.Errorf("GET %s: unexpected kind %q", rootPaths[i], kind)
 		}
 	}
-	now := c.clock.Now()
-	d := &c.discovery
-	d.mu.Lock()
-	root := &d.roots[i]
+	now := c.Clock.Now()
+	c.mu.Lock()
+	root := &c.roots[i]
 	root.done(ctx, now, err)
 	if err != nil {
-		d.mu.Unlock()
+		c.mu.Unlock()
 		return
 	}
 	root.aggregated, root.order = aggregated, order
-	for gv := range d.gvs {
+	for gv := range c.gvs {
 		if _, listed := docs[gv]; !listed && gv.root() == i {
-			delete(d.gvs, gv)
+			delete(c.gvs, gv)
 		}
 	}
 	var toRead []groupVersion
 	for _, gv := range order {
-		fresh, old := docs[gv], d.gvs[gv]
+		fresh, old := docs[gv], c.gvs[gv]
 		switch {
 		case aggregated:
 			if old != nil {
 				fresh.wait = old.wait // a stale group version backs off
 			}
 			fresh.done(ctx, now, fresh.err)
-			d.gvs[gv] = fresh
+			c.gvs[gv] = fresh
 		case old == nil:
 			fresh.busy = true
-			d.gvs[gv] = fresh
+			c.gvs[gv] = fresh
 			toRead = append(toRead, gv)
 		default:
 			old.preferred = fresh.preferred
@@ -98,15 +93,15 @@ func (c *Client) readRoot(ctx context.Context, i int) {
 			}
 		}
 	}
-	d.mu.Unlock()
+	c.mu.Unlock()
 	c.readGroupVersions(ctx, toRead)
 }
 
 // readGroupVersions reads the documents of gvs, a few at a time, and
 // returns when all are read; the caller has marked them busy.
-func (c *Client) readGroupVersions(ctx context.Context, gvs []groupVersion) {
+func (c *Cache) readGroupVersions(ctx context.Context, gvs []groupVersion) {
 	var wg sync.WaitGroup
-	slots := make(chan struct{}, discoveryParallel)
+	slots := make(chan struct{}, fetchParallel)
 	for _, gv := range gvs {
 		wg.Add(1)
 		slots <- struct{}{}
@@ -121,12 +116,12 @@ func (c *Client) readGroupVersions(ctx context.Context, gvs []groupVersion) {
 
 // readGroupVersion reads one group version's document (legacy discovery);
 // the caller has marked it busy.
-func (c *Client) readGroupVersion(ctx context.Context, gv groupVersion) {
+func (c *Cache) readGroupVersion(ctx context.Context, gv groupVersion) {
 	path := "/api/" + url.PathEscape(gv.version)
 	if gv.group != "" {
 		path = "/apis/" + url.PathEscape(gv.group) + "/" + url.PathEscape(gv.version)
 	}
-	body, err := c.discoveryGet(ctx, path, acceptJSON)
+	body, err := c.get(ctx, path, "application/json")
 	var rs []APIResource
 	if err == nil {
 		doc := gjson.ParseBytes(body)
@@ -135,10 +130,10 @@ func (c *Client) readGroupVersion(ctx context.Context, gv groupVersion) {
 		}
 		rs = resourceList(doc, gv.group, gv.version)
 	}
-	now := c.clock.Now()
-	c.discovery.mu.Lock()
-	defer c.discovery.mu.Unlock()
-	doc := c.discovery.gvs[gv]
+	now := c.Clock.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	doc := c.gvs[gv]
 	if doc == nil {
 		return // its root, read again meanwhile, no longer lists it
 	}
@@ -167,7 +162,9 @@ func parseAggregated(doc gjson.Result) ([]groupVersion, map[groupVersion]*gvDoc)
 			}
 			for _, r := range v.Get("resources").Array() {
 				ar := APIResource{
-					Resource:   Resource{Group: group, Version: gv.version, Resource: r.Get("resource").String()},
+					Group:      group,
+					Version:    gv.version,
+					Resource:   r.Get("resource").String(),
 					Kind:       r.Get("responseKind.kind").String(),
 					Namespaced: r.Get("scope").String() == "Namespaced",
 					Singular:   r.Get("singularResource").String(),
@@ -231,7 +228,9 @@ func resourceList(doc gjson.Result, group, version string) []APIResource {
 		}
 		index[name] = len(out)
 		out = append(out, APIResource{
-			Resource:   Resource{Group: group, Version: version, Resource: name},
+			Group:      group,
+			Version:    version,
+			Resource:   name,
 			Kind:       r.Get("kind").String(),
 			Namespaced: r.Get("namespaced").Bool(),
 			Singular:   r.Get("singularName").String(),
@@ -250,43 +249,9 @@ func stringsOf(a gjson.Result) []string {
 	return out
 }
 
-// discoveryGet reads one discovery document in a single attempt: a
-// document that fails is read again later, when due, rather than retried
-// while a request waits.
-func (c *Client) discoveryGet(ctx context.Context, path, accept string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
+// get reads one document, within fetchTimeout.
+func (c *Cache) get(ctx context.Context, path, accept string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.host.JoinPath(path).String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", path, err)
-	}
-	req.Header.Set("Accept", accept)
-	resp, err := c.list.Do(req)
-	if err != nil {
-		// url.Error repeats the URL; the path is enough.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("GET %s: %w", path, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, statusFromResponse(http.MethodGet, path, resp, c.now())
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDiscovery+1))
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", path, err)
-	}
-	if len(body) > maxDiscovery {
-		return nil, &DecodeError{Verb: http.MethodGet, Path: path, Offset: maxDiscovery, Err: raw.ErrFrameTooLarge}
-	}
-	if err := raw.Validate(body); err != nil {
-		return nil, &DecodeError{Verb: http.MethodGet, Path: path, Err: fmt.Errorf("invalid JSON: %w", err)}
-	}
-	return body, nil
+	return c.fetch.Fetch(ctx, path, accept)
 }
-
-// maxDiscovery bounds one discovery document: a large cluster's aggregated
-// list is a few hundred kilobytes.
-const maxDiscovery = 32 << 20

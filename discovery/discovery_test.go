@@ -1,4 +1,4 @@
-package httpwatch_test
+package discovery_test
 
 import (
 	"context"
@@ -43,11 +43,7 @@ func TestResourceFor(t *testing.T) {
 		} {
 			r, err := c.ResourceFor(ctx, tc.name)
 			require.NoError(t, err, "aggregated=%v %s", aggregated, tc.name)
-			got := r.Resource.Resource + "." + r.Version
-			if r.Group != "" {
-				got += "." + r.Group
-			}
-			assert.Equal(t, tc.want, got, "aggregated=%v %s", aggregated, tc.name)
+			assert.Equal(t, tc.want, r.String(), "aggregated=%v %s", aggregated, tc.name)
 		}
 		pods, err := c.ResourceFor(ctx, "po")
 		require.NoError(t, err)
