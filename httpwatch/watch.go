@@ -80,7 +80,7 @@ func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher,
 type emptyWatcher struct{ cause error }
 
 // Next returns an error that is io.EOF (conformance 2) and says why.
-func (w emptyWatcher) Next() (Event, error) { return Event{}, unanswered{w.cause} }
+func (w emptyWatcher) Next() (Event, error) { return Event{}, unanswered(w) }
 func (emptyWatcher) Stop()                  {}
 
 // NotifyRead never calls fn: Next returns at once, with no read to wait for.
