@@ -7,7 +7,8 @@
 #   scripts/mutation.sh -f '^warm' .        # only the root package's files matching ^warm
 #
 # Prints one table row per package: mutants killed, survived (lived), not
-# covered or not viable, timed out, and the efficacy killed/(killed+lived).
+# covered or not viable, timed out, and the share caught: killed or timed
+# out (the package's tests did not pass) over all three.
 # Survivors are listed under the table with file:line and mutator so each can
 # be killed by a test or recorded as equivalent in docs/mutation.md.
 #
@@ -82,6 +83,7 @@ excludes() {
 }
 
 rows=()
+survivors=()
 for pkg in "${pkgs[@]}"; do
   pkg=${pkg%/}
   name=$(echo "${pkg#./}" | tr / _)
@@ -116,17 +118,18 @@ for pkg in "${pkgs[@]}"; do
   l=$(grep -c '^ *LIVED' "$log" || true)
   n=$(grep -c -e '^ *NOT COVERED' -e '^ *NOT VIABLE' "$log" || true)
   t=$(grep -c '^ *TIMED OUT' "$log" || true)
-  eff=-
-  if ((k + l > 0)); then eff=$(awk -v k="$k" -v l="$l" 'BEGIN{printf "%.0f%%", 100*k/(k+l)}'); fi
-  rows+=("$(printf '| %-12s | %6s | %8s | %11s | %9s | %8s | %s |' "$pkg" "$k" "$l" "$n" "$t" "$eff" "$status")")
-  grep '^ *LIVED' "$log" | sed "s|^ *LIVED |  $pkg: |" >>"$out/survivors.txt" || true
+  # caught: killed or timed out (the tests did not pass) over all covered.
+  caught=-
+  if ((k + l + t > 0)); then caught=$(awk -v k="$k" -v l="$l" -v t="$t" 'BEGIN{printf "%.0f%%", 100*(k+t)/(k+l+t)}'); fi
+  rows+=("$(printf '| %-12s | %6s | %8s | %11s | %9s | %6s | %s |' "$pkg" "$k" "$l" "$n" "$t" "$caught" "$status")")
+  mapfile -t -O "${#survivors[@]}" survivors < <(grep '^ *LIVED' "$log" | sed "s|^ *LIVED |  $pkg: |")
 done
 
-printf '| %-12s | %6s | %8s | %11s | %9s | %8s | %s |\n' package killed survived "not covered" "timed out" efficacy run
-printf '|%s|\n' "--------------|--------|----------|-------------|-----------|----------|-----"
+printf '| %-12s | %6s | %8s | %11s | %9s | %6s | %s |\n' package killed survived "not covered" "timed out" caught run
+printf '|%s|\n' "--------------|--------|----------|-------------|-----------|--------|-----"
 printf '%s\n' "${rows[@]}"
-if [[ -s $out/survivors.txt ]]; then
+if [[ ${#survivors[@]} -gt 0 ]]; then
   echo
   echo "survivors:"
-  cat "$out/survivors.txt"
+  printf '%s\n' "${survivors[@]}"
 fi
