@@ -103,3 +103,20 @@ func TestHeaderSizeLimit(t *testing.T) {
 	_, err = NewReader(bytes.NewReader(encode(maxHeader+1)), testKey, Limits{})
 	require.ErrorIs(t, err, ErrCorrupt)
 }
+
+// Close closes the file Open opened (a second Close says it is closed),
+// and does nothing for a Reader over a caller's reader.
+func TestReaderClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.snap")
+	require.NoError(t, WriteFile(path, &Snapshot{Key: testKey}))
+	rd, err := Open(path, testKey, Limits{})
+	require.NoError(t, err)
+	require.NoError(t, rd.Close())
+	require.ErrorIs(t, rd.Close(), os.ErrClosed, "the file was closed")
+
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	rd, err = NewReader(bytes.NewReader(b), testKey, Limits{})
+	require.NoError(t, err)
+	require.NoError(t, rd.Close())
+}
