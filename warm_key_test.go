@@ -47,3 +47,16 @@ func TestSnapshotOfOtherSourceNeedsIdentity(t *testing.T) {
 		})
 	}
 }
+
+// decision 32: a snapshot exactly MaxAge old is still used; only an older
+// one is refused (TestWarmStartTooOldIsIgnored).
+func TestWarmStartAtMaxAgeIsUsed(t *testing.T) {
+	r := newWarmRig(t, "a")
+	r.coldRun(t)
+	r.clock.Step(snapshot.DefaultMaxAge)
+	inf, log := r.informer()
+	run(t, inf)
+	testwait.Recv(t, inf.Loaded(), "the snapshot to be loaded")
+	assert.True(t, inf.Restored(), "restored, awaiting the server's confirmation")
+	assert.Empty(t, log.Above())
+}
