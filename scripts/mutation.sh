@@ -107,6 +107,9 @@ for pkg in "${pkgs[@]}"; do
   coeff=${MUTATION_COEFF:-4}
   min=${MUTATION_MIN_TIMEOUT:-30}
   ((coeff * clean < min)) && coeff=$(((min + clean - 1) / clean))
+  # For the module's root package gremlins times the whole module's tests
+  # (./...), many times the root's own: once that is enough.
+  [[ $pkg == . && -z ${MUTATION_COEFF:-} ]] && coeff=1
   # GOFLAGS: one build at a time (the machine is shared), and no cached
   # test result, since gremlins times the clean run to set the mutants' timeout.
   if ! GOFLAGS="-p=1 -count=1" timeout --kill-after=30s "${MUTATION_TIMEOUT:-40m}" \
