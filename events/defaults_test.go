@@ -85,7 +85,8 @@ func TestRateLimitWithoutUID(t *testing.T) {
 }
 
 // A note longer than the server takes (1024 bytes) is cut at a character's
-// start; one of exactly 1024 bytes is kept whole. Decision 31.
+// start, the first 1024 bytes at most; one of exactly 1024 bytes is kept
+// whole. Decision 31.
 func TestNoteTruncated(t *testing.T) {
 	f := newFixture(t, nil)
 	exact := strings.Repeat("n", 1024)
@@ -98,6 +99,11 @@ func TestNoteTruncated(t *testing.T) {
 	assert.Len(t, got, 1023)
 	assert.True(t, utf8.ValidString(got))
 	assert.True(t, strings.HasPrefix(long, got))
+
+	// No character starts in the first 1024 bytes: nothing is left of it.
+	f.rec.Event(f.object("garbage"), events.Normal, "R", "A", strings.Repeat("\x80", 1100))
+	f.processed("m2")
+	assert.Empty(t, f.events("garbage")[0].Get("note").String())
 }
 
 // An Event deleted on the server before its second occurrence is created
