@@ -96,7 +96,7 @@ func marshal(t *testing.T, v any) []byte {
 // (without HTML escapes), whatever bytes they hold, and the body reads
 // back as the names and values given.
 func FuzzBuilders(f *testing.F) {
-	for _, s := range []string{"", "plain", `q"b`, `back\slash`, "nl\n", "\x00\x1f\x7f", "é日本", "\u2028\u2029", "\xff\xfe", "a.b", `a\.b`, "<&>"} {
+	for _, s := range []string{"", "plain", `q"b`, `back\slash`, "nl\n", "bs\b", "ff\f", "\b\f\v\t\r", "\x00\x1f\x7f", "é日本", "\u2028\u2029", "\xff\xfe", "a.b", `a\.b`, "<&>"} {
 		f.Add(s, s)
 	}
 	f.Fuzz(func(t *testing.T, name, value string) {
