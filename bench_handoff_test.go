@@ -114,7 +114,7 @@ func schedCount() uint64 {
 // reports the goroutine wake-ups per event the runtime sampled (it samples
 // about one transition in eight, so read the figure as relative): the
 // hand-offs to the handler's goroutine, which must stay far below one per
-// event (issue 29); and the CPU time per event of the whole process, user
+// event; and the CPU time per event of the whole process, user
 // and system, the figure to compare on a busy machine. "decoded" decodes
 // each event from JSON as a client does; "prebuilt" hands out objects
 // decoded beforehand, leaving the cost of the queue, the cache and the

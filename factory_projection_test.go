@@ -20,7 +20,7 @@ func projectedPod(name, app, phase string) string {
 		`"spec":{"nodeName":"node-1","containers":[{"name":"c","image":"i"}]},"status":{"phase":%q,"podIP":"10.0.0.1"}}`, name, app, phase)
 }
 
-// issue 19, decision 5: a Factory's Projection cuts every cached object, on the list
+// decision 5: a Factory's Projection cuts every cached object, on the list
 // and on the watch, together with a label selector; handlers see projected
 // objects; a relist that brings back the same versions changes nothing.
 func TestFactoryProjection(t *testing.T) {

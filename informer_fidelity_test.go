@@ -14,7 +14,7 @@ import (
 
 // An informer with a misspelt field label does not sync on watchtest, as
 // it does not on a real server: the wait fails fast with the server's 400
-// (issue 25, decision 7).
+// (decision 7).
 func TestInformerMisspeltFieldLabelFailsOnWatchtest(t *testing.T) {
 	s := watchtest.NewServer()
 	defer s.Close()

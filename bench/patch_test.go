@@ -11,7 +11,7 @@ import (
 
 // The bodies a controller sends, built by package patch (a tree rendered
 // once) and by github.com/tidwall/sjson (the JSON text edited path by
-// path), which issue 28 suggested. Both give the same JSON.
+// path), which was suggested as an alternative. Both give the same JSON.
 var patchObject, _ = raw.NewObject([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings-0042","namespace":"prod","uid":"5e0c3f3a-1c2d-4e5f-8a9b-0c1d2e3f4a5b","resourceVersion":"918273"}}`))
 
 func BenchmarkMergePatchBuilder(b *testing.B) {

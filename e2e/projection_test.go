@@ -18,7 +18,7 @@ func labelledConfigMap(ns, name, app, keep string) []byte {
 		`"annotations":{"note":"not cached"}},"data":{"keep":%q,"drop":"not cached either"}}`, name, ns, app, keep)
 }
 
-// issue 19: a projection cuts what a real server sends, listed and watched,
+// a projection cuts what a real server sends, listed and watched,
 // with a label selector, and in metadata-only mode.
 func TestProjection(t *testing.T) {
 	c := client(t)

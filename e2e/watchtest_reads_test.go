@@ -18,7 +18,7 @@ import (
 // to watchtest — gets, lists with every selector form and paging, watches
 // from every resourceVersion form, discovery and errors, with the writes
 // that set them up — compared as TestWatchtestWritesMatchRealServer
-// compares writes (issue 25, decision 7). Every difference left is listed
+// compares writes (decision 7). Every difference left is listed
 // in watchtest's package doc.
 
 const (

@@ -127,7 +127,7 @@ var statusFields = []string{"kind", "status", "reason", "message", "details.name
 // TestWatchtestWritesMatchRealServer sends the same writes to a real
 // kube-apiserver and to watchtest and compares the answers: status codes,
 // Status bodies and the fields the writes change, metadata.generation
-// among them (a delete held by finalizers bumps it: issue 26).
+// among them (a delete held by finalizers bumps it).
 func TestWatchtestWritesMatchRealServer(t *testing.T) {
 	cfg := config(t)
 	rt, err := cfg.RoundTripper()

@@ -13,7 +13,7 @@ import (
 
 // A Delete's answer is read up to MaxFrameSize, as Get's is: an endless
 // 200 body ends the call with ErrFrameTooLarge, not when the context (or
-// here the client's 10 s timeout) does (issue 26, item 3; decision 28).
+// here the client's 10 s timeout) does (decision 28).
 // DeleteCollection stops reading there too.
 func TestDeleteAnswerIsBounded(t *testing.T) {
 	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {

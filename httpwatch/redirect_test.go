@@ -14,7 +14,7 @@ import (
 )
 
 // The client's requests carry credentials to the configured server only: a
-// redirect elsewhere arrives without them (issue 16, item 2; the round
+// redirect elsewhere arrives without them (the round
 // tripper is tested in package kubeconfig).
 func TestClientCredentialsStayWithTheServer(t *testing.T) {
 	var mu sync.Mutex

@@ -72,7 +72,7 @@ func TestRetryAfterSecondsInStatusNeverOverflows(t *testing.T) {
 }
 
 // An HTTP-date Retry-After is a wait measured on the client's Clock, not
-// the real one (issue 26, item 6): both in the StatusError and in the
+// the real one: both in the StatusError and in the
 // retry's backoff.
 func TestRetryAfterDateUsesTheClientsClock(t *testing.T) {
 	now := time.Date(2015, 10, 21, 7, 28, 0, 0, time.UTC)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A password in Host never shows in NewClient's errors (issue 16, item 11).
+// A password in Host never shows in NewClient's errors.
 func TestNewClientErrorsHidePassword(t *testing.T) {
 	for _, host := range []string{
 		"http://admin:hunter2@127.0.0.1:bad-port",
@@ -28,7 +28,7 @@ func TestNewClientErrorsHidePassword(t *testing.T) {
 }
 
 // A server (or a proxy in front of it) that echoes the credential in an
-// error body does not get it into the error (issue 16, item 11).
+// error body does not get it into the error.
 func TestStatusErrorHidesEchoedCredential(t *testing.T) {
 	bearer := kubeconfig.Config{BearerToken: "hunter2-token"}
 	basic := kubeconfig.Config{Username: "admin", Password: "hunter2-password"}

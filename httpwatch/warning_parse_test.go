@@ -18,7 +18,7 @@ import (
 // warn-text is a quoted-string, where a backslash only quotes the next
 // character, so no header can write a newline or a terminal escape into the
 // log; a warning holding a control character, or not of that form, is
-// dropped, as client-go drops it (issue 26, item 2; decision 27).
+// dropped, as client-go drops it (decision 27).
 func TestWarningHeaderParsing(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
@@ -50,8 +50,7 @@ func TestWarningHeaderParsing(t *testing.T) {
 
 // The once-per-text memory of read warnings is bounded in entries and in
 // bytes: a server sending a different long warning each time costs a
-// fixed-size key per entry, not the text (issue 26, item 2, a pin;
-// decision 27).
+// fixed-size key per entry, not the text (decision 27).
 func TestReadWarningDedupeIsBounded(t *testing.T) {
 	var w warned
 	long := strings.Repeat("w", 64<<10)

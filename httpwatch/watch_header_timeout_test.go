@@ -23,7 +23,7 @@ func podsClient(t *testing.T, cfg *kubeconfig.Config) (*Client, *ResourceClient)
 }
 
 // A server that accepts a watch and never sends headers fails the watch
-// after WatchHeaderTimeout instead of hanging it (issue 16, item 4).
+// after WatchHeaderTimeout instead of hanging it.
 func TestWatchHeaderTimeout(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1000, 0))
 	c, rc := podsClient(t, &kubeconfig.Config{Host: apitest.Silent(t), Clock: clk, Timeout: time.Second})
@@ -79,8 +79,7 @@ func TestWatchBodyHasNoTimeout(t *testing.T) {
 }
 
 // WatchHeaderTimeout 0 means no bound on the headers: no timer runs while
-// a watch waits for them, and only its context ends the wait (issue 26, a
-// pin).
+// a watch waits for them, and only its context ends the wait.
 func TestWatchHeaderTimeoutZeroMeansNone(t *testing.T) {
 	arrived := make(chan struct{})
 	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {

@@ -252,7 +252,7 @@ func TestWarningsLogged(t *testing.T) {
 	_, err := c.Resource(Resource{Version: "v1", Resource: "configmaps", Namespace: "ns1"}).Create(context.Background(), []byte(cmJSON))
 	require.NoError(t, err)
 	assert.Contains(t, logged.String(), `level=WARN msg="httpwatch: server warning" verb=POST path=/api/v1/namespaces/ns1/configmaps warning="unknown field \"bogus\""`)
-	assert.NotContains(t, logged.String(), "not the usual form", "a malformed warning is dropped (issue 26, item 2)")
+	assert.NotContains(t, logged.String(), "not the usual form", "a malformed warning is dropped")
 }
 
 // A read's warning is logged once per path and text (an informer's lists

@@ -44,7 +44,7 @@ func aliasedUsers(users, keys int) string {
 
 // A kubeconfig whose aliases expand to far more than it holds is refused,
 // as yaml's own decoder and kubectl refuse it, before the expansion costs
-// memory (issue 26, item 1).
+// memory.
 func TestLoadRefusesExcessiveAliasing(t *testing.T) {
 	tests := []struct {
 		name string

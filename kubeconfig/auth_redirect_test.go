@@ -43,8 +43,7 @@ func redirector(target string, home *authRecorder) http.Handler {
 	return mux
 }
 
-// Credentials go to the configured server only, never to where it redirects
-// (issue 16, item 2).
+// Credentials go to the configured server only, never to where it redirects.
 func TestCredentialsNotSentAcrossRedirects(t *testing.T) {
 	tokenFile := writeFile(t, t.TempDir(), "token", []byte("file-token"))
 	creds := []struct {

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Every way a program might print or log a Config hides its secrets
-// (issue 16, item 5): fmt verbs, json.Marshal, slog's JSON and text
+// Every way a program might print or log a Config hides its secrets:
+// fmt verbs, json.Marshal, slog's JSON and text
 // handlers, directly and nested.
 func TestConfigEncodingsRedact(t *testing.T) {
 	c := secretConfig()

@@ -44,7 +44,7 @@ func processGone(pid int) bool {
 }
 
 // A plugin that leaves a child holding its stdout must neither wedge the run
-// nor the requests behind it (issue 16, item 1).
+// nor the requests behind it.
 func TestExecChildHoldingStdout(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "child")
 	cfg := shellPlugin(t, "printf '%s' '"+expiredCredential+"'\n"+
@@ -105,7 +105,7 @@ func TestExecRunTimeout(t *testing.T) {
 	}
 }
 
-// Plugin output is read up to a cap (issue 16, item 6).
+// Plugin output is read up to a cap.
 func TestExecOutputCap(t *testing.T) {
 	tests := []struct {
 		name   string

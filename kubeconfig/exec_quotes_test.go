@@ -24,8 +24,7 @@ func runPlugin(t *testing.T, script string) error {
 // The errors of a plugin's answer quote none of what it returned: not a
 // malformed expirationTimestamp (which may be the token itself), not a
 // kind or apiVersion holding a credential, not a credential-shaped run
-// its stderr shows, even when the kept tail cuts a token in two (issue 26,
-// item 4).
+// its stderr shows, even when the kept tail cuts a token in two.
 func TestExecErrorsQuoteNoSecret(t *testing.T) {
 	const token = "hunter2hunter2hunter2hunter2hunter2"
 	cred := func(status string) string {
@@ -62,8 +61,8 @@ func TestExecErrorsQuoteNoSecret(t *testing.T) {
 	}
 }
 
-// Output of exactly the cap is read; one byte more is refused (issue 26,
-// a pin of the cap).
+// Output of exactly the cap is read; one byte more is refused
+// (a pin of the cap).
 func TestExecOutputCapIsExact(t *testing.T) {
 	for _, tt := range []struct {
 		size    int

@@ -6,8 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A failing plugin's stderr is shown without the secrets in it (issue 16,
-// item 11): the token it printed, its environment values, anything shaped
+// A failing plugin's stderr is shown without the secrets in it: the token it printed, its environment values, anything shaped
 // like a credential.
 func TestExecStderrHidesSecrets(t *testing.T) {
 	cfg := shellPlugin(t, `

@@ -8,7 +8,7 @@ import (
 
 // TestTransportReadsLarge: the transport's read buffer, through which a
 // chunked watch or list body's framing passes, is 64 KB, so that a
-// streaming body is read in large pieces (issue 29), not net/http's 4 KB.
+// streaming body is read in large pieces, not net/http's 4 KB.
 func TestTransportReadsLarge(t *testing.T) {
 	tr, _, err := (&Config{Host: "https://example.invalid"}).httpTransport(nil)
 	require.NoError(t, err)

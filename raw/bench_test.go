@@ -129,7 +129,7 @@ func BenchmarkWatchDecodeBatches(b *testing.B) {
 
 // BenchmarkListScan measures a 500-pod page; alloc/JSON is the bytes
 // allocated per item over the item's JSON size (aim: at most 1.1). The
-// projected case keeps what issue 19 names: labels, owners, node, phase.
+// projected case keeps what a node agent reads: labels, owners, node, phase.
 func BenchmarkListScan(b *testing.B) {
 	projection, err := NewProjection("metadata.labels", "metadata.ownerReferences", "spec.nodeName", "status.phase")
 	require.NoError(b, err)

@@ -159,7 +159,7 @@ func TestProjectionWatch(t *testing.T) {
 	require.Equal(t, "true", ev.Object.Get(`metadata.annotations.k8s\.io/initial-events-end`).String())
 }
 
-// TestProjectedAccessors (decision 5, issue 19): every accessor reads a
+// TestProjectedAccessors (decision 5): every accessor reads a
 // projected object as if the fields left out had never been sent: the same
 // as on an object holding only the kept JSON, and the unprojected value for
 // what is kept.

@@ -24,8 +24,8 @@ func (c *offerCounter) Read(p []byte) (int, error) {
 
 // TestReadsAreLargeWhileDataFlows: once a read fills all the room it was
 // offered, every later read is offered at least readSize bytes, on a watch
-// stream and on a list page, so that a busy stream costs few system calls
-// (issue 29); a quiet watch, whose reads come in small pieces, keeps its
+// stream and on a list page, so that a busy stream costs few system calls;
+// a quiet watch, whose reads come in small pieces, keeps its
 // small buffer.
 func TestReadsAreLargeWhileDataFlows(t *testing.T) {
 	events, _ := watchStream(t, 256)

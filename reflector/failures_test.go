@@ -199,7 +199,7 @@ func (c *countingClock) made() []time.Duration {
 	return append([]time.Duration(nil), c.timers...)
 }
 
-// issue 26: Run makes no timer it does not wait on, so a test that sees a
+// Run makes no timer it does not wait on, so a test that sees a
 // pending timer on a fake clock knows the reflector is waiting: a Run
 // without a resync period syncs and watches with no timer at all.
 func TestReflectorRunMakesNoIdleTimer(t *testing.T) {

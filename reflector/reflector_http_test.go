@@ -230,7 +230,7 @@ func TestReflectorCancelDuringList(t *testing.T) {
 	}
 }
 
-// The reflector hears of the timeout through OnError (issue 16, item 4).
+// The reflector hears of the timeout through OnError.
 func TestReflectorReportsWatchHeaderTimeout(t *testing.T) {
 	// The watch is held without headers where the test sees it arrive:
 	// then the client's one header timer is pending. (Waiting for a timer

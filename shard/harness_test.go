@@ -102,7 +102,7 @@ func (h *harness) add(id string, edit func(*Config)) *node {
 	h.T.Cleanup(func() { testwait.Group(h.T, &n.workerWG, "workers of "+id+" to stop") }) // after Run has returned
 	// Unpause and unfreeze before waiting for Run: a member waits for its
 	// workers to let go of their keys before Run returns, and a failed
-	// check must print its message rather than hang (issue 26).
+	// check must print its message rather than hang.
 	n.Proc = h.Go(leasetest.Process{Name: "member " + id, Run: m.Run, Idle: n.idle,
 		Unblock: func() { n.unpause(); part.Release() }})
 	return n

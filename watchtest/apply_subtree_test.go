@@ -12,7 +12,7 @@ import (
 // An apply that would replace a subtree another manager owns fields in
 // (an object by a scalar) conflicts, once, at the path applied, not only
 // an apply of the same field with another value; force takes the fields
-// (decision 7; issue 26, a pin).
+// (decision 7).
 func TestApplyOverAnOwnedSubtreeConflicts(t *testing.T) {
 	s := newServer(t)
 	s.AddResource(widgets, widget)

@@ -80,7 +80,7 @@ func TestApplyDryRunAndCreateEvent(t *testing.T) {
 
 // A server-side apply carrying the uid of a deleted object is refused with
 // the real server's 409, not a new incarnation under the old name
-// (issue 25, decision 7).
+// (decision 7).
 func TestApplyWithTheUIDOfADeletedObject(t *testing.T) {
 	s := newServer(t)
 	uid := mustCreate(t, s, watchtest.ConfigMaps, `{"metadata":{"name":"c","namespace":"p"}}`).Get("metadata.uid").String()

@@ -14,8 +14,7 @@ import (
 
 // A delete that leaves the object in place (a finalizer holds it) bumps
 // metadata.generation of a resource that keeps one, as the real server
-// does, and adds none to one that does not (decision 7; issue 26, a pin;
-// e2e.TestWatchtestWritesMatchRealServer compares it).
+// does, and adds none to one that does not (decision 7; e2e.TestWatchtestWritesMatchRealServer compares it).
 func TestGracefulDeleteBumpsGeneration(t *testing.T) {
 	s := newServer(t)
 	s.AddResource(widgets, widget)

@@ -19,7 +19,7 @@ import (
 // and a misspelt resource is one too: on a real server the client tells
 // both from a missing object through discovery, and so it must on
 // watchtest, or a reconcile's "deleted since" branch hides the bug in
-// tests (issue 25, decision 7).
+// tests (decision 7).
 func TestDiscoveryExplainsNotFound(t *testing.T) {
 	s := newServer(t)
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})

@@ -300,8 +300,8 @@ func TestFailNextWriteVerbs(t *testing.T) {
 
 // A failure is aimed at the write it is meant for: by patch type,
 // subresource, namespace and name, or a predicate, so that a fault for an
-// apply never hits a merge patch that happens to come first (issue 25,
-// decision 7).
+// apply never hits a merge patch that happens to come first
+// (decision 7).
 func TestFailNextMatchesOneWrite(t *testing.T) {
 	s := newServer(t)
 	mustCreate(t, s, watchtest.Deployments, deployment)

@@ -13,7 +13,7 @@ import (
 
 // Field selectors name only the fields the real server supports for the
 // resource, and a misspelt one is its 400 rather than a selector that
-// matches nothing while the informer syncs (issue 25); label selectors'
+// matches nothing while the informer syncs; label selectors'
 // syntax errors are its 400 too. Messages are kube-apiserver 1.37's
 // (decision 7).
 func TestSelectorsCheckedPerResource(t *testing.T) {

@@ -9,8 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A password in --server shows in neither the banner nor the error
-// (issue 16, item 11).
+// A password in --server shows in neither the banner nor the error.
 func TestServerPasswordNotEchoed(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	t.Setenv("KUBECONFIG", "")

@@ -19,7 +19,7 @@ func TestSecretsCredentialShapes(t *testing.T) {
 }
 
 // Opaque also cuts long hex and base64 runs, and leaves paths, words and
-// short identifiers alone (issue 26, item 4).
+// short identifiers alone.
 func TestOpaqueRuns(t *testing.T) {
 	for in, want := range map[string]string{
 		"token 4f9c2e8a1b7d3e6f0a9c8b7d6e5f4a3b2c1d0e9f.":                   "token " + Mark + ".",

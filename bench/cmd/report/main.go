@@ -347,7 +347,7 @@ func markdown(machine string, sizes []*size) []byte {
 }
 
 // floorSection holds the default client against the read-only floor of
-// the same run, size by size (issue 29: sync within 1.3× of the floor,
+// the same run, size by size (sync within 1.3× of the floor,
 // events/s at least 0.9× of it), and its per-object sync cost across
 // sizes, which should stay flat: within 1.1× of the smallest size's.
 func floorSection(sizes []*size) []byte {
@@ -386,7 +386,7 @@ func floorSection(sizes []*size) []byte {
 	return b.Bytes()
 }
 
-// projectedTable checks the projected client against issue 19's targets:
+// projectedTable checks the projected client against its targets:
 // heap at most a tenth of the JSON the server sends, a sync no slower than
 // the default client's.
 func projectedTable(b *bytes.Buffer, s *size) {
@@ -398,7 +398,7 @@ func projectedTable(b *bytes.Buffer, s *size) {
 	heap := proj.HeapBytesPerObject / s.json
 	sync := proj.SyncSeconds / def.SyncSeconds
 	p("Projected client (`-projected`: a `Projection` keeping metadata.labels, metadata.ownerReferences, spec.nodeName and status.phase, ")
-	p("besides kind, apiVersion and the identity in metadata) against the targets of issue 19:\n\n")
+	p("besides kind, apiVersion and the identity in metadata) against its targets:\n\n")
 	p("| figure | projected | target | met |\n|---|---:|---:|---|\n")
 	p("| heap / object ÷ JSON | %.3f (%.0f B of %.0f B) | ≤ 0.10 | %s |\n", heap, proj.HeapBytesPerObject, s.json, met(figure{target: 0.1}, heap))
 	p("| initial sync ÷ default's | %.2f× (%.3f s vs %.3f s) | ≤ 1.00× | %s |\n", sync, proj.SyncSeconds, def.SyncSeconds, met(figure{target: 1}, sync))

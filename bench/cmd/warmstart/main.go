@@ -1,4 +1,4 @@
-// Command warmstart measures listwatch's warm start (issue 29) against a
+// Command warmstart measures listwatch's warm start against a
 // cold start on the benchmark's fakeapi: an informer of every pod syncs by
 // a paged list and stops, saving its snapshot; a second one, in a new
 // process as an agent's restart is, starts from it. It prints one JSON

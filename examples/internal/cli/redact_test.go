@@ -15,7 +15,7 @@ import (
 	"github.com/listwatch/listwatch/kubeconfig"
 )
 
-// A password in the server URL is never shown (issue 16, item 11).
+// A password in the server URL is never shown.
 func TestServerPasswordHidden(t *testing.T) {
 	const server = "https://admin:hunter2@k.example:6443"
 	_, where, _, err := cli.Connect(t.Context(), &kubeconfig.Flags{Server: server}, nil)
