@@ -47,8 +47,11 @@ func TestWatchNotifiesBeforeReading(t *testing.T) {
 		require.NoError(t, err, "the third event comes only after the notification")
 		seen++
 	}
+	// Only a Next that waits announces it: whether the first one did
+	// depends on whether the framing goroutine, started by it, had the
+	// first events ready before it looked (a race the test must not bet
+	// on); the third event cannot come without a wait after the second.
 	require.NotEmpty(t, readsAfter)
-	assert.Equal(t, 0, readsAfter[0], "the first read is announced")
 	assert.Contains(t, readsAfter, 2)
 
 	w.NotifyRead(nil)
