@@ -77,6 +77,16 @@ var ErrGone = errors.New("resource version gone")
 // Is makes errors.Is(err, ErrGone) work.
 func (e *StatusError) Is(target error) bool { return target == ErrGone && isGone(e) }
 
+// Request names the request e answers as the API server and RBAC do: its
+// verb ("get", "patch", "watch", "deletecollection"...), its resource
+// qualified by group and subresource ("configmaps",
+// "deployments.apps/status") and its namespace ("" at cluster scope). A
+// path outside resources has no resource, and Verb in lower case as its
+// verb. The client's metrics name requests the same way (RequestInfo).
+func (e *StatusError) Request() (verb, resource, namespace string) {
+	return parseRequest(e.Verb, e.Path)
+}
+
 // reasonForCode is the Reason given to an error response that carries no
 // Status, so that predicates keyed on reasons still work.
 var reasonForCode = map[int]string{

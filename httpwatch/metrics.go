@@ -79,12 +79,25 @@ func failed(info RequestInfo) bool {
 	return info.Err != nil || info.Code == http.StatusTooManyRequests || info.Code >= 500
 }
 
-// describe names a request's verb and resource from its method and path,
-// as the API server does: /api/v1/[namespaces/NS/]RESOURCE[/NAME[/SUB]],
-// or /apis/GROUP/VERSION/... prefix is the path of the configured host
-// (a proxy's), which comes first.
+// describe names a request's verb and resource as the API server does
+// (see parseRequest). prefix is the path of the configured host (a
+// proxy's), which comes first.
 func describe(req *http.Request, prefix string) (verb, resource string) {
-	path := strings.TrimPrefix(req.URL.Path, strings.TrimSuffix(prefix, "/"))
+	method := req.Method
+	if w := req.URL.Query().Get("watch"); method == http.MethodGet && w != "" && w != "0" && w != "false" {
+		method = "WATCH"
+	}
+	verb, resource, _ = parseRequest(method, strings.TrimPrefix(req.URL.Path, strings.TrimSuffix(prefix, "/")))
+	return verb, resource
+}
+
+// parseRequest names a request as the API server and RBAC do, from its
+// method (WATCH for a watch) and its path
+// /api/v1/[namespaces/NS/]RESOURCE[/NAME[/SUB]] or /apis/GROUP/VERSION/...:
+// its verb, its resource qualified by group and subresource ("pods",
+// "deployments.apps/status"), and its namespace. A path outside resources
+// has no resource, and the method, in lower case, as its verb.
+func parseRequest(method, path string) (verb, resource, namespace string) {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	var group string
 	switch {
@@ -93,12 +106,12 @@ func describe(req *http.Request, prefix string) (verb, resource string) {
 	case len(parts) >= 4 && parts[0] == "apis":
 		group, parts = parts[1], parts[3:]
 	default:
-		return strings.ToLower(req.Method), ""
+		return strings.ToLower(method), "", ""
 	}
 	// The namespaces resource's own subresources look like a namespaced
 	// path with no resource: /api/v1/namespaces/NAME/status.
 	if len(parts) >= 3 && parts[0] == "namespaces" && !(len(parts) == 3 && (parts[2] == "status" || parts[2] == "finalize")) {
-		parts = parts[2:]
+		namespace, parts = parts[1], parts[2:]
 	}
 	resource = parts[0]
 	if group != "" {
@@ -108,19 +121,18 @@ func describe(req *http.Request, prefix string) (verb, resource string) {
 	if len(parts) >= 3 {
 		resource += "/" + parts[2]
 	}
-	return verbOf(req, named), resource
+	return verbOf(method, named), resource, namespace
 }
 
-func verbOf(req *http.Request, named bool) string {
-	switch req.Method {
+func verbOf(method string, named bool) string {
+	switch method {
 	case http.MethodGet:
-		if w := req.URL.Query().Get("watch"); w != "" && w != "0" && w != "false" {
-			return "watch"
-		}
 		if named {
 			return "get"
 		}
 		return "list"
+	case "WATCH":
+		return "watch"
 	case http.MethodPost:
 		return "create"
 	case http.MethodPut:
@@ -133,5 +145,5 @@ func verbOf(req *http.Request, named bool) string {
 		}
 		return "deletecollection"
 	}
-	return strings.ToLower(req.Method)
+	return strings.ToLower(method)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
@@ -79,7 +78,7 @@ func (r *Runner) failure(key string, after time.Duration, err error) faillog.Fai
 		f.Key, f.Level = "panic", slog.LevelError
 		hint = "fix the reconcile function: it panicked (recovered; the key is retried after a backoff)"
 	case errors.As(err, &se):
-		rq := parseRequest(se)
+		rq := requestOf(se)
 		f.Key = fmt.Sprintf("%s %s %d", rq.verb, rq.resource, se.Code)
 		f.Attrs = append(f.Attrs, "verb", rq.verb, "resource", rq.resource, "code", se.Code)
 		if permanent(err) {
@@ -130,64 +129,15 @@ type request struct {
 	verb, resource, namespace string
 }
 
-// parseRequest reads the verb and resource of the request se answered
-// from its method and URL path (/api/v1/namespaces/ns/configmaps/name,
-// /apis/apps/v1/deployments...).
-func parseRequest(se *httpwatch.StatusError) request {
-	parts := strings.Split(strings.Trim(se.Path, "/"), "/")
-	var group string
-	switch {
-	case len(parts) >= 2 && parts[0] == "api":
-		parts = parts[2:]
-	case len(parts) >= 3 && parts[0] == "apis":
-		group, parts = parts[1], parts[3:]
-	default:
-		return request{verb: strings.ToLower(se.Verb), resource: se.Path}
-	}
+// requestOf names the request se answered (httpwatch.StatusError.Request);
+// one outside resources is named by its path.
+func requestOf(se *httpwatch.StatusError) request {
 	var rq request
-	// namespaces/ns/res...; but namespaces/ns and namespaces/ns/status
-	// (or finalize) address the namespace itself.
-	if len(parts) >= 3 && parts[0] == "namespaces" && parts[2] != "status" && parts[2] != "finalize" {
-		rq.namespace, parts = parts[1], parts[2:]
+	rq.verb, rq.resource, rq.namespace = se.Request()
+	if rq.resource == "" {
+		rq.resource = se.Path
 	}
-	if len(parts) == 0 {
-		return request{verb: strings.ToLower(se.Verb), resource: se.Path}
-	}
-	rq.resource = parts[0]
-	if group != "" {
-		rq.resource += "." + group
-	}
-	if len(parts) >= 3 {
-		rq.resource += "/" + parts[2]
-	}
-	rq.verb = rbacVerb(se.Verb, len(parts) >= 2)
 	return rq
-}
-
-// rbacVerb is the RBAC verb of an HTTP method on an object (named) or a
-// collection.
-func rbacVerb(method string, named bool) string {
-	switch method {
-	case http.MethodGet:
-		if named {
-			return "get"
-		}
-		return "list"
-	case "WATCH":
-		return "watch"
-	case http.MethodPost:
-		return "create"
-	case http.MethodPut:
-		return "update"
-	case http.MethodPatch:
-		return "patch"
-	case http.MethodDelete:
-		if named {
-			return "delete"
-		}
-		return "deletecollection"
-	}
-	return strings.ToLower(method)
 }
 
 // hint says what to do about se, a permanent failure of rq.
