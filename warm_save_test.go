@@ -36,16 +36,7 @@ func TestSnapshotIsSavedAfterTheFirstSync(t *testing.T) {
 // said at start, once at Warn, before any save; the saves that then fail
 // add nothing above Debug, and the informer works without snapshots.
 func TestSnapshotDirNotWritableIsSaidAtStart(t *testing.T) {
-	dir := t.TempDir()
-	if os.Geteuid() == 0 { // root writes anywhere a mode allows nothing
-		if runtime.GOOS != "linux" {
-			t.Skip("no directory root cannot write to")
-		}
-		dir = "/proc/self/fdinfo"
-	} else {
-		require.NoError(t, os.Chmod(dir, 0o500))
-		t.Cleanup(func() { os.Chmod(dir, 0o700) })
-	}
+	dir := unwritableDir(t)
 	r := newWarmRig(t, "a")
 	r.dir = dir
 	inf, log := r.informer()
@@ -59,4 +50,20 @@ func TestSnapshotDirNotWritableIsSaidAtStart(t *testing.T) {
 		"the failed save, right after the first sync")
 	r.clock.Step(snapshot.DefaultInterval)
 	assert.Len(t, log.Above(), 1, "%q", log.Above())
+}
+
+// unwritableDir is a directory the test process cannot make a file in: a
+// read-only one, or for root, whom modes do not stop, /proc/self/fdinfo.
+func unwritableDir(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		if runtime.GOOS != "linux" {
+			t.Skip("no directory root cannot write to")
+		}
+		return "/proc/self/fdinfo"
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o500))
+	t.Cleanup(func() { os.Chmod(dir, 0o700) })
+	return dir
 }
