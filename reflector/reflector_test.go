@@ -383,32 +383,47 @@ func TestReflectorResync(t *testing.T) {
 }
 
 // conformance 18: an event carrying another kind of object (or a Table) is
-// dropped and reported; the watch goes on.
+// dropped and reported; the watch goes on. A Table of meta.k8s.io is never
+// an object of the resource, so it is dropped even with no ExpectedKind,
+// while a kind named Table of another group is an object.
 func TestReflectorDropsUnexpectedKinds(t *testing.T) {
-	pod := func(kind, apiVersion, name string) *raw.Object {
+	object := func(kind, apiVersion, name string) *raw.Object {
 		o, err := raw.NewObject(fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":{"name":%q,"namespace":"ns","resourceVersion":"7"}}`, kind, apiVersion, name))
 		require.NoError(t, err)
 		return o
 	}
-	w := newWatcher(
-		ev(httpwatch.Added, pod("ConfigMap", "v1", "wrong")),
-		ev(httpwatch.Added, pod("Table", "meta.k8s.io/v1", "table")),
-		ev(httpwatch.Added, pod("Pod", "v1", "right")),
-	)
-	r, sink, _ := newTestReflector(&scriptSource{})
-	r.ExpectedKind = "Pod"
-	var errs []error
-	r.OnError = func(err error) { errs = append(errs, err) }
-	s := started(streamOf(w, memory{}))
-	for range 3 {
-		s, _ = r.step(context.Background(), s)
-		require.Equal(t, phaseStream, s.phase, "the watch goes on")
-	}
-	s.closeWatch()
-	assert.Equal(t, []string{"add right@7"}, sink.log())
-	require.Len(t, errs, 2)
-	for _, err := range errs {
-		assert.ErrorIs(t, err, ErrUnexpectedKind)
+	for _, tc := range []struct {
+		name, expected string
+		events         []*raw.Object
+		added          []string
+		dropped        int
+	}{
+		{"ExpectedKind Pod", "Pod", []*raw.Object{object("ConfigMap", "v1", "wrong"), object("Table", "meta.k8s.io/v1", "table"), object("Pod", "v1", "right")},
+			[]string{"add right@7"}, 2},
+		{"no ExpectedKind", "", []*raw.Object{object("Table", "meta.k8s.io/v1", "table"), object("Table", "example.com/v1", "mine"), object("ConfigMap", "v1", "cm")},
+			[]string{"add mine@7", "add cm@7"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var steps []watchStep
+			for _, o := range tc.events {
+				steps = append(steps, ev(httpwatch.Added, o))
+			}
+			r, sink, _ := newTestReflector(&scriptSource{})
+			r.ExpectedKind = tc.expected
+			var errs []error
+			r.OnError = func(err error) { errs = append(errs, err) }
+			s := started(streamOf(newWatcher(steps...), memory{}))
+			for range steps {
+				s, _ = r.step(context.Background(), s)
+				require.Equal(t, phaseStream, s.phase, "the watch goes on")
+			}
+			s.closeWatch()
+			assert.Equal(t, tc.added, sink.log())
+			require.Len(t, errs, tc.dropped)
+			for _, err := range errs {
+				assert.ErrorIs(t, err, ErrUnexpectedKind)
+			}
+		})
 	}
 }
 
