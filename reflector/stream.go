@@ -111,7 +111,7 @@ func (r *Reflector) collectInitial(s *state, ev httpwatch.Event) time.Duration {
 	case httpwatch.Deleted:
 		delete(s.initial, objectKey(ev.Object))
 	case httpwatch.Bookmark:
-		if ev.Object.Get(`metadata.annotations.k8s\.io/initial-events-end`).String() != "true" {
+		if !endsInitialEvents(ev) {
 			return 0
 		}
 		items := make([]*raw.Object, 0, len(s.initial))
@@ -217,4 +217,10 @@ func (r *Reflector) retryInternalError(m *memory) bool {
 	}
 	m.internal.last = now
 	return now.Sub(m.internal.first) <= r.MaxInternalErrorRetryDuration
+}
+
+// endsInitialEvents reports the bookmark that ends a watch-list's initial
+// events, annotated k8s.io/initial-events-end.
+func endsInitialEvents(ev httpwatch.Event) bool {
+	return ev.Object.Get(`metadata.annotations.k8s\.io/initial-events-end`).String() == "true"
 }

@@ -136,7 +136,7 @@ func (r *Reflector) opened(ctx context.Context, cancel context.CancelFunc, s *st
 // etcd's progress interval.) The bookmark ending a watch-list's initial
 // events is not one of those.
 func (r *Reflector) bookmarked(s *state, ev httpwatch.Event) {
-	if ev.Object.Get(`metadata.annotations.k8s\.io/initial-events-end`).String() == "true" {
+	if endsInitialEvents(ev) {
 		return
 	}
 	now := r.clock().Now()
