@@ -102,12 +102,27 @@ func (s *stopper) stop() {
 	s.cancel()
 }
 
+// notifyRead has w call flush, if not nil, and tell the silence watchdog,
+// if any, before it waits: before each read of the server. Call it on the
+// goroutine that reads w, before its first Next.
+func (s *stopper) notifyRead(flush func()) {
+	switch quiet := s.silence; {
+	case quiet != nil && flush != nil:
+		s.w.NotifyRead(func() { flush(); quiet.wait() })
+	case quiet != nil:
+		s.w.NotifyRead(quiet.wait)
+	case flush != nil:
+		s.w.NotifyRead(flush)
+	}
+}
+
 // nextEvent is the watch's Next, watched over by its silence watchdog if any.
 func (s *stopper) nextEvent() (httpwatch.Event, error) {
-	if s.silence != nil {
-		return s.silence.next()
+	ev, err := s.w.Next()
+	if q := s.silence; q != nil && (q.waiting || err != nil) {
+		err = q.waited(err)
 	}
-	return s.w.Next()
+	return ev, err
 }
 
 // directFeed is read by the loop itself; the watcher flushes the Sink
@@ -120,11 +135,7 @@ type directFeed struct {
 
 // notify has w flush the Sink before it waits: the loop may wait only
 // then. The loop alone reads w from now on.
-func (f *directFeed) notify() {
-	if f.flush != nil {
-		f.w.NotifyRead(f.flush)
-	}
-}
+func (f *directFeed) notify() { f.notifyRead(f.flush) }
 
 func (f *directFeed) next(ctx context.Context, alarm <-chan time.Time) (reply, bool) {
 	if f.first != nil {
@@ -187,11 +198,15 @@ type readAhead struct {
 
 func (f *readAhead) read() {
 	defer close(f.done)
+	if f.first == nil {
+		f.notifyRead(nil) // the feed flushes before it waits for the reader
+	}
 	for {
 		var rep reply
 		if f.first != nil {
 			<-f.first.done // Stop, in close, ends its Next
 			rep, f.first = f.first.rep, nil
+			f.notifyRead(nil)
 		} else {
 			ev, err := f.nextEvent()
 			rep = reply{ev, err}

@@ -17,21 +17,30 @@ import (
 // in Next counts, so a slow sink, which holds the reader back, is never
 // taken for a silent server.
 //
-// It looks every eighth of the limit rather than timing each event, so
-// an event costs two atomic stores and an add, and a silence is found
-// between one and one and an eighth limits after it began. Its goroutine
-// and timer start only when it is armed: until then nothing is due, and
-// a reflector that waits on nothing holds no timer.
+// It looks every eighth of the limit rather than timing each event, so a
+// silence is found between one and one and an eighth limits after it
+// began. The reader marks only its waits, which the watcher announces
+// (httpwatch.Watcher.NotifyRead): a read costs two atomic stores, an event
+// a test of a plain flag. It marks them before the watchdog is armed too,
+// so a wait that began before it still counts. Its goroutine and timer
+// start only when it is armed: until then nothing is due, and a reflector
+// that waits on nothing holds no timer.
 type silence struct {
 	limit time.Duration
 	clock clock.Clock
 	w     httpwatch.Watcher
 
-	armed    sync.Once     // starts the watchdog; in stop, forbids it
-	waiting  atomic.Bool   // the reader is in Next
-	progress atomic.Uint64 // Nexts returned
-	fired    atomic.Bool
-	running  bool // the watchdog started; read once it has returned
+	armed sync.Once // starts the watchdog; in stop, forbids it
+	// mark is the reader's waits ended so far, doubled, plus one while it
+	// waits: a look that finds the same odd mark as the last one finds a
+	// reader that has waited all the while.
+	mark atomic.Uint64
+	// waits and waiting are the reader's own: waits it ended, and whether
+	// the Next under way waits (its watcher said so).
+	waits   uint64
+	waiting bool
+	fired   atomic.Bool
+	running bool // the watchdog started; read once it has returned
 
 	quit chan struct{} // closed by stop
 	done chan struct{} // closed when the watchdog has returned
@@ -59,16 +68,26 @@ func (s *silence) arm() {
 	})
 }
 
-// next is w.Next, watched over.
-func (s *silence) next() (httpwatch.Event, error) {
-	s.waiting.Store(true)
-	ev, err := s.w.Next()
-	s.waiting.Store(false)
-	s.progress.Add(1)
+// wait marks that the reader waits for the server: the watcher calls it
+// (through NotifyRead) on the reader's goroutine, in Next, before it
+// blocks.
+func (s *silence) wait() {
+	s.waiting = true
+	s.mark.Store(s.waits<<1 | 1)
+}
+
+// waited notes a Next that waited, or failed with err: the wait is over,
+// and an end the watchdog caused is ErrWatchIdle.
+func (s *silence) waited(err error) error {
+	if s.waiting {
+		s.waiting = false
+		s.waits++
+		s.mark.Store(s.waits << 1)
+	}
 	if err != nil && s.fired.Load() {
 		err = fmt.Errorf("%w: nothing from the server for %v", httpwatch.ErrWatchIdle, s.limit)
 	}
-	return ev, err
+	return err
 }
 
 func (s *silence) watch() {
@@ -77,7 +96,7 @@ func (s *silence) watch() {
 	t := s.clock.NewTimer(every)
 	defer t.Stop()
 	var quiet time.Duration
-	last := s.progress.Load()
+	last := s.mark.Load()
 	for {
 		select {
 		case <-t.C():
@@ -85,8 +104,8 @@ func (s *silence) watch() {
 			return
 		}
 		t.Reset(every)
-		seen := s.progress.Load()
-		if seen != last || !s.waiting.Load() {
+		seen := s.mark.Load()
+		if seen != last || seen&1 == 0 { // news, or the reader is not waiting
 			last, quiet = seen, 0
 			continue
 		}

@@ -2,6 +2,7 @@ package reflector
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -85,14 +86,37 @@ func (s *blockingSink) Add(o *raw.Object) error {
 	return s.recordSink.Add(o)
 }
 
+// waitingWatcher is a scriptWatcher that, once its steps are taken, waits
+// for each next event on a channel, announcing the wait as a watcher of
+// the network does (NotifyRead).
+type waitingWatcher struct {
+	*scriptWatcher
+	more chan httpwatch.Event
+}
+
+func (w *waitingWatcher) Next() (httpwatch.Event, error) {
+	if len(w.steps) > 0 {
+		return w.scriptWatcher.Next()
+	}
+	if w.beforeWait != nil {
+		w.beforeWait()
+	}
+	select {
+	case ev := <-w.more:
+		return ev, nil
+	case <-w.stopped:
+		return httpwatch.Event{}, io.EOF
+	}
+}
+
 // decision 36: time the reflector spends in a slow sink is not the
-// server's silence: however long the sink holds an event, the watch is
-// not stopped.
+// server's silence: however long the sink holds an event, which came
+// after a wait for the server, the watch is not stopped.
 func TestReflectorSlowSinkIsNotSilence(t *testing.T) {
-	first := newWatcher(ev(httpwatch.Bookmark, obj("", "11")), ev(httpwatch.Bookmark, obj("", "12")), ev(httpwatch.Added, obj("a", "13")))
+	first := &waitingWatcher{newWatcher(ev(httpwatch.Bookmark, obj("", "11")), ev(httpwatch.Bookmark, obj("", "12"))), make(chan httpwatch.Event)}
 	src := &scriptSource{
 		pages:   []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", "")},
-		watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchOf(first)},
+		watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){func(httpwatch.ListOptions) (httpwatch.Watcher, error) { return first, nil }},
 	}
 	r, logs, clk := loggedReflector(src)
 	sink := &blockingSink{entered: make(chan struct{}), release: make(chan struct{})}
@@ -102,14 +126,20 @@ func TestReflectorSlowSinkIsNotSilence(t *testing.T) {
 	go func() { r.Run(ctx); close(done) }()
 	defer func() { cancel(); testwait.Recv(t, done, "Run to return") }()
 
-	testwait.Recv(t, sink.entered, "the sink to be handed the event")
 	wctx, wcancel := context.WithTimeout(ctx, testwait.Timeout)
 	defer wcancel()
+	require.NoError(t, clk.WaitForWaiters(wctx, 1), "the bookmarks armed the watchdog")
+	select {
+	case first.more <- httpwatch.Event{Type: httpwatch.Added, Object: obj("a", "13")}: // after a wait
+	case <-wctx.Done():
+		t.Fatal("the reflector never waited for the next event")
+	}
+	testwait.Recv(t, sink.entered, "the sink to be handed the event")
 	for range 16 {
 		require.NoError(t, clk.WaitForWaiters(wctx, 1), "the watchdog waits")
 		clk.Step(DefaultWatchIdleTimeout / 8)
 	}
-	assert.False(t, stopped(first), "a watch held back by its sink is not silent")
+	assert.False(t, stopped(first.scriptWatcher), "a watch held back by its sink is not silent")
 	close(sink.release)
 	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "13" }, testwait.Timeout, time.Millisecond)
 	assert.Empty(t, logs.Above())
@@ -124,7 +154,7 @@ func TestSilenceFiresAtItsLimit(t *testing.T) {
 	s := r.watchSilence(w, false)
 	require.NotNil(t, s)
 	defer s.stop()
-	s.waiting.Store(true) // a reader waits in Next
+	s.mark.Store(1) // a reader waits in its first Next
 	s.arm()
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
