@@ -1,76 +1,32 @@
 package chaos
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/testlog"
 )
 
-// record is one logged line: its level, its message and its text with every
-// attribute as key=value.
-type record struct {
-	level slog.Level
-	msg   string
-	text  string
-}
-
-func (r record) String() string { return r.level.String() + " " + r.text }
-
-// capture is a slog.Handler keeping every record at Info or above, so a
-// fault's lines can be read by position (mark, since).
-type capture struct {
-	mu    *sync.Mutex
-	recs  *[]record
-	attrs []slog.Attr
-}
+// capture keeps every line the proxied side logs, so a fault's lines can
+// be read by position (mark, since).
+type capture struct{ *testlog.Log }
 
 func newCapture() (*slog.Logger, *capture) {
-	c := &capture{mu: &sync.Mutex{}, recs: &[]record{}}
-	return slog.New(c), c
+	logger, log := testlog.NewLogger()
+	return logger, &capture{log}
 }
-
-func (c *capture) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
-
-func (c *capture) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
-	b.WriteString(r.Message)
-	for _, a := range c.attrs {
-		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
-	}
-	r.Attrs(func(a slog.Attr) bool {
-		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
-		return true
-	})
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	*c.recs = append(*c.recs, record{level: r.Level, msg: r.Message, text: b.String()})
-	return nil
-}
-
-func (c *capture) WithAttrs(as []slog.Attr) slog.Handler {
-	return &capture{mu: c.mu, recs: c.recs, attrs: append(append([]slog.Attr(nil), c.attrs...), as...)}
-}
-
-func (c *capture) WithGroup(string) slog.Handler { return c }
 
 // mark is the position of the next line.
-func (c *capture) mark() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(*c.recs)
-}
+func (c *capture) mark() int { return len(c.Lines(slog.LevelDebug)) }
 
 // since returns the lines logged at level or above from position i on.
-func (c *capture) since(i int, level slog.Level) []record {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []record
-	for _, r := range (*c.recs)[i:] {
-		if r.level >= level {
+func (c *capture) since(i int, level slog.Level) []testlog.Line {
+	var out []testlog.Line
+	for _, r := range c.Lines(slog.LevelDebug)[i:] {
+		if r.Level >= level {
 			out = append(out, r)
 		}
 	}
@@ -98,14 +54,14 @@ func allow(max int, patterns ...string) logCheck {
 
 // problems lists what is wrong with lines (Info and above, in order) of a
 // fault that lasted d, empty when nothing is.
-func (lc logCheck) problems(lines []record, d time.Duration) []string {
+func (lc logCheck) problems(lines []testlog.Line, d time.Duration) []string {
 	var out []string
 	said := map[string]int{}
 	warned, lost := 0, 0
 	for _, r := range lines {
-		if r.level < slog.LevelWarn {
-			if r.level == slog.LevelInfo {
-				recovered(said, component(r.msg))
+		if r.Level < slog.LevelWarn {
+			if r.Level == slog.LevelInfo {
+				recovered(said, component(r.Msg))
 			}
 			continue
 		}
@@ -117,7 +73,7 @@ func (lc logCheck) problems(lines []record, d time.Duration) []string {
 		if !matched {
 			out = append(out, "unexpected for this fault: "+r.String())
 		}
-		if strings.HasPrefix(r.msg, "httpwatch: no answer to an HTTP/2 ping") {
+		if strings.HasPrefix(r.Msg, "httpwatch: no answer to an HTTP/2 ping") {
 			lost++
 			continue
 		}
@@ -153,6 +109,6 @@ func component(msg string) string {
 // so that two components saying the same words are two speakers.
 var speakerAttrs = regexp.MustCompile(` (identity|group|lease|resource|host)=\S+`)
 
-func speaker(r record) string {
-	return r.msg + strings.Join(speakerAttrs.FindAllString(r.text, -1), "")
+func speaker(r testlog.Line) string {
+	return r.Msg + strings.Join(speakerAttrs.FindAllString(r.Text, -1), "")
 }

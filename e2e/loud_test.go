@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/realapi"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/reflector"
 )
 
@@ -65,16 +63,8 @@ func TestInformerFailuresAreLoudOnRealServer(t *testing.T) {
 			out := &syncBuffer{}
 			inf.Logger = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() { inf.Run(ctx); close(done) }()
-			t.Cleanup(func() { cancel(); testwait.RecvWithin(t, done, wait, "Run to return after cancel") })
-
-			waitCtx, stop := context.WithTimeout(ctx, 2*time.Second)
-			defer stop()
-			err = inf.WaitForSyncFailFast(waitCtx)
-			require.Error(t, err)
-			require.NoError(t, waitCtx.Err(), "the wait returned within 2 s: %v", err)
+			startInformer(t, inf)
+			err = failsFast(t, inf)
 			assert.True(t, tc.is(err), "%v", err)
 			assert.True(t, httpwatch.IsPermanent(err), "%v", err)
 			var se *httpwatch.StatusError

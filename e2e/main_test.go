@@ -26,7 +26,6 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/realapi"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/stretchr/testify/require"
 )
@@ -76,18 +75,27 @@ func configMap(ns, name, value string) []byte {
 	return fmt.Appendf(nil, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":%q},"data":{"v":%q}}`, name, ns, value)
 }
 
-// run starts inf and stops it when the test ends.
+// run starts inf, stops it when the test ends, and waits for its sync.
 func run(t *testing.T, inf *listwatch.Informer) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { inf.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); testwait.RecvWithin(t, done, wait, "Run to return after cancel") })
+	startInformer(t, inf)
 	select {
 	case <-inf.Synced():
 	case <-time.After(wait):
 		t.Fatalf("informer did not sync within %s (last RV %q, stats %+v)", wait, inf.LastSyncResourceVersion(), inf.Stats())
 	}
+}
+
+// failsFast returns inf's WaitForSyncFailFast error, which must come
+// within 2 s: a failure that will not fix itself.
+func failsFast(t *testing.T, inf *listwatch.Informer) error {
+	t.Helper()
+	ctx, stop := context.WithTimeout(context.Background(), 2*time.Second)
+	defer stop()
+	err := inf.WaitForSyncFailFast(ctx)
+	require.Error(t, err)
+	require.NoError(t, ctx.Err(), "the wait returned within 2 s: %v", err)
+	return err
 }
 
 // serverState lists rc on the server: key → resourceVersion.

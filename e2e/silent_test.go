@@ -123,16 +123,8 @@ func TestWrongCAFailsFastOnRealServer(t *testing.T) {
 	inf.Reflector.Backoff = reflector.Backoff{Initial: 10 * time.Millisecond, Cap: 20 * time.Millisecond}
 	logger, log := testlog.NewLogger()
 	inf.Logger = logger
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { inf.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); testwait.RecvWithin(t, done, wait, "Run to return after cancel") })
-
-	waitCtx, stop := context.WithTimeout(ctx, 2*time.Second)
-	defer stop()
-	err = inf.WaitForSyncFailFast(waitCtx)
-	require.Error(t, err)
-	require.NoError(t, waitCtx.Err(), "the wait returned within 2 s: %v", err)
+	startInformer(t, inf)
+	err = failsFast(t, inf)
 	assert.True(t, httpwatch.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "not signed by that CA")
 	lines := log.Lines(slog.LevelWarn)

@@ -21,6 +21,7 @@ import (
 // as key=value.
 type Line struct {
 	Level slog.Level
+	Msg   string // the message alone
 	Text  string
 }
 
@@ -62,7 +63,7 @@ func (l *Log) Handle(_ context.Context, r slog.Record) error {
 	t := l.target()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.lines = append(t.lines, Line{Level: r.Level, Text: b.String()})
+	t.lines = append(t.lines, Line{Level: r.Level, Msg: r.Message, Text: b.String()})
 	return nil
 }
 
