@@ -116,8 +116,11 @@ func TestScrapeInformerHealth(t *testing.T) {
 	createPod(t, s, "d")
 	require.Eventually(t, func() bool {
 		sc = get(t, a.metrics)
+		// The cut is counted as the watch ends, the next watch as it
+		// opens: wait for both.
 		return sc.value("listwatch_informer_watch_restarts_total", with("cause", "cut")) == 1 &&
-			sc.value("listwatch_informer_objects", pods) == 4
+			sc.value("listwatch_informer_objects", pods) == 4 &&
+			sc.value("listwatch_informer_watches_total", pods) >= 3
 	}, wait, 5*time.Millisecond, "%v", summary(sc))
 	assert.Equal(t, 1.0, sc.value("listwatch_informer_lists_total", pods), "both resumed without a relist")
 	assert.GreaterOrEqual(t, sc.value("listwatch_informer_watches_total", pods), 3.0)
