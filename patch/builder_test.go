@@ -43,8 +43,10 @@ func TestBuilders(t *testing.T) {
 			`{"metadata":{"labels":{"app.kubernetes.io/name":"web"}}}`},
 		{"Path escapes", patch.New().Set(patch.Path("a.b", `c\d`), 1),
 			`{"a.b":{"c\\d":1}}`},
-		{"hard strings", patch.New().Set("k", "q\"b\\n\n\t\x01\x7f é 日本 \u2028 \xff"),
-			`{"k":"q\"b\\n\n\t\u0001` + "\x7f é 日本 " + `\u2028 \ufffd"}`},
+		{"escape as the first byte", patch.New().Set(patch.Path(".hidden", "x"), 1),
+			`{".hidden":{"x":1}}`},
+		{"hard strings", patch.New().Set("k", "q\"b\\n\n\t\x01\x7f é 日本 \u2028 \xff \x80"),
+			`{"k":"q\"b\\n\n\t\u0001` + "\x7f é 日本 " + `\u2028 \ufffd \ufffd"}`},
 		{"values", patch.New().Set("b", true).Set("i", 3).Set("f", 1.5).Set("n", nil).Set("l", []string{"x"}).Set("m", map[string]int{"z": 1}),
 			`{"b":true,"i":3,"f":1.5,"n":null,"l":["x"],"m":{"z":1}}`},
 		{"replace keeps order", patch.New().Set("a.x", 1).Set("b", 2).Set("a.x", 3),
@@ -69,6 +71,7 @@ func TestBuilderErrors(t *testing.T) {
 		{"empty name", patch.New().Set("a..b", 1), `bad path "a..b": empty member name`},
 		{"empty path", patch.New().Set("", 1), `bad path "": empty member name`},
 		{"lone backslash", patch.New().Set(`a\`, 1), `lone backslash`},
+		{"backslash alone", patch.New().Set(`\`, 1), `lone backslash`},
 		{"through a value", patch.New().Set("a", 1).Set("a.b", 2), `a is set to a value, not an object`},
 		{"invalid raw", patch.New().SetRaw("a", []byte(`{`)), `invalid JSON value`},
 		{"unencodable", patch.New().Set("a", func() {}), `unsupported type`},
@@ -96,7 +99,7 @@ func marshal(t *testing.T, v any) []byte {
 // (without HTML escapes), whatever bytes they hold, and the body reads
 // back as the names and values given.
 func FuzzBuilders(f *testing.F) {
-	for _, s := range []string{"", "plain", `q"b`, `back\slash`, "nl\n", "bs\b", "ff\f", "\b\f\v\t\r", "\x00\x1f\x7f", "é日本", "\u2028\u2029", "\xff\xfe", "a.b", `a\.b`, "<&>"} {
+	for _, s := range []string{"", "plain", `q"b`, `back\slash`, "nl\n", "bs\b", "ff\f", "\b\f\v\t\r", "\x00\x1f\x7f", "é日本", "\u2028\u2029", "\xff\xfe", "\x80", "a.b", `a\.b`, "<&>"} {
 		f.Add(s, s)
 	}
 	f.Fuzz(func(t *testing.T, name, value string) {
