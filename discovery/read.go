@@ -170,7 +170,7 @@ func parseAggregated(doc gjson.Result) ([]groupVersion, map[groupVersion]*gvDoc)
 					Singular:   r.Get("singularResource").String(),
 					ShortNames: stringsOf(r.Get("shortNames")),
 					Verbs:      stringsOf(r.Get("verbs")),
-					Preferred:  i == 0,
+					Preferred:  d.preferred,
 				}
 				for _, s := range r.Get("subresources").Array() {
 					ar.Subresources = append(ar.Subresources, s.Get("subresource").String())

@@ -165,9 +165,10 @@ func (c *Cache) Lookup(ctx context.Context, group, version, resource string) (Ve
 	if err := c.ensureLoaded(ctx); err != nil {
 		return CannotTell, APIResource{}, err
 	}
-	for pass := 0; ; pass++ {
+	// Only the first look may read a document; the second answers from it.
+	for first := true; ; first = false {
 		c.mu.Lock()
-		v, ar, next, why := c.lookup(groupVersion{group, version}, resource, c.Clock.Now(), pass == 0)
+		v, ar, next, why := c.lookup(groupVersion{group, version}, resource, c.Clock.Now(), first)
 		c.mu.Unlock()
 		if next == nil {
 			return v, ar, why
