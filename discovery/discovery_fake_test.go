@@ -26,11 +26,13 @@ const (
 // fakeDiscovery serves the recorded kube-apiserver's discovery (trimmed to
 // the core and apps groups) plus metrics.k8s.io/v1beta1, an aggregated API
 // that answers 503 until metricsUp is set, as metrics-server does when it
-// is down. Objects: nodes/node-1 is missing (a 404 naming it); every other
-// path gets the server's 404 for a path it has no handler for.
+// is down; while apisDown is set, /apis itself answers 503. Objects:
+// nodes/node-1 is missing (a 404 naming it); every other path gets the
+// server's 404 for a path it has no handler for.
 type fakeDiscovery struct {
 	*apitest.Server
 	metricsUp atomic.Bool
+	apisDown  atomic.Bool
 	// hold, if set, is called with each request's path before it is
 	// answered.
 	hold atomic.Pointer[func(path string)]
@@ -67,6 +69,8 @@ func newFakeDiscovery(t *testing.T, mode discoveryMode) *fakeDiscovery {
 		aggregated := mode != legacyDiscovery && strings.Contains(accept, "g=apidiscovery.k8s.io;v="+string(mode)+";")
 		metricsDown := !f.metricsUp.Load() && strings.HasPrefix(r.URL.Path, "/apis/metrics.k8s.io/v1beta1")
 		switch p := r.URL.Path; {
+		case p == "/apis" && f.apisDown.Load():
+			serviceUnavailable(w)
 		case p == "/api" && aggregated:
 			serveJSON(w, aggregatedAPI, "application/json;g=apidiscovery.k8s.io;v="+string(mode)+";as=APIGroupDiscoveryList")
 		case p == "/apis" && aggregated:
@@ -80,9 +84,7 @@ func newFakeDiscovery(t *testing.T, mode discoveryMode) *fakeDiscovery {
 		case p == "/apis/apps/v1":
 			fixtures.Load(t, "discovery-apis-apps-v1.json").ServeHTTP(w, r)
 		case metricsDown && (p == "/apis/metrics.k8s.io/v1beta1" || strings.HasSuffix(p, "/pods") || strings.Contains(p, "/pods/")):
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"service unavailable","reason":"ServiceUnavailable","code":503}`)
+			serviceUnavailable(w)
 		case p == "/apis/metrics.k8s.io/v1beta1":
 			serveJSON(w, []byte(`{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"metrics.k8s.io/v1beta1","resources":`+metricsResources+`}`), "application/json")
 		case p == "/api/v1/nodes/node-1":
@@ -97,15 +99,25 @@ func newFakeDiscovery(t *testing.T, mode discoveryMode) *fakeDiscovery {
 }
 
 // discoveryReads counts the requests for discovery documents so far.
-func (f *fakeDiscovery) discoveryReads() int {
-	n := 0
+func (f *fakeDiscovery) discoveryReads() int { return len(f.discoveryPaths()) }
+
+// discoveryPaths lists the discovery documents requested so far, oldest
+// first.
+func (f *fakeDiscovery) discoveryPaths() []string {
+	var paths []string
 	for _, r := range f.Requests() {
 		switch r.URL.Path {
 		case "/api", "/apis", "/api/v1", "/apis/apps/v1", "/apis/metrics.k8s.io/v1beta1":
-			n++
+			paths = append(paths, r.URL.Path)
 		}
 	}
-	return n
+	return paths
+}
+
+func serviceUnavailable(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"service unavailable","reason":"ServiceUnavailable","code":503}`)
 }
 
 func serveJSON(w http.ResponseWriter, body []byte, contentType string) {

@@ -236,3 +236,72 @@ func TestDiscoveryCutShortIsReadAgain(t *testing.T) {
 	_, err := c.Resource(deployments).Get(context.Background(), "web")
 	assert.ErrorIs(t, err, httpwatch.ErrNamespaceRequired, "apps/v1 is read again at once")
 }
+
+// Discover itself reads again what failed, a root or a group version,
+// once its retry wait has passed, and not before (decision 23).
+func TestDiscoverRetriesWhatFailedOnceDue(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		mode      discoveryMode
+		apisDown  bool // else metrics.k8s.io/v1beta1 is down
+		failed    string
+		recovered httpwatch.Resource
+	}{
+		{"group version down, legacy", legacyDiscovery, false, "metrics.k8s.io/v1beta1", podMetrics},
+		{"group version stale, aggregated", v2Discovery, false, "metrics.k8s.io/v1beta1", podMetrics},
+		{"apis root down, legacy", legacyDiscovery, true, "/apis", deployments},
+		{"apis root down, aggregated", v2Discovery, true, "/apis", deployments},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeDiscovery(t, tc.mode)
+			f.metricsUp.Store(tc.apisDown)
+			f.apisDown.Store(tc.apisDown)
+			c, clk := newDiscoveryClient(t, f)
+			ctx := context.Background()
+
+			rs, err := c.Discover(ctx)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.failed)
+			assert.True(t, hasResource(rs, corePods), "what answered is returned")
+			assert.False(t, hasResource(rs, tc.recovered))
+
+			f.metricsUp.Store(true)
+			f.apisDown.Store(false)
+			reads := f.discoveryReads()
+			clk.Step(time.Second) // the first retry waits 2 s
+			_, err = c.Discover(ctx)
+			require.Error(t, err, "within the retry wait, what failed is not read again")
+			assert.Equal(t, reads, f.discoveryReads())
+
+			clk.Step(time.Second)
+			rs, err = c.Discover(ctx)
+			require.NoError(t, err, "once due, what failed is read again")
+			assert.True(t, hasResource(rs, tc.recovered))
+			assert.True(t, hasResource(rs, corePods))
+		})
+	}
+}
+
+// When a request has /apis read again (legacy discovery), the group
+// versions that failed and are due are read with it, and those that
+// answered are not (decision 23).
+func TestRootReadAgainRetriesFailedGroupVersions(t *testing.T) {
+	f := newFakeDiscovery(t, legacyDiscovery)
+	c, clk := newDiscoveryClient(t, f)
+	ctx := context.Background()
+	_, err := c.Discover(ctx)
+	require.Error(t, err, "metrics.k8s.io/v1beta1 is down")
+
+	f.metricsUp.Store(true)
+	clk.Step(5 * time.Second) // /apis and apps/v1 are due for a recheck, metrics.k8s.io/v1beta1 for a retry
+	before := len(f.discoveryPaths())
+	// A group version /apis does not list has /apis read again.
+	_, err = c.Resource(httpwatch.Resource{Group: "apps", Version: "v2", Resource: "deployments", Namespace: "shop"}).Get(ctx, "web")
+	require.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+	assert.Equal(t, []string{"/apis", "/apis/metrics.k8s.io/v1beta1"}, f.discoveryPaths()[before:])
+
+	rs, err := c.Discover(ctx)
+	require.NoError(t, err, "metrics.k8s.io/v1beta1 was read again with /apis")
+	assert.True(t, hasResource(rs, podMetrics))
+	assert.Len(t, f.discoveryPaths(), before+2, "and Discover has nothing left to read")
+}

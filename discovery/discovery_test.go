@@ -2,10 +2,12 @@ package discovery_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
@@ -106,4 +108,32 @@ func TestNamespaceRequired(t *testing.T) {
 		assert.True(t, httpwatch.IsNotFound(err))
 	}
 	assert.Len(t, plain.Requests(), 3, "one discovery request, then two gets")
+}
+
+// A server whose discovery lists nothing serves no resource of any name:
+// ResourceFor fails with ErrUnknownResource, never an empty resource. A
+// server without discovery cannot tell, and says so instead (decision 24).
+func TestResourceForOnAnEmptyServer(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		docs    documents
+		unknown bool
+	}{
+		{"aggregated, no groups", documents{
+			"/api":  `{"kind":"APIGroupDiscoveryList","items":[]}`,
+			"/apis": `{"kind":"APIGroupDiscoveryList","items":[]}`,
+		}, true},
+		{"legacy, no versions", documents{
+			"/api":  `{"kind":"APIVersions","versions":[]}`,
+			"/apis": `{"kind":"APIGroupList","groups":[]}`,
+		}, true},
+		{"no discovery", documents{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := discovery.New(tc.docs).ResourceFor(context.Background(), "pods")
+			require.Error(t, err)
+			assert.Zero(t, r)
+			assert.Equal(t, tc.unknown, errors.Is(err, discovery.ErrUnknownResource), "%v", err)
+		})
+	}
 }
