@@ -146,6 +146,42 @@ func TestReflectorFlappingFailureDoesNotFlood(t *testing.T) {
 	assert.True(t, strings.HasPrefix(lines[3], "INFO reflector: recovered "), lines[3])
 }
 
+// decision 20: a watch-list is a way of listing and a watch start a way of
+// watching, so a failure of one right after the same failure of the other
+// is no news; a list's failure and a watch's are two failures, each said.
+func TestReflectorListingAndWatchingFailApart(t *testing.T) {
+	for _, tc := range []struct {
+		first, then Op
+		news        bool
+	}{
+		{OpList, OpWatchList, false},
+		{OpWatchList, OpList, false},
+		{OpWatchStart, OpWatch, false},
+		{OpWatch, OpWatchStart, false},
+		{OpList, OpWatch, true},
+		{OpWatchList, OpWatchStart, true},
+		{OpWatch, OpList, true},
+		{OpWatchStart, OpWatchList, true},
+	} {
+		t.Run(tc.first.String()+" then "+tc.then.String(), func(t *testing.T) {
+			r, logs, c := loggedReflector(&scriptSource{})
+			r.report(tc.first, errInternal)
+			c.Step(time.Second)
+			r.recovered()
+			c.Step(time.Second)
+			logs.Reset()
+			r.report(tc.then, errInternal)
+			lines := logs.Above()
+			if !tc.news {
+				assert.Empty(t, lines, "the same failure flapping within the summary period")
+				return
+			}
+			require.Len(t, lines, 1, "%q", lines)
+			assert.True(t, strings.HasPrefix(lines[0], "WARN reflector: "+tc.then.String()+" failed "), lines[0])
+		})
+	}
+}
+
 // decision 20: over a dead URL Run logs the failure once, however many
 // times it retries, and the error reaches OnError every time.
 func TestReflectorRunDeadURLLogsOnce(t *testing.T) {
