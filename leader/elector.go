@@ -130,8 +130,8 @@ func (e *Elector) acquire(ctx context.Context) (time.Time, error) {
 		wait := e.cfg.RetryPeriod + time.Duration(e.cfg.Jitter()*e.cfg.JitterFactor*float64(e.cfg.RetryPeriod))
 		// Try again the moment the holder's lease expires, not up to a
 		// RetryPeriod later (decision 16).
-		if until, ok := e.lease.ExpiresIn(); ok && until > 0 && until < wait {
-			wait = until
+		if until, ok := e.lease.ExpiresIn(); ok && until > 0 {
+			wait = min(wait, until)
 		}
 		if !e.sleep(ctx, wait) {
 			return time.Time{}, ctx.Err()

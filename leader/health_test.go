@@ -39,6 +39,8 @@ func TestCheckFailsWhenLeaderOutlivesDeadline(t *testing.T) {
 	require.NoError(t, a.e.Check(time.Second), "at the deadline, within tolerance")
 	h.Clock.Step(2 * time.Second)
 	assert.ErrorContains(t, a.e.Check(time.Second), "renewal overdue by 2s")
+	assert.NoError(t, a.e.Check(2*time.Second), "overdue by exactly the tolerance")
+	assert.ErrorContains(t, a.e.Check(2*time.Second-time.Nanosecond), "renewal overdue by 2s")
 	letGo()
 	testwait.Recv(t, a.Done, "a to stop")
 	require.NoError(t, a.e.Check(0), "not leading any more")

@@ -1,6 +1,8 @@
 package leader
 
 import (
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,4 +80,35 @@ func TestRenewalFindingAnotherHolderStepsDownAtOnce(t *testing.T) {
 	require.Len(t, terms, 1)
 	assert.Equal(t, at, terms[0].stop, "at the renewal that found the other holder")
 	assert.Equal(t, "other", h.record().HolderIdentity, "not overwritten")
+}
+
+// A take that fails just as the holder's lease expires (here the server
+// fails the update once) is tried again a RetryPeriod later: the expiry
+// shortens only waits for a lease still held, else a failing server would
+// be retried in a loop without pause. Decision 16.
+func TestTakeFailingAtExpiryRetriesAfterRetryPeriod(t *testing.T) {
+	h := newHarness(t)
+	held := h.Clock.Now()
+	writeLease(t, h, Record{HolderIdentity: "other", LeaseDurationSeconds: 15, AcquireTime: held, RenewTime: held})
+	var failed atomic.Bool
+	b := h.add("b", nil)
+	b.part.SetRefuse(func(r *http.Request) (int, string) {
+		if r.Method != http.MethodPut || failed.Swap(true) {
+			return 0, ""
+		}
+		return http.StatusInternalServerError, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",` +
+			`"message":"etcdserver: request timed out","reason":"InternalError","code":500}`
+	})
+	h.Settle()
+	h.Step(testLease, time.Second) // b wakes exactly at the expiry it observed
+	require.True(t, failed.Load(), "b tried to take the lease at its expiry")
+	assert.Empty(t, h.leaders(), "the take failed")
+	b.mu.Lock()
+	wake := b.wake
+	b.mu.Unlock()
+	assert.Equal(t, held.Add(testLease+testRetry), wake, "the next try a RetryPeriod later")
+
+	h.Step(testRetry, time.Second)
+	require.Equal(t, []string{"b"}, h.leaders())
+	assert.Equal(t, held.Add(testLease+testRetry), h.allTerms()[0].start)
 }

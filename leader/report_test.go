@@ -4,6 +4,7 @@ import (
 	"context"
 	"github.com/listwatch/listwatch/internal/testlog"
 	"log/slog"
+	"net/http"
 	"testing"
 	"time"
 
@@ -119,4 +120,33 @@ func TestCancellationIsNotAnError(t *testing.T) {
 	}
 	assert.Empty(t, errs.All())
 	assert.Empty(t, h.Log.Lines(slog.LevelInfo))
+}
+
+// A release refused when the leader steps down (ReleaseOnCancel) is not
+// swallowed: Run returns it, OnError hears of it and it is logged, since
+// the others then wait LeaseDuration instead of a RetryPeriod. Decision 25.
+func TestFailedReleaseIsReported(t *testing.T) {
+	h := newHarness(t)
+	var errs leasetest.Errors
+	a := h.add("a", func(c *Config) { c.ReleaseOnCancel, c.OnError = true, errs.Add })
+	h.Settle()
+	require.Equal(t, []string{"a"}, h.leaders())
+	a.part.SetRefuse(func(r *http.Request) (int, string) {
+		if r.Method == http.MethodPut {
+			return leasetest.Forbidden(r)
+		}
+		return 0, ""
+	})
+	a.Stop()
+	testwait.Recv(t, a.Done, "a to stop")
+	require.Error(t, a.Err, "the failed release")
+	assert.True(t, httpwatch.IsForbidden(a.Err), a.Err)
+	assert.ErrorContains(t, a.Err, "release lease lock")
+	require.Len(t, errs.All(), 1)
+	assert.True(t, httpwatch.IsForbidden(errs.All()[0]))
+	lines := h.Log.Lines(slog.LevelWarn)
+	require.Len(t, lines, 1)
+	assert.Equal(t, slog.LevelError, lines[0].Level)
+	assert.Contains(t, lines[0].Text, "leader election: cannot update lease ns/lock: 403 Forbidden")
+	assert.Equal(t, "a", h.record().HolderIdentity, "left to expire")
 }

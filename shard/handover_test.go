@@ -1,14 +1,22 @@
 package shard
 
 import (
+	"bytes"
+	"io"
 	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/watchtest"
 )
 
@@ -265,4 +273,159 @@ func TestDeletedLeaseKeepsClaims(t *testing.T) {
 	require.NoError(t, err)
 	h.Step(testLease+2*testRetry, testRetry/4)
 	assert.Equal(t, h.want("a"), h.holders())
+}
+
+// A dead member's lease that cannot be evicted (here RBAC lets a update
+// only its own lease) keeps its claim: its keys do not move while the
+// eviction fails, though it no longer counts as live, and every failed
+// eviction is reported. Once the eviction gets through, they move at the
+// next round. Decisions 18 and 25.
+func TestFailedEvictionKeepsClaim(t *testing.T) {
+	h := newHarness(t)
+	var errs leasetest.Errors
+	a := h.add("a", func(c *Config) { c.OnError = errs.Add })
+	b := h.add("b", nil)
+	h.Step(4*testRetry, testRetry)
+	require.Equal(t, h.want("a", "b"), h.holders())
+	a.part.SetRefuse(func(r *http.Request) (int, string) {
+		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/g-b") {
+			return leasetest.Forbidden(r)
+		}
+		return 0, ""
+	})
+	b.kill()
+	// a wakes exactly at b's expiry: b counts as live no more from then
+	// (else a would wake again at once, without end).
+	h.Step(testLease+2*testRetry, testRetry/4)
+	assert.Equal(t, []string{"a"}, a.m.Members(), "b expired")
+	mine := map[string]string{}
+	for key, id := range h.want("a", "b") {
+		if id == "a" {
+			mine[key] = id
+		}
+	}
+	assert.Equal(t, mine, h.holders(), "b's keys stay where b's claim puts them")
+	require.NotEmpty(t, errs.All())
+	for _, err := range errs.All() {
+		assert.True(t, httpwatch.IsForbidden(err), err)
+		assert.ErrorContains(t, err, "evict lease g-b")
+	}
+	var lines []string // b, cut off, logs its own failures
+	for _, l := range h.Log.Lines(slog.LevelWarn) {
+		if strings.Contains(l.Text, "identity=a") {
+			lines = append(lines, l.Text)
+		}
+	}
+	require.Len(t, lines, 1)
+	assert.Contains(t, lines[0], "shard member: cannot update lease ns/g-b: 403 Forbidden")
+
+	a.part.SetRefuse(nil)
+	h.Step(testRetry, testRetry/4)
+	assert.Equal(t, h.want("a"), h.holders())
+}
+
+// A member whose write of a new set (giving c the keys it wins) took on
+// the server although its reply was lost, and whose view then changes
+// back (c left meanwhile), must not take those keys back before a write
+// of its succeeds: the others read the set it does not believe it
+// published, and c, back at once, takes them. Unlike
+// TestLostReplyDoesNotHandKeysTwice, only that one write loses its reply.
+// Decision 18.
+func TestLostReplyOfNewSetHoldsKeysBack(t *testing.T) {
+	h := newHarness(t)
+	lose := &loseReplyOnce{next: h.Server.Client().Transport}
+	a := h.add("a", func(c *Config) { c.Leases = lose.leases(h) })
+	h.add("b", nil)
+	h.Step(4*testRetry, testRetry)
+	require.Equal(t, h.want("a", "b"), h.holders())
+	var contested []string // a's keys under {a,b}, c's under {a,b,c}
+	for key, id := range h.want("a", "b", "c") {
+		if id == "c" && Owner(key, []string{"a", "b"}) == "a" {
+			contested = append(contested, key)
+		}
+	}
+	require.NotEmpty(t, contested)
+
+	c := h.add("c", nil)
+	h.Settle()
+	lose.arm(`"a,b,c"`, func() { // while a's write is out, c leaves
+		c.Stop()
+		select {
+		case <-c.Done:
+		case <-time.After(testwait.Timeout):
+			t.Error("c did not stop")
+		}
+	})
+	h.Step(testRetry, testRetry) // a sees c, lets go, publishes {a,b,c}, sees c gone
+	require.True(t, lose.lost(), "a's write of {a,b,c} reached the server, its reply lost")
+	require.NoError(t, c.Err)
+	require.Equal(t, []string{"a", "b"}, a.m.Members())
+	holders := h.holders()
+	for _, key := range contested {
+		assert.NotEqual(t, "a", holders[key], "%s taken back while the server shows it given away", key)
+	}
+
+	h.add("c", nil) // back before a's next write: it reads {a,b,c} in a's lease
+	h.Settle()
+	h.Step(4*testRetry, testRetry/4)
+	assert.Equal(t, h.want("a", "b", "c"), h.holders())
+}
+
+// loseReplyOnce passes requests to next, but loses the reply of the first
+// update whose body contains what arm was given, once that update took,
+// calling the function arm was given before it reports the loss.
+type loseReplyOnce struct {
+	next http.RoundTripper
+
+	mu      sync.Mutex
+	match   string
+	onLost  func()
+	dropped bool
+}
+
+func (l *loseReplyOnce) arm(match string, onLost func()) {
+	l.mu.Lock()
+	l.match, l.onLost = match, onLost
+	l.mu.Unlock()
+}
+
+func (l *loseReplyOnce) lost() bool { l.mu.Lock(); defer l.mu.Unlock(); return l.dropped }
+
+// leases is a client of the harness's leases going through l.
+func (l *loseReplyOnce) leases(h *harness) *httpwatch.ResourceClient {
+	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: h.Server.URL, QPS: -1, Transport: l})
+	require.NoError(h.T, err)
+	c.RetryMax = 0
+	h.T.Cleanup(c.CloseIdleConnections)
+	return c.Resource(leasetest.Resource)
+}
+
+func (l *loseReplyOnce) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodPut || r.Body == nil {
+		return l.next.RoundTrip(r)
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	r = r.Clone(r.Context())
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	resp, err := l.next.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	drop := l.match != "" && !l.dropped && bytes.Contains(body, []byte(l.match))
+	l.dropped = l.dropped || drop
+	onLost := l.onLost
+	l.mu.Unlock()
+	if !drop {
+		return resp, nil
+	}
+	resp.Body.Close()
+	if onLost != nil {
+		onLost()
+	}
+	return nil, leasetest.ErrReplyLost
 }

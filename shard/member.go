@@ -30,11 +30,11 @@ type Member struct {
 	// acked is the set published in the own lease's MembersAnnotation by
 	// the last successful write; nil owns nothing.
 	acked []string
-	// published counts changes of what the others may believe of this
-	// member (a new acked set, a new term); checked is true once a read of
-	// the group's leases begun after the last of them succeeded.
-	published int
-	checked   bool
+	// checked is true once a read of the group's leases begun after the
+	// last change of what the others may believe of this member (a new
+	// acked set, a new term) succeeded: renew clears it on such a change,
+	// and observe, which the loop runs after renew, sets it.
+	checked bool
 	// unsure is true from a failed write of a new set until a write
 	// succeeds: the failed one may have reached the server all the same,
 	// so the others may be reading a set other than acked.
@@ -221,14 +221,12 @@ func (m *Member) renew(ctx context.Context) (bool, error) {
 			m.acked = next
 		}
 		m.unsure = false
-		m.published++
 		m.checked = false
 	}
 	m.renewed = sent
 	if m.suspended && m.cfg.Clock.Now().Before(sent.Add(m.cfg.RenewDeadline)) {
 		m.suspended = false
 		m.term, m.endTerm = context.WithCancelCause(context.Background())
-		m.published++
 		m.checked = false
 	}
 	select {
@@ -269,9 +267,6 @@ func (m *Member) toPublish() []string {
 func (m *Member) observe(ctx context.Context) (time.Time, error) {
 	now := m.cfg.Clock.Now()
 	wake := now.Add(m.cfg.RetryPeriod)
-	m.mu.Lock()
-	published := m.published
-	m.mu.Unlock()
 	page, err := m.cfg.Leases.List(ctx, httpwatch.ListOptions{LabelSelector: GroupLabel + "=" + m.cfg.Group})
 	if err != nil {
 		err = fmt.Errorf("read group %s: %w", m.cfg.Group,
@@ -331,7 +326,7 @@ func (m *Member) observe(ctx context.Context) (time.Time, error) {
 	}
 	slices.Sort(live)
 	live = slices.Compact(live)
-	m.update(live, claims, published)
+	m.update(live, claims)
 	return wake, nil
 }
 
@@ -351,10 +346,10 @@ func earliest(a, b time.Time) time.Time {
 
 // update installs what observe read; a changed view cancels the contexts
 // of held keys that now belong to others and is reported to OnChange.
-func (m *Member) update(live []string, claims map[string][]string, published int) {
+func (m *Member) update(live []string, claims map[string][]string) {
 	m.mu.Lock()
 	m.claims = claims
-	m.checked = published == m.published
+	m.checked = true
 	changed := !slices.Equal(live, m.view)
 	if changed {
 		m.view = live
