@@ -23,6 +23,8 @@ func TestScrapeRunningController(t *testing.T) {
 	before := get(t, c.metrics)
 	assert.Zero(t, before.value("controller_runtime_reconcile_total", result("success")), "every result is there from the start, at 0")
 	assert.Zero(t, before.value("controller_runtime_reconcile_total", result("error")))
+	assert.Zero(t, before.value("controller_runtime_reconcile_total", result("requeue_after")))
+	assert.Zero(t, before.value("controller_runtime_reconcile_panics_total", ctl))
 	assert.Equal(t, 2.0, before.value("controller_runtime_max_concurrent_reconciles", ctl))
 
 	testwait.Recv(t, c.entered, "the slow key's reconcile")
@@ -30,7 +32,8 @@ func TestScrapeRunningController(t *testing.T) {
 	require.Eventually(t, func() bool {
 		s = get(t, c.metrics)
 		return s.value("controller_runtime_reconcile_total", result("success")) >= 3 && // fail again, requeue again, ok
-			s.value("controller_runtime_reconcile_total", result("requeue")) >= 2 && // requeue, tick
+			s.value("controller_runtime_reconcile_total", result("requeue")) == 1 && // requeue
+			s.value("controller_runtime_reconcile_total", result("requeue_after")) >= 1 && // tick
 			s.value("controller_runtime_active_workers", ctl) == 1 && // slow
 			s.value("workqueue_depth", q) == 0 &&
 			s.value("workqueue_unfinished_work_seconds", q) > 0 &&
@@ -74,7 +77,7 @@ func TestScrapeRunningController(t *testing.T) {
 	assert.Zero(t, stopped.value("leader_election_master_status", lease), "no longer leading")
 	assert.Zero(t, stopped.value("workqueue_depth", q))
 	total := 0.0
-	for _, r := range []string{"success", "requeue", "error"} {
+	for _, r := range []string{"success", "requeue", "requeue_after", "error"} {
 		total += stopped.value("controller_runtime_reconcile_total", result(r))
 	}
 	assert.Equal(t, total, stopped.value("controller_runtime_reconcile_time_seconds", ctl), "one duration per reconcile")

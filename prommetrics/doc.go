@@ -37,8 +37,9 @@
 //	workqueue_retries_total                          ratelimit.Metrics Retried           every delayed add (b)
 //	rest_client_requests_total{code,method,host}     httpwatch.Client.Metrics            -
 //	rest_client_request_duration_seconds{verb,host}  httpwatch.Client.Metrics            per attempt, to the headers (c)
-//	controller_runtime_reconcile_total{result}       reconcile.Runner.Observe            no requeue_after (d)
+//	controller_runtime_reconcile_total{result}       reconcile.Runner.Observe            unchanged keys skipped (d)
 //	controller_runtime_reconcile_errors_total        reconcile.Runner.Observe            -
+//	controller_runtime_reconcile_panics_total        reconcile.Runner.OnError, IsPanic   -
 //	controller_runtime_reconcile_time_seconds        reconcile.Runner.Observe            -
 //	controller_runtime_active_workers                ratelimit.Metrics Started/Finished  -
 //	controller_runtime_max_concurrent_reconciles     reconcile.Runner.Workers            -
@@ -77,9 +78,14 @@
 //     the request with its retries), up to the response headers (client-go
 //     reads the body too). Watches are counted in rest_client_requests_total
 //     but not timed, as in client-go.
-//   - (d) reconcile.Outcome does not tell Requeue from RequeueAfter: both
-//     count as result="requeue". A key the runner skips because its object
-//     did not change since its last reconcile is not a reconcile.
+//   - (d) The results are reconcile.Outcome's values: success, requeue
+//     (Result.Requeue), requeue_after (Result.RequeueAfter, which wins
+//     when both are set) and error. A panic counts as result="error" and
+//     in controller_runtime_reconcile_errors_total, as upstream, and in
+//     controller_runtime_reconcile_panics_total, which reads the error
+//     OnError sees (reconcile.IsPanic). A key the runner skips because its
+//     object did not change since its last reconcile is not a reconcile
+//     (decision 29).
 //   - (e) Reported for runners with an Election; 1 while the runner leads.
 //
 // The listwatch_* series are read from Stats on each scrape: an informer

@@ -39,6 +39,8 @@ func TestRegisterKeepsTheHooks(t *testing.T) {
 	r := reconcile.New(inf, nil)
 	var observed []reconcile.Outcome
 	r.Observe = func(_ string, _ time.Duration, o reconcile.Outcome) { observed = append(observed, o) }
+	var failed []error
+	r.OnError = func(_ string, err error) { failed = append(failed, err) }
 	queue := &seenQueue{}
 	r.QueueMetrics = queue
 
@@ -47,10 +49,12 @@ func TestRegisterKeepsTheHooks(t *testing.T) {
 	client.Metrics.Observe(httpwatch.RequestInfo{Verb: "deletecollection", Code: 200, Latency: time.Millisecond})
 	client.Metrics.Observe(httpwatch.RequestInfo{Verb: "watch", Err: assert.AnError})
 	r.Observe("ns/a", time.Second, reconcile.Error)
+	r.OnError("ns/a", assert.AnError)
 	r.QueueMetrics.Added("pods")
 
 	assert.Len(t, mine.infos, 2)
 	assert.Equal(t, []reconcile.Outcome{reconcile.Error}, observed)
+	assert.Equal(t, []error{assert.AnError}, failed)
 	assert.Equal(t, []string{"pods"}, queue.added)
 	fams, err := reg.Gather()
 	require.NoError(t, err)
@@ -64,5 +68,6 @@ func TestRegisterKeepsTheHooks(t *testing.T) {
 	assert.Len(t, sc["rest_client_request_duration_seconds"].GetMetric(), 1, "the watch is not timed")
 	assert.Equal(t, 1.0, sc.value("rest_client_request_duration_seconds", map[string]string{"verb": "DELETE", "host": host}))
 	assert.Equal(t, 1.0, sc.value("controller_runtime_reconcile_errors_total", map[string]string{"controller": "pods"}))
+	assert.Zero(t, sc.value("controller_runtime_reconcile_panics_total", map[string]string{"controller": "pods"}), "an error is no panic")
 	assert.Equal(t, 1.0, sc.value("workqueue_depth", map[string]string{"name": "pods", "controller": "pods"}))
 }

@@ -30,8 +30,8 @@ type Sources struct {
 
 // Register registers on reg the metrics of every part s reaches, and
 // hooks the parts that report by events: it wraps each client's Metrics
-// and each runner's Observe and QueueMetrics, keeping what they were set
-// to, so call it before Run and before the first request. Informers are
+// and each runner's Observe, OnError and QueueMetrics, keeping what they
+// were set to, so call it before Run and before the first request. Informers are
 // read on each scrape. Call it once per registry, with every part: a
 // second call's series would collide with the first's and fail.
 func Register(reg prometheus.Registerer, s Sources) error {

@@ -15,9 +15,9 @@ var reconcileBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25,
 
 // runnerVecs are controller-runtime's controller metrics.
 type runnerVecs struct {
-	total, errors *prometheus.CounterVec
-	time          *prometheus.HistogramVec
-	active        *prometheus.GaugeVec
+	total, errors, panics *prometheus.CounterVec
+	time                  *prometheus.HistogramVec
+	active                *prometheus.GaugeVec
 }
 
 func newRunnerVecs() runnerVecs {
@@ -27,6 +27,9 @@ func newRunnerVecs() runnerVecs {
 		}, []string{"controller", "result"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "controller_runtime_reconcile_errors_total", Help: "Total number of reconciliation errors per controller",
+		}, []string{"controller"}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "controller_runtime_reconcile_panics_total", Help: "Total number of reconciliation panics per controller",
 		}, []string{"controller"}),
 		time: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "controller_runtime_reconcile_time_seconds", Help: "Length of time per reconciliation per controller",
@@ -39,7 +42,7 @@ func newRunnerVecs() runnerVecs {
 }
 
 func (v runnerVecs) collectors() []prometheus.Collector {
-	return []prometheus.Collector{v.total, v.errors, v.time, v.active}
+	return []prometheus.Collector{v.total, v.errors, v.panics, v.time, v.active}
 }
 
 // runnerName is the name Run will give r: its own, or its informer's.
@@ -50,15 +53,18 @@ func runnerName(r *reconcile.Runner) string {
 	return r.Name
 }
 
-// instrument wraps r's Observe and QueueMetrics, keeping what they were.
+// instrument wraps r's Observe, OnError and QueueMetrics, keeping what
+// they were.
 func (v runnerVecs) instrument(r *reconcile.Runner, q queueVecs) {
 	name := runnerName(r)
 	results := map[reconcile.Outcome]prometheus.Counter{}
 	// Every result from the start, so that rate() has a zero to begin at.
-	for _, o := range []reconcile.Outcome{reconcile.Success, reconcile.Requeue, reconcile.Error} {
+	// The Outcomes are controller-runtime's results, labels and all.
+	for _, o := range []reconcile.Outcome{reconcile.Success, reconcile.Requeue, reconcile.RequeueAfter, reconcile.Error} {
 		results[o] = v.total.WithLabelValues(name, string(o))
 	}
 	errs, took := v.errors.WithLabelValues(name), v.time.WithLabelValues(name)
+	panics := v.panics.WithLabelValues(name)
 	active := v.active.WithLabelValues(name)
 	next := r.Observe
 	r.Observe = func(key string, d time.Duration, o reconcile.Outcome) {
@@ -71,6 +77,18 @@ func (v runnerVecs) instrument(r *reconcile.Runner, q queueVecs) {
 		took.Observe(d.Seconds())
 		if next != nil {
 			next(key, d, o)
+		}
+	}
+	// A panic is an Error for Observe, counted above with the other
+	// failures as controller-runtime counts it; only OnError's error
+	// tells it apart.
+	nextErr := r.OnError
+	r.OnError = func(key string, err error) {
+		if reconcile.IsPanic(err) {
+			panics.Inc()
+		}
+		if nextErr != nil {
+			nextErr(key, err)
 		}
 	}
 	r.QueueMetrics = q.forRunner(name, active, r.QueueMetrics)

@@ -25,8 +25,10 @@
 // A failing reconcile is logged as a failing list is (decision 20): the
 // first failure of each kind at Warn, or at Error with what to do when
 // retrying cannot cure it (a 403 names the verb and resource to grant),
-// repeats counted, the recovery once at Info. OnError and Observe see
-// every failure.
+// repeats counted, the recovery once at Info. Observe hears how each
+// reconcile ended (Success, Requeue, RequeueAfter or Error: the results
+// controller-runtime counts); OnError sees every failure, and IsPanic
+// tells the panics among them.
 //
 // With Election set the runner reconciles only while it leads (package
 // leader) and Run returns an error wrapping leader.ErrLost when it stops

@@ -30,6 +30,14 @@ type panicError struct {
 
 func (e *panicError) Error() string { return fmt.Sprintf("reconcile %q: panic: %v", e.key, e.value) }
 
+// IsPanic reports whether err, as OnError sees it, is a panic in
+// Reconcile that the runner recovered, for a count of panics apart from
+// the other failures (Observe reports both as Error).
+func IsPanic(err error) bool {
+	var pe *panicError
+	return errors.As(err, &pe)
+}
+
 // failed reports the failure of key's reconcile, retried after after.
 func (r *Runner) failed(ctx context.Context, key string, after time.Duration, err error) {
 	r.mu.Lock()

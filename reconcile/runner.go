@@ -35,13 +35,18 @@ type Result struct {
 	RequeueAfter time.Duration
 }
 
-// Outcome is how a reconcile ended, for Observe.
+// Outcome is how a reconcile ended, for Observe. The values are
+// controller-runtime's result labels, so a metric may use them as they
+// are.
 type Outcome string
 
 const (
-	Success Outcome = "success" // forgotten until its object changes
-	Requeue Outcome = "requeue" // Result.Requeue or RequeueAfter
-	Error   Outcome = "error"   // retried after a backoff (panics included)
+	Success      Outcome = "success"       // forgotten until its object changes
+	Requeue      Outcome = "requeue"       // Result.Requeue: back after the Limiter's backoff
+	RequeueAfter Outcome = "requeue_after" // Result.RequeueAfter: back at that time
+	// Error is every failure, retried after a backoff; a panic in
+	// Reconcile is one too. OnError tells a panic: IsPanic(err).
+	Error Outcome = "error"
 )
 
 // ErrDrainTimeout is returned by Run when workers were still busy
@@ -97,9 +102,10 @@ type Runner struct {
 	// quick.
 	Observe func(key string, took time.Duration, outcome Outcome)
 	// OnError, if set, sees every failed reconcile with its key and error
-	// (a panic included, lost races too; not a reconcile cut off by the
-	// end of its context), for metrics by kind of failure. The log says
-	// each kind of failure once (decision 20). Keep it quick.
+	// (a panic included, for which IsPanic is true; lost races too; not a
+	// reconcile cut off by the end of its context), for metrics by kind
+	// of failure. The log says each kind of failure once (decision 20).
+	// Keep it quick.
 	OnError func(key string, err error)
 	// QueueMetrics receives the work queue's events: depth, latency,
 	// retries (see ratelimit.Metrics).

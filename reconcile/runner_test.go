@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -67,7 +68,7 @@ func TestRequeueAfter(t *testing.T) {
 	f.step(time.Second)
 	assert.Equal(t, "ns/a", rec.next(t).key, "requeued after a minute")
 	obs.waitFor(t, 2)
-	assert.Equal(t, []reconcile.Outcome{reconcile.Requeue, reconcile.Success}, obs.get())
+	assert.Equal(t, []reconcile.Outcome{reconcile.RequeueAfter, reconcile.Success}, obs.get())
 	f.step(time.Hour)
 	rec.none(t)
 }
@@ -156,7 +157,7 @@ func TestRequeueAfterSurvivesEarlierRetry(t *testing.T) {
 	f.step(time.Millisecond)
 	assert.Equal(t, "ns/a", rec.next(t).key, "requeued a minute after the second reconcile")
 	obs.waitFor(t, 4)
-	assert.Equal(t, []reconcile.Outcome{reconcile.Error, reconcile.Requeue, reconcile.Success, reconcile.Success}, obs.get())
+	assert.Equal(t, []reconcile.Outcome{reconcile.Error, reconcile.RequeueAfter, reconcile.Success, reconcile.Success}, obs.get())
 	f.step(time.Hour)
 	rec.none(t)
 }
@@ -287,7 +288,9 @@ func TestOwnedObjectRequeuesOwner(t *testing.T) {
 	rec.none(t)
 }
 
-// A panic in Reconcile is an error: recovered, retried after a backoff.
+// A panic in Reconcile is an error: recovered, retried after a backoff,
+// observed as Error, and told from the other failures by IsPanic on the
+// error OnError sees.
 func TestPanicIsRetried(t *testing.T) {
 	f := newFixture(t)
 	f.create(watchtest.ConfigMaps, "ns", "a", "")
@@ -301,10 +304,71 @@ func TestPanicIsRetried(t *testing.T) {
 	}
 	r := f.runner(f.informer(watchtest.ConfigMaps), rec)
 	r.Logger = discard()
+	obs := observe(r)
+	errs := make(chan error, 10)
+	r.OnError = func(_ string, err error) { errs <- err }
 	start(t, r)
 	rec.next(t)
 	stepUntil(t, f.clk, 500*time.Millisecond, func() bool { return len(rec.calls) > 0 }, "retry")
 	assert.Equal(t, "ns/a", rec.next(t).key)
+	obs.waitFor(t, 2)
+	assert.Equal(t, []reconcile.Outcome{reconcile.Error, reconcile.Success}, obs.get())
+	require.Len(t, errs, 1, "the panic, once")
+	err := <-errs
+	assert.True(t, reconcile.IsPanic(err), "%v", err)
+	assert.True(t, reconcile.IsPanic(fmt.Errorf("wrapped: %w", err)), "wrapped")
+	assert.Contains(t, err.Error(), "boom")
+	assert.False(t, reconcile.IsPanic(errors.New(err.Error())), "an error that only says panic")
+	assert.False(t, reconcile.IsPanic(nil))
+}
+
+// Observe hears how each reconcile ended, with controller-runtime's
+// results: RequeueAfter apart from Requeue (RequeueAfter wins when both
+// are set, as it does for the key's next time), a panic as Error, which
+// OnError alone tells from a returned error.
+func TestObserveTellsEachOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		answer    func() (reconcile.Result, error)
+		want      reconcile.Outcome
+		label     string
+		failed    bool // OnError sees it
+		wantPanic bool // and IsPanic is true of its error
+	}{
+		{name: "success", answer: succeed, want: reconcile.Success, label: "success"},
+		{name: "requeue", answer: requeue, want: reconcile.Requeue, label: "requeue"},
+		{name: "requeueAfter", answer: func() (reconcile.Result, error) {
+			return reconcile.Result{RequeueAfter: time.Minute}, nil
+		}, want: reconcile.RequeueAfter, label: "requeue_after"},
+		{name: "requeueAfter and requeue", answer: func() (reconcile.Result, error) {
+			return reconcile.Result{Requeue: true, RequeueAfter: time.Minute}, nil
+		}, want: reconcile.RequeueAfter, label: "requeue_after"},
+		{name: "error", answer: fail, want: reconcile.Error, label: "error", failed: true},
+		{name: "panic", answer: func() (reconcile.Result, error) { panic("boom") }, want: reconcile.Error, label: "error", failed: true, wantPanic: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.create(watchtest.ConfigMaps, "ns", "a", "")
+			rec := newRecorder()
+			rec.answer = scripted(tc.answer)
+			r := f.runner(f.informer(watchtest.ConfigMaps), rec)
+			r.Logger = discard()
+			obs := observe(r)
+			errs := make(chan error, 10)
+			r.OnError = func(_ string, err error) { errs <- err }
+			start(t, r)
+			rec.next(t)
+			obs.waitFor(t, 1)
+			assert.Equal(t, []reconcile.Outcome{tc.want}, obs.get())
+			assert.Equal(t, tc.label, string(tc.want), "controller-runtime's result label")
+			if !tc.failed {
+				assert.Empty(t, errs, "no failure")
+				return
+			}
+			require.Len(t, errs, 1)
+			assert.Equal(t, tc.wantPanic, reconcile.IsPanic(<-errs))
+		})
+	}
 }
 
 // /readyz answers 503 until the caches sync, then 200; /livez 200 while

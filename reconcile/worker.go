@@ -193,7 +193,7 @@ func (r *Runner) process(ctx context.Context, q *ratelimit.Queue[string], lim ra
 		r.failed(ctx, key, after, err)
 	case res.RequeueAfter > 0:
 		lim.Forget(key)
-		outcome, after = Requeue, res.RequeueAfter
+		outcome, after = RequeueAfter, res.RequeueAfter
 	case res.Requeue:
 		outcome, after = Requeue, lim.When(key)
 	default:

@@ -17,6 +17,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -38,13 +39,14 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "agent:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+// run is the program, saying what it does on out, until ctx ends.
+func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	var kf kubeconfig.Flags
 	kf.Register(fs)
@@ -88,11 +90,11 @@ func run(ctx context.Context, args []string) error {
 
 	f.Start(ctx)
 	defer f.Shutdown() // saves the snapshot
-	fmt.Fprintf(os.Stderr, "caching the pods of node %q on %s; metrics on http://%s/metrics\n", *node, cfg.Host, ln.Addr())
+	fmt.Fprintf(out, "caching the pods of node %q on %s; metrics on http://%s/metrics\n", *node, cfg.Host, ln.Addr())
 	if err := f.WaitForSync(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "synced: %d pods\n", pods.Stats().Objects)
+	fmt.Fprintf(out, "synced: %d pods\n", pods.Stats().Objects)
 	<-ctx.Done()
 	return nil
 }

@@ -15,9 +15,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -35,13 +35,14 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "controller:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+// run is the program, saying what it does on out, until ctx ends.
+func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
 	var kf kubeconfig.Flags
 	kf.Register(fs)
@@ -82,7 +83,7 @@ func run(ctx context.Context, args []string) error {
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
-	fmt.Fprintf(os.Stderr, "labelling configmaps on %s; metrics on http://%s/metrics\n", cfg.Host, ln.Addr())
+	fmt.Fprintf(out, "labelling configmaps on %s; metrics on http://%s/metrics\n", cfg.Host, ln.Addr())
 	return r.Run(ctx)
 }
 
@@ -109,5 +110,3 @@ func cmp(s, def string) string {
 	}
 	return s
 }
-
-var errNoMetrics = errors.New("built with -tags nometrics: no /metrics")

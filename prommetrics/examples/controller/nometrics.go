@@ -3,10 +3,13 @@
 package main
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/listwatch/listwatch/reconcile"
 )
+
+var errNoMetrics = errors.New("built with -tags nometrics: no /metrics")
 
 // metricsHandler, built without prommetrics (to measure what it costs),
 // serves the health probes only.
