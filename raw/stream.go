@@ -111,9 +111,8 @@ func (rd *reader) offset() int64 { return rd.off + int64(rd.r) }
 
 // fill reads more bytes, keeping buf[r:w]. It makes room by shifting the
 // unread bytes to the front, and grows the buffer when a single value
-// needs more space (want is the size of the value being assembled so far)
-// or, once data flows, to offer each read readSize bytes.
-func (rd *reader) fill(want int) error {
+// needs more space or, once data flows, to offer each read readSize bytes.
+func (rd *reader) fill() error {
 	if rd.err != nil {
 		return rd.err
 	}
@@ -132,7 +131,9 @@ func (rd *reader) fill(want int) error {
 		rd.r, rd.w = 0, n
 	}
 	if rd.w == len(rd.buf) {
-		if want >= rd.max {
+		// Full after the move above (or handOver), buf holds one
+		// unfinished value from its start: at max bytes it is too large.
+		if rd.w >= rd.max {
 			return fmt.Errorf("%w (%d bytes)", ErrFrameTooLarge, rd.max)
 		}
 		rd.resize(min(max(2*len(rd.buf), initialBufSize), rd.max+1))
@@ -175,7 +176,7 @@ func (rd *reader) peek() (byte, error) {
 		if rd.r < rd.w {
 			return rd.buf[rd.r], nil
 		}
-		if err := rd.fill(0); err != nil {
+		if err := rd.fill(); err != nil {
 			return 0, err
 		}
 	}
@@ -241,7 +242,7 @@ func (rd *reader) container() ([]byte, error) {
 			return v, nil
 		}
 		// Not scanned: a number or literal cut by the end of what was read.
-		if err := rd.fill(rd.w - rd.r); err != nil {
+		if err := rd.fill(); err != nil {
 			if errors.Is(err, ErrFrameTooLarge) {
 				return nil, fmt.Errorf("value at byte %d: %w", rd.offset(), err)
 			}
@@ -267,7 +268,7 @@ func (rd *reader) str() ([]byte, error) {
 			return nil, fmt.Errorf("at byte %d: %w", rd.offset(), err)
 		}
 		scanned = end - rd.r
-		if err := rd.fill(rd.w - rd.r); err != nil {
+		if err := rd.fill(); err != nil {
 			return nil, unexpectedEnd(err)
 		}
 	}
@@ -287,7 +288,7 @@ func (rd *reader) scalar() ([]byte, error) {
 		if n > rd.max {
 			return nil, fmt.Errorf("value at byte %d: %w (%d bytes)", rd.offset(), ErrFrameTooLarge, rd.max)
 		}
-		if err := rd.fill(n); err != nil {
+		if err := rd.fill(); err != nil {
 			if err != io.EOF {
 				return nil, err
 			}
