@@ -30,7 +30,7 @@ func TestStreamErrorNamesTheOffendingByte(t *testing.T) {
 		{`{"p":"PAD","metadata":{"name":"a"},"s":{"b":{"c":1}@:2}}`, `expected ',' or '}', found ':'`},
 		{`{"p":"PAD","metadata":{"name":"a"}@:1}`, `expected ',' or '}', found ':'`},
 	} {
-		for _, pad := range []int{0, 1, 2, 3, 5, 8, 13, 21, 30, 40, 50, 60, 61, 62, 63, 64, 65, 70} {
+		for _, pad := range []int{0, 1, 2, 5, 13, 30, 47, 62, 63, 64, 65} {
 			obj := strings.Replace(tc.obj, "PAD", strings.Repeat("x", pad), 1)
 			at := strings.IndexByte(obj, '@')
 			obj = obj[:at] + obj[at+1:]
