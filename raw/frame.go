@@ -194,7 +194,10 @@ func (s *frameScanner) scan(b []byte) (int, bool) {
 	if s.hexLeft > 0 {
 		for j := range min(s.hexLeft, len(b)) {
 			if !isHex(b[j]) {
-				s.fail(j, errors.New(`invalid \u escape in a string`))
+				// At the escape's backslash, as checkStrings says it when
+				// the escape comes whole: b[0] is its hex digit 4-hexLeft,
+				// which is 6-hexLeft bytes past the backslash.
+				s.fail(s.hexLeft-6, errors.New(`invalid \u escape in a string`))
 				return j, true
 			}
 		}
