@@ -307,6 +307,9 @@ func TestMistypedMetadataRefused(t *testing.T) {
 	code, body := send(t, s, http.MethodPost, "/api/v1/namespaces/prod/configmaps", "application/json", `{"metadata":{"name":"n","labels":{"a":1}}}`)
 	assert.Equal(t, http.StatusBadRequest, code)
 	assert.Equal(t, `ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string`, gjson.GetBytes(body, "message").String())
+	code, body = send(t, s, http.MethodPost, "/api/v1/namespaces/prod/configmaps", "application/json", `{"metadata":{"name":"n","labels":{"a":"1","b":2,"c":"3"}}}`)
+	assert.Equal(t, http.StatusBadRequest, code, "a bad label after a good one")
+	assert.Equal(t, `ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string`, gjson.GetBytes(body, "message").String())
 	for _, patch := range []string{`{"metadata":{"resourceVersion":5}}`, `{"metadata":{"finalizers":"x"}}`, `{"metadata":{"annotations":{"x":true}}}`} {
 		code, body = send(t, s, http.MethodPatch, "/api/v1/namespaces/prod/configmaps/cfg", mergeType, patch)
 		assert.Equal(t, http.StatusUnprocessableEntity, code, patch)
@@ -316,7 +319,8 @@ func TestMistypedMetadataRefused(t *testing.T) {
 	assert.Equal(t, http.StatusOK, code, "strings are fine")
 }
 
-// JSON patch reads negative array indexes from the end and tests a member
+// JSON patch reads negative array indexes from the end, refuses an index
+// past the last item (or, to add, past the end) and tests a member
 // missing from an existing object as null, as the real server does
 // (compared with it by e2e TestWatchtestWritesMatchRealServer).
 func TestJSONPatchNegativeIndexAndNull(t *testing.T) {
@@ -332,8 +336,12 @@ func TestJSONPatchNegativeIndexAndNull(t *testing.T) {
 		{`[{"op":"replace","path":"/metadata/finalizers/-1","value":"y/1"}]`, 200, `["a/1","a/2","a/3","y/1"]`},
 		{`[{"op":"remove","path":"/metadata/finalizers/-1"}]`, 200, `["a/1","a/2","a/3"]`},
 		{`[{"op":"remove","path":"/metadata/finalizers/-9"}]`, 422, ""},
+		{`[{"op":"replace","path":"/metadata/finalizers/3","value":"z/1"}]`, 422, ""},
+		{`[{"op":"test","path":"/metadata/finalizers/3","value":"z/1"}]`, 422, ""},
+		{`[{"op":"add","path":"/metadata/finalizers/4","value":"z/1"}]`, 422, ""},
 		{`[{"op":"test","path":"/data","value":null}]`, 200, `["a/1","a/2","a/3"]`},
 		{`[{"op":"test","path":"/data/k","value":null}]`, 422, ""},
+		{`[{"op":"add","path":"/metadata/finalizers/3","value":"z/1"}]`, 200, `["a/1","a/2","a/3","z/1"]`},
 	} {
 		code, body := send(t, s, http.MethodPatch, "/api/v1/namespaces/prod/configmaps/cfg", jsonPatchType, tc.patch)
 		require.Equal(t, tc.code, code, "%s: %s", tc.patch, body)
