@@ -143,6 +143,12 @@ func (er *EventReader) Batches() iter.Seq[*Batch] {
 // it had, which the frames read so far point into.
 func (rd *reader) handOver(spare []byte) []byte {
 	size := len(rd.buf)
+	if size > maxPooledBuf {
+		// Grown for a huge frame, which is now handed out: go back to the
+		// flowing size, and let the huge buffers go (the spare check
+		// below), rather than keep up to four of them for the watch's life.
+		size = flowBufSize
+	}
 	if rd.flowing && size < flowBufSize && rd.max >= flowBufSize {
 		size = flowBufSize
 	}
