@@ -53,7 +53,7 @@ func TestOwnerGolden(t *testing.T) {
 // Members whose names hash alike score every key alike; the key then goes
 // to the smaller name whatever the order of members, so that every replica
 // picks the same owner. The two names are an FNV-1a collision, found by a
-// collision search over 13-letter names (about 4·10⁹ hashes).
+// collision search over 13-letter names (about 4·10⁹ hashes). Decision 18.
 func TestOwnerTieGoesToSmallerName(t *testing.T) {
 	const lo, hi = "tp52bfd7becde", "ut35qehydyjca"
 	require.Equal(t, hash(lo), hash(hi), "the names must tie")
