@@ -174,19 +174,31 @@ func (p *labelParser) values() string {
 	}
 }
 
-// keyMessage is the server's message for a label key whose name part is
-// not a valid label name; other key errors are left to package selector.
+// keyMessage is the server's message for a label key whose prefix before
+// the slash is empty or whose name part is empty or not a valid label
+// name, each problem in the order the server lists them; other key errors
+// are left to package selector.
 func keyMessage(k string) string {
+	var errs []string
 	name := k
 	if i := strings.LastIndexByte(k, '/'); i >= 0 {
+		if i == 0 {
+			errs = append(errs, "prefix part must be non-empty")
+		}
 		name = k[i+1:]
 	}
-	if name == "" || isName(name) {
+	if name == "" {
+		errs = append(errs, "name part must be non-empty")
+	}
+	if name == "" || !isName(name) {
+		errs = append(errs, "name part must consist of alphanumeric characters, '-', '_' or '.', "+
+			"and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "+
+			"regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+	}
+	if len(errs) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("<nil>: Invalid value: %q: name part must consist of alphanumeric characters, '-', '_' or '.', "+
-		"and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "+
-		"regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')", k)
+	return fmt.Sprintf("<nil>: Invalid value: %q: %s", k, strings.Join(errs, "; "))
 }
 
 func isName(s string) bool {

@@ -210,10 +210,13 @@ func interleave(patched, kept []ordered) []any {
 	return out
 }
 
-// listKey returns the first key that every item of the list carries.
+// listKey returns the first key that every item of the list carries. Every
+// item of an empty list carries the first key, so an empty patch list of a
+// keyed list merges nothing and leaves the server's items, as on the real
+// server, where only "$patch": "replace" or null clears such a list.
 func listKey(items []any, keys []string) string {
 	for _, k := range keys {
-		all := len(items) > 0
+		all := true
 		for _, it := range items {
 			m, ok := it.(map[string]any)
 			if !ok || m[k] == nil {
