@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,6 +148,11 @@ func TestWatchtestReadsMatchRealServer(t *testing.T) {
 		{cms, "labelSelector", "a in b"}, {cms, "labelSelector", "a,"}, {cms, "labelSelector", ",a"},
 		{cms, "labelSelector", "a b"}, {cms, "labelSelector", "a notin"}, {cms, "labelSelector", "=="},
 		{cms, "labelSelector", "a=(b)"}, {cms, "labelSelector", "!a=b"},
+		{cms, "labelSelector", "/a"}, {cms, "labelSelector", "a/"}, {cms, "labelSelector", "example.com/a b"},
+		{cms, "labelSelector", "zAZ09 b"}, {cms, "labelSelector", "a-b c"}, {cms, "labelSelector", "a_b c"},
+		{cms, "labelSelector", "a.b c"}, {cms, "labelSelector", strings.Repeat("k", 63) + " b"},
+		{cms, "labelSelector", strings.Repeat("k", 64)}, {cms, "labelSelector", strings.Repeat("k", 63) + "-"},
+		{cms, "fieldSelector", "metadata.name=x,y"},
 		{cms, "fieldSelector", "x"}, {cms, "fieldSelector", "metadata.uid=1"}, {cms, "fieldSelector", "data.k=v"},
 		{cms, "fieldSelector", "metadata.name"}, {cms, "fieldSelector", "spec.nodeName=n1"},
 		{pods, "fieldSelector", "spec.nodename=n1"}, {pods, "fieldSelector", "status.phase=Running,spec.nodename=n1"},

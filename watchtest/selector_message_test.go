@@ -42,6 +42,8 @@ func TestRefusedSelectorsAnswerInServerWords(t *testing.T) {
 		{"", "a/-b", `unable to parse requirement: <nil>: Invalid value: "a/-b": ` + nameRule},
 		{"", "/a", `unable to parse requirement: <nil>: Invalid value: "/a": prefix part must be non-empty`},
 		{"", "a/", `unable to parse requirement: <nil>: Invalid value: "a/": name part must be non-empty; ` + nameRule},
+		{"", long + "x", `unable to parse requirement: <nil>: Invalid value: "` + long + `x": name part must be no more than 63 bytes`},
+		{"", long + "-", `unable to parse requirement: <nil>: Invalid value: "` + long + `-": name part must be no more than 63 bytes; ` + nameRule},
 		// Each comma-separated term of a field selector needs an operator.
 		{"metadata.name=x,y", "", "invalid selector: 'metadata.name=x,y'; can't understand 'y'"},
 	} {

@@ -187,8 +187,11 @@ func keyMessage(k string) string {
 		}
 		name = k[i+1:]
 	}
-	if name == "" {
+	switch {
+	case name == "":
 		errs = append(errs, "name part must be non-empty")
+	case len(name) > 63:
+		errs = append(errs, "name part must be no more than 63 bytes")
 	}
 	if name == "" || !isName(name) {
 		errs = append(errs, "name part must consist of alphanumeric characters, '-', '_' or '.', "+
@@ -203,7 +206,7 @@ func keyMessage(k string) string {
 
 func isName(s string) bool {
 	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
-	if len(s) > 63 || !alnum(s[0]) || !alnum(s[len(s)-1]) {
+	if !alnum(s[0]) || !alnum(s[len(s)-1]) {
 		return false
 	}
 	for i := range len(s) {
