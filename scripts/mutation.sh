@@ -24,6 +24,8 @@
 #   MUTATION_COEFF    gremlins' timeout coefficient: a mutant's tests may take
 #                     this many times the package's clean test run (default 4)
 #   MUTATION_MIN_TIMEOUT  ... but never less than this many seconds (default 30)
+#   MUTATION_WORKERS  mutants tested at once (default 1; 2 halves the time on an
+#                     idle two-core machine, each worker in its own copy of the module)
 #
 # Install: go install github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 # It is slow (a build and a test run per mutant): run it on the packages a
@@ -113,7 +115,7 @@ for pkg in "${pkgs[@]}"; do
   # GOFLAGS: one build at a time (the machine is shared), and no cached
   # test result, since gremlins times the clean run to set the mutants' timeout.
   if ! GOFLAGS="-p=1 -count=1" timeout --kill-after=30s "${MUTATION_TIMEOUT:-40m}" \
-    "$gremlins" unleash --workers 1 --timeout-coefficient "$coeff" \
+    "$gremlins" unleash --workers "${MUTATION_WORKERS:-1}" --timeout-coefficient "$coeff" \
     "${ex[@]}" -o "$json" "$pkg" >"$log" 2>&1; then
     status=$([[ -s $json ]] && echo done || echo "cut short, see $log")
   fi
