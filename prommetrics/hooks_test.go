@@ -11,6 +11,7 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/prommetrics/internal/exampletest"
 	"github.com/listwatch/listwatch/ratelimit"
 	"github.com/listwatch/listwatch/reconcile"
 )
@@ -58,16 +59,16 @@ func TestRegisterKeepsTheHooks(t *testing.T) {
 	assert.Equal(t, []string{"pods"}, queue.added)
 	fams, err := reg.Gather()
 	require.NoError(t, err)
-	sc := scrape{}
+	sc := exampletest.Scraped{}
 	for _, f := range fams {
 		sc[f.GetName()] = f
 	}
 	host := "api.example:6443"
-	assert.Equal(t, 1.0, sc.value("rest_client_requests_total", map[string]string{"code": "200", "method": "DELETE", "host": host}))
-	assert.Equal(t, 1.0, sc.value("rest_client_requests_total", map[string]string{"code": "<error>", "method": "GET", "host": host}))
+	assert.Equal(t, 1.0, sc.Value("rest_client_requests_total", map[string]string{"code": "200", "method": "DELETE", "host": host}))
+	assert.Equal(t, 1.0, sc.Value("rest_client_requests_total", map[string]string{"code": "<error>", "method": "GET", "host": host}))
 	assert.Len(t, sc["rest_client_request_duration_seconds"].GetMetric(), 1, "the watch is not timed")
-	assert.Equal(t, 1.0, sc.value("rest_client_request_duration_seconds", map[string]string{"verb": "DELETE", "host": host}))
-	assert.Equal(t, 1.0, sc.value("controller_runtime_reconcile_errors_total", map[string]string{"controller": "pods"}))
-	assert.Zero(t, sc.value("controller_runtime_reconcile_panics_total", map[string]string{"controller": "pods"}), "an error is no panic")
-	assert.Equal(t, 1.0, sc.value("workqueue_depth", map[string]string{"name": "pods", "controller": "pods"}))
+	assert.Equal(t, 1.0, sc.Value("rest_client_request_duration_seconds", map[string]string{"verb": "DELETE", "host": host}))
+	assert.Equal(t, 1.0, sc.Value("controller_runtime_reconcile_errors_total", map[string]string{"controller": "pods"}))
+	assert.Zero(t, sc.Value("controller_runtime_reconcile_panics_total", map[string]string{"controller": "pods"}), "an error is no panic")
+	assert.Equal(t, 1.0, sc.Value("workqueue_depth", map[string]string{"name": "pods", "controller": "pods"}))
 }

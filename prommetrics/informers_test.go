@@ -18,6 +18,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/prommetrics/internal/exampletest"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/snapshot"
 	"github.com/listwatch/listwatch/watchtest"
@@ -78,30 +79,30 @@ func TestScrapeInformerHealth(t *testing.T) {
 	pods := map[string]string{"resource": "pods.v1", "namespace": ""}
 	with := func(k, v string) map[string]string { return map[string]string{"resource": "pods.v1", k: v} }
 
-	var sc scrape
+	var sc exampletest.Scraped
 	require.Eventually(t, func() bool {
-		sc = get(t, a.metrics)
-		return sc.value("listwatch_snapshot_last_save_timestamp_seconds", pods) > 0
+		sc = exampletest.Scrape(t, a.metrics)
+		return sc.Value("listwatch_snapshot_last_save_timestamp_seconds", pods) > 0
 	}, wait, 5*time.Millisecond, "the snapshot after the first sync")
-	assert.Equal(t, 1.0, sc.value("listwatch_informer_synced", pods))
-	assert.Zero(t, sc.value("listwatch_informer_restored", pods))
-	assert.Equal(t, 2.0, sc.value("listwatch_informer_objects", pods))
+	assert.Equal(t, 1.0, sc.Value("listwatch_informer_synced", pods))
+	assert.Zero(t, sc.Value("listwatch_informer_restored", pods))
+	assert.Equal(t, 2.0, sc.Value("listwatch_informer_objects", pods))
 	var size int
 	for _, o := range a.pods.Indexer().List() {
 		size += len(o.Raw())
 	}
-	assert.Equal(t, float64(size), sc.value("listwatch_informer_bytes", pods))
-	assert.Equal(t, 1.0, sc.value("listwatch_informer_lists_total", pods))
-	assert.Equal(t, 1.0, sc.value("listwatch_informer_sync_errors_total", with("kind", "permanent")), "the 403")
-	assert.Zero(t, sc.value("listwatch_informer_sync_errors_total", with("kind", "transient")))
-	assert.GreaterOrEqual(t, sc.value("listwatch_informer_last_sync_timestamp_seconds", pods), float64(started.Unix()))
+	assert.Equal(t, float64(size), sc.Value("listwatch_informer_bytes", pods))
+	assert.Equal(t, 1.0, sc.Value("listwatch_informer_lists_total", pods))
+	assert.Equal(t, 1.0, sc.Value("listwatch_informer_sync_errors_total", with("kind", "permanent")), "the 403")
+	assert.Zero(t, sc.Value("listwatch_informer_sync_errors_total", with("kind", "transient")))
+	assert.GreaterOrEqual(t, sc.Value("listwatch_informer_last_sync_timestamp_seconds", pods), float64(started.Unix()))
 	fi, err := os.Stat(filepath.Join(dir, "pods.v1.snap"))
 	require.NoError(t, err)
-	assert.Equal(t, float64(fi.Size()), sc.value("listwatch_snapshot_bytes", pods))
-	assert.GreaterOrEqual(t, sc.value("listwatch_snapshot_save_duration_seconds", pods), 0.0)
-	assert.Zero(t, sc.value("listwatch_snapshot_save_failures_total", pods))
+	assert.Equal(t, float64(fi.Size()), sc.Value("listwatch_snapshot_bytes", pods))
+	assert.GreaterOrEqual(t, sc.Value("listwatch_snapshot_save_duration_seconds", pods), 0.0)
+	assert.Zero(t, sc.Value("listwatch_snapshot_save_failures_total", pods))
 	for _, cause := range []string{"timeout", "gone", "silent", "cut", "failed"} {
-		assert.Zero(t, sc.value("listwatch_informer_watch_restarts_total", with("cause", cause)), cause)
+		assert.Zero(t, sc.Value("listwatch_informer_watch_restarts_total", with("cause", cause)), cause)
 	}
 
 	// The server ends the watch, as at its timeout; the next one is cut.
@@ -110,22 +111,22 @@ func TestScrapeInformerHealth(t *testing.T) {
 	s.CutNextWatchAfterEvents(1)
 	s.CloseWatches()
 	require.Eventually(t, func() bool {
-		return get(t, a.metrics).value("listwatch_informer_watch_restarts_total", with("cause", "timeout")) == 1
+		return exampletest.Scrape(t, a.metrics).Value("listwatch_informer_watch_restarts_total", with("cause", "timeout")) == 1
 	}, wait, 5*time.Millisecond)
 	require.NoError(t, s.WaitForWatches(testwait.Context(t), 1))
 	createPod(t, s, "d")
 	require.Eventually(t, func() bool {
-		sc = get(t, a.metrics)
+		sc = exampletest.Scrape(t, a.metrics)
 		// The cut is counted as the watch ends, the next watch as it
 		// opens: wait for both.
-		return sc.value("listwatch_informer_watch_restarts_total", with("cause", "cut")) == 1 &&
-			sc.value("listwatch_informer_objects", pods) == 4 &&
-			sc.value("listwatch_informer_watches_total", pods) >= 3
-	}, wait, 5*time.Millisecond, "%v", summary(sc))
-	assert.Equal(t, 1.0, sc.value("listwatch_informer_lists_total", pods), "both resumed without a relist")
-	assert.GreaterOrEqual(t, sc.value("listwatch_informer_watches_total", pods), 3.0)
-	assert.GreaterOrEqual(t, sc.value("listwatch_informer_events_total", pods), 2.0)
-	assert.GreaterOrEqual(t, sc.value("rest_client_requests_total", map[string]string{"code": "403", "method": "GET"}), 1.0,
+		return sc.Value("listwatch_informer_watch_restarts_total", with("cause", "cut")) == 1 &&
+			sc.Value("listwatch_informer_objects", pods) == 4 &&
+			sc.Value("listwatch_informer_watches_total", pods) >= 3
+	}, wait, 5*time.Millisecond, "%v", sc)
+	assert.Equal(t, 1.0, sc.Value("listwatch_informer_lists_total", pods), "both resumed without a relist")
+	assert.GreaterOrEqual(t, sc.Value("listwatch_informer_watches_total", pods), 3.0)
+	assert.GreaterOrEqual(t, sc.Value("listwatch_informer_events_total", pods), 2.0)
+	assert.GreaterOrEqual(t, sc.Value("rest_client_requests_total", map[string]string{"code": "403", "method": "GET"}), 1.0,
 		"the factory's client is counted too")
 
 	// Restarted with its server gone, it serves the snapshot unconfirmed.
@@ -133,10 +134,10 @@ func TestScrapeInformerHealth(t *testing.T) {
 	s.Close()
 	b := startAgent(t, s.URL, dir)
 	testwait.Recv(t, b.pods.Loaded(), "the snapshot restored")
-	sc = get(t, b.metrics)
-	assert.Equal(t, 1.0, sc.value("listwatch_informer_restored", pods))
-	assert.Zero(t, sc.value("listwatch_informer_synced", pods))
-	assert.Equal(t, 4.0, sc.value("listwatch_informer_objects", pods))
+	sc = exampletest.Scrape(t, b.metrics)
+	assert.Equal(t, 1.0, sc.Value("listwatch_informer_restored", pods))
+	assert.Zero(t, sc.Value("listwatch_informer_synced", pods))
+	assert.Equal(t, 4.0, sc.Value("listwatch_informer_objects", pods))
 }
 
 // Informers outside a factory are named by Reflector.Name, each once, a

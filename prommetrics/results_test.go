@@ -19,6 +19,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/prommetrics/internal/exampletest"
 	"github.com/listwatch/listwatch/reconcile"
 	"github.com/listwatch/listwatch/watchtest"
 )
@@ -74,12 +75,12 @@ func TestScrapeReconcileResults(t *testing.T) {
 	ctl := map[string]string{"controller": "cms"}
 	result := func(r string) map[string]string { return map[string]string{"controller": "cms", "result": r} }
 	results := []string{"success", "requeue", "requeue_after", "error"}
-	before := get(t, metrics)
+	before := exampletest.Scrape(t, metrics)
 	for _, res := range results {
-		assert.Zero(t, before.value("controller_runtime_reconcile_total", result(res)), "%s is there from the start, at 0", res)
+		assert.Zero(t, before.Value("controller_runtime_reconcile_total", result(res)), "%s is there from the start, at 0", res)
 	}
-	assert.Zero(t, before.value("controller_runtime_reconcile_errors_total", ctl))
-	assert.Zero(t, before.value("controller_runtime_reconcile_panics_total", ctl))
+	assert.Zero(t, before.Value("controller_runtime_reconcile_errors_total", ctl))
+	assert.Zero(t, before.Value("controller_runtime_reconcile_panics_total", ctl))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -87,20 +88,20 @@ func TestScrapeReconcileResults(t *testing.T) {
 	stop := sync.OnceFunc(func() { cancel(); require.NoError(t, testwait.Recv(t, done, "Run to return")) })
 	t.Cleanup(stop)
 
-	var after scrape
+	var after exampletest.Scraped
 	require.Eventually(t, func() bool {
-		after = get(t, metrics)
-		return after.value("controller_runtime_reconcile_total", result("success")) == float64(len(names))
-	}, wait, 5*time.Millisecond, "every key to succeed once: %v", summary(after))
+		after = exampletest.Scrape(t, metrics)
+		return after.Value("controller_runtime_reconcile_total", result("success")) == float64(len(names))
+	}, wait, 5*time.Millisecond, "every key to succeed once: %v", after)
 	stop() // nothing more to reconcile: the counts are final
-	after = get(t, metrics)
+	after = exampletest.Scrape(t, metrics)
 	want := map[string]float64{"success": 4, "requeue": 1, "requeue_after": 1, "error": 1}
 	for _, res := range results {
-		assert.Equal(t, want[res], after.value("controller_runtime_reconcile_total", result(res)), res)
+		assert.Equal(t, want[res], after.Value("controller_runtime_reconcile_total", result(res)), res)
 	}
-	assert.Equal(t, 1.0, after.value("controller_runtime_reconcile_errors_total", ctl), "the panic is an error")
-	assert.Equal(t, 1.0, after.value("controller_runtime_reconcile_panics_total", ctl))
-	assert.Equal(t, 7.0, after.value("controller_runtime_reconcile_time_seconds", ctl), "one duration per reconcile")
+	assert.Equal(t, 1.0, after.Value("controller_runtime_reconcile_errors_total", ctl), "the panic is an error")
+	assert.Equal(t, 1.0, after.Value("controller_runtime_reconcile_panics_total", ctl))
+	assert.Equal(t, 7.0, after.Value("controller_runtime_reconcile_time_seconds", ctl), "one duration per reconcile")
 	require.Len(t, seen, 1, "the program's OnError still sees the panic")
 	assert.True(t, reconcile.IsPanic(<-seen))
 }

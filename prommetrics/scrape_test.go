@@ -3,7 +3,6 @@ package prommetrics
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -13,9 +12,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch"
@@ -30,68 +26,6 @@ import (
 
 // wait bounds every wait for something the controller does on its own.
 const wait = 10 * time.Second
-
-// scrape is what one GET of /metrics said, parsed as Prometheus does.
-type scrape map[string]*dto.MetricFamily
-
-func get(t *testing.T, url string) scrape {
-	t.Helper()
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	require.NoError(t, err)
-	return fams
-}
-
-// series returns the series of name whose labels include want, which must
-// be exactly one; nil if there is none.
-func (s scrape) series(name string, want map[string]string) *dto.Metric {
-	f := s[name]
-	if f == nil {
-		return nil
-	}
-	var found *dto.Metric
-	for _, m := range f.Metric {
-		labels := map[string]string{}
-		for _, l := range m.Label {
-			labels[l.GetName()] = l.GetValue()
-		}
-		match := true
-		for k, v := range want {
-			match = match && labels[k] == v
-		}
-		if match {
-			if found != nil {
-				panic(fmt.Sprintf("%s%v: two series", name, want))
-			}
-			found = m
-		}
-	}
-	return found
-}
-
-// value is a counter's or gauge's value, or a histogram's count; -1 when
-// the series is missing.
-func (s scrape) value(name string, labels map[string]string) float64 {
-	return valueOf(s.series(name, labels))
-}
-
-func valueOf(m *dto.Metric) float64 {
-	switch {
-	case m == nil:
-		return -1
-	case m.Counter != nil:
-		return m.Counter.GetValue()
-	case m.Gauge != nil:
-		return m.Gauge.GetValue()
-	case m.Histogram != nil:
-		return float64(m.Histogram.GetSampleCount())
-	}
-	return -1
-}
 
 // controller is a running controller of configmaps with a /metrics of
 // its own, over a fake API server.

@@ -130,11 +130,11 @@ func Scrape(t *testing.T, url string) Scraped {
 	return fams
 }
 
-// Value is the value of the one series of name whose labels include
-// labels: a counter's or gauge's, a histogram's count; -1 if there is no
-// such series, -2 if there are more than one.
-func (s Scraped) Value(name string, labels map[string]string) float64 {
-	v := -1.0
+// Series is the one series of name whose labels include labels; nil if
+// there is none. More than one is an error rather than a pick, so that a
+// test whose labels are too loose fails saying so.
+func (s Scraped) Series(name string, labels map[string]string) (*dto.Metric, error) {
+	var found *dto.Metric
 	for _, m := range s[name].GetMetric() {
 		have := map[string]string{}
 		for _, l := range m.Label {
@@ -144,15 +144,29 @@ func (s Scraped) Value(name string, labels map[string]string) float64 {
 		for k, want := range labels {
 			match = match && have[k] == want
 		}
-		switch {
-		case !match:
-		case v != -1:
-			return -2
-		default:
-			v = valueOf(m)
+		if !match {
+			continue
 		}
+		if found != nil {
+			return nil, fmt.Errorf("%s%v: more than one series", name, labels)
+		}
+		found = m
 	}
-	return v
+	return found, nil
+}
+
+// Value is the value of the one series of name whose labels include
+// labels: a counter's or gauge's, a histogram's count; -1 if there is no
+// such series, -2 if there are more than one.
+func (s Scraped) Value(name string, labels map[string]string) float64 {
+	m, err := s.Series(name, labels)
+	switch {
+	case err != nil:
+		return -2
+	case m == nil:
+		return -1
+	}
+	return valueOf(m)
 }
 
 func valueOf(m *dto.Metric) float64 {
