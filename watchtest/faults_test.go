@@ -184,6 +184,19 @@ func TestSlowWatcherIsEnded(t *testing.T) {
 	s.WatchBuffer = 2
 	s.Start()
 	defer s.Close()
+	w, unstick := stuckWatch(t, s)
+	assert.Equal(t, 0, s.OpenWatches(), "the watch was ended once its buffer overflowed")
+	unstick()
+	assert.Equal(t, "ADDED p0", w.next().Type+" "+"p0")
+	assert.NoError(t, w.end(), "the stream ends cleanly after what was in flight")
+}
+
+// stuckWatch opens a watch of pods in ns on s, holds its handler in the
+// write of the first event, and creates p0 to p9 meanwhile: one in flight
+// and nine for the watch's buffer, which keeps them or overflows. unstick
+// lets the handler go on and slows no further watch.
+func stuckWatch(t *testing.T, s *watchtest.Server) (w *watch, unstick func()) {
+	t.Helper()
 	release := make(chan struct{})
 	stuck := make(chan struct{}, 1)
 	s.SlowWatches(1, func() {
@@ -193,7 +206,7 @@ func TestSlowWatcherIsEnded(t *testing.T) {
 		}
 		<-release
 	})
-	w := openWatch(t, s, watchPath("ns", url.Values{"resourceVersion": {s.ResourceVersion()}}))
+	w = openWatch(t, s, watchPath("ns", url.Values{"resourceVersion": {s.ResourceVersion()}}))
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	require.NoError(t, s.WaitForWatches(ctx, 1))
@@ -203,11 +216,10 @@ func TestSlowWatcherIsEnded(t *testing.T) {
 	for i := 1; i < 10; i++ {
 		mustCreate(t, s, watchtest.Pods, podJSON("ns", fmt.Sprintf("p%d", i), nil))
 	}
-	assert.Equal(t, 0, s.OpenWatches(), "the watch was ended once its buffer overflowed")
-	s.SlowWatches(0, nil)
-	close(release)
-	assert.Equal(t, "ADDED p0", w.next().Type+" "+"p0")
-	assert.NoError(t, w.end(), "the stream ends cleanly after what was in flight")
+	return w, func() {
+		s.SlowWatches(0, nil)
+		close(release)
+	}
 }
 
 // A restart: every watch ends at once, cleanly or abruptly (conformance 4,

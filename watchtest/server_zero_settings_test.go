@@ -14,7 +14,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/listwatch/listwatch/clock"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/watchtest"
 )
 
@@ -27,28 +26,9 @@ func TestZeroWatchBufferMeansDefault(t *testing.T) {
 	defer s.Close()
 	require.Equal(t, watchtest.DefaultWatchBuffer, s.WatchBuffer)
 
-	release := make(chan struct{})
-	stuck := make(chan struct{}, 1)
-	s.SlowWatches(1, func() {
-		select {
-		case stuck <- struct{}{}:
-		default:
-		}
-		<-release
-	})
-	w := openWatch(t, s, watchPath("ns", url.Values{"resourceVersion": {s.ResourceVersion()}}))
-	ctx, cancel := context.WithTimeout(context.Background(), bound)
-	defer cancel()
-	require.NoError(t, s.WaitForWatches(ctx, 1))
-
-	mustCreate(t, s, watchtest.Pods, podJSON("ns", "p0", nil))
-	testwait.Recv(t, stuck, "the handler to start writing p0")
-	for i := 1; i < 10; i++ {
-		mustCreate(t, s, watchtest.Pods, podJSON("ns", fmt.Sprintf("p%d", i), nil))
-	}
+	w, unstick := stuckWatch(t, s)
 	assert.Equal(t, 1, s.OpenWatches(), "nine events wait in the buffer")
-	s.SlowWatches(0, nil)
-	close(release)
+	unstick()
 	for i, e := range w.nextN(10) {
 		assert.Equal(t, fmt.Sprintf("ADDED p%d", i), e.Type+" "+e.get("metadata.name"))
 	}
