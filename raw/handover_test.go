@@ -2,6 +2,7 @@ package raw
 
 import (
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,7 +116,7 @@ func TestBufferStaysWithinTheFrameLimit(t *testing.T) {
 // than made anew at every read.
 func TestBatchesGiveBackBuffersGrownPastOneMiB(t *testing.T) {
 	const after = 200000 // 26 MB of small frames: 200 reads of 128 KiB
-	read := func(huge int) (offers []int, rd *reader, allocated uint64) {
+	read := func(huge int) (offers []int, allocated uint64) {
 		body := repeatFrame(podFrame, 2000) + dataFrame(huge) + repeatFrame(podFrame, after)
 		src := &offerCounter{r: strings.NewReader(body), avail: 1 << 30}
 		er := (&Decoder{}).Events(src)
@@ -123,10 +124,10 @@ func TestBatchesGiveBackBuffersGrownPastOneMiB(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		require.NoError(t, drainBatches(er))
 		runtime.ReadMemStats(&end)
-		return src.offers, er.rd, end.TotalAlloc - before.TotalAlloc
+		return src.offers, end.TotalAlloc - before.TotalAlloc
 	}
-	_, _, plain := read(0)
-	offers, rd, allocated := read(3 << 20)
+	_, plain := read(0)
+	offers, allocated := read(3 << 20)
 
 	huge := -1 // the last read offered more than maxPooledBuf
 	for i, n := range offers {
@@ -140,10 +141,27 @@ func TestBatchesGiveBackBuffersGrownPastOneMiB(t *testing.T) {
 	for i, n := range rest {
 		require.LessOrEqual(t, n, flowBufSize, "read %d after the huge frame: %v", i, offers)
 	}
-	require.LessOrEqual(t, cap(rd.buf), flowBufSize, "the reader's buffer is back to the flowing size")
 	// Growing for the 3 MiB frame, a buffer twice the size at each read it
 	// spans, takes about 18 MB more than the same stream without it. Kept
 	// huge buffers took 150 MB; a new 128 KiB buffer at each later read
 	// would take 26 MB more.
 	assert.Less(t, allocated-plain, uint64(24<<20), "bytes allocated for the huge frame")
+}
+
+// Only a buffer grown past maxPooledBuf is given back: one that a 600 KiB
+// frame grew to exactly 1 MiB is kept, as smaller ones are, so that a
+// watch of large objects does not grow its buffer again for each.
+func TestBatchesKeepABufferGrownToOneMiB(t *testing.T) {
+	body := repeatFrame(podFrame, 2000) + dataFrame(600<<10) + repeatFrame(podFrame, 20000)
+	src := &offerCounter{r: strings.NewReader(body), avail: 1 << 30}
+	require.NoError(t, drainBatches((&Decoder{}).Events(src)))
+	const grown = maxPooledBuf / 2
+	after := slices.IndexFunc(src.offers, func(n int) bool { return n > grown })
+	require.GreaterOrEqual(t, after, 0, "the frame grew the buffer to 1 MiB: %v", src.offers)
+	require.LessOrEqual(t, slices.Max(src.offers), maxPooledBuf, "but not past it: %v", src.offers)
+	rest := src.offers[after : len(src.offers)-1] // the last read, which finds the end, may be offered anything
+	require.Greater(t, len(rest), 2, "the stream goes on after the frame: %v", src.offers)
+	for i, n := range rest {
+		require.Greater(t, n, grown, "read %d after the frame: %v", i, src.offers)
+	}
 }
