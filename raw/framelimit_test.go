@@ -2,6 +2,7 @@ package raw
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -82,4 +83,29 @@ func TestFrameOverTheLimitRefusedWithoutReadingOn(t *testing.T) {
 	// more: the test source does tell a read past its bytes.
 	_, err := (&Decoder{MaxFrameSize: 2000}).Events(&limitedSource{data: sizedFrame(3000), n: 1000}).Next()
 	require.ErrorIs(t, err, errReadPastLimit)
+}
+
+// A number in a list is held to the frame limit like an item when the
+// reader must gather it across reads: one of exactly the limit is read
+// however the reads cut it, one a byte longer is refused when it comes a
+// byte at a time. (Whole in one read it costs no buffer and is taken.)
+func TestListScalarAtTheLimitIsAccepted(t *testing.T) {
+	const limit = 1000
+	for _, tc := range []struct {
+		digits, chunk int
+		ok            bool
+	}{
+		{limit, 1 << 30, true},
+		{limit, 1, true},
+		{limit + 1, 1, false},
+	} {
+		body := `{"items":[],"n":` + strings.Repeat("7", tc.digits) + `}`
+		drainFreeBufs()
+		_, err := (&Decoder{MaxFrameSize: limit}).DecodeList(&chunkReader{chunks: fixedChunks([]byte(body), tc.chunk)}, 0)
+		if tc.ok {
+			require.NoError(t, err, "a number of %d digits, reads of %d", tc.digits, tc.chunk)
+		} else {
+			require.ErrorIs(t, err, ErrFrameTooLarge, "a number of %d digits, reads of %d", tc.digits, tc.chunk)
+		}
+	}
 }
