@@ -220,13 +220,7 @@ func TestLostReplyDoesNotHandKeysTwice(t *testing.T) {
 	h.Step(4*testRetry, testRetry)
 	require.Equal(t, h.want("a", "b"), h.holders())
 
-	var contested []string // a's keys under {a,b}, c's under {a,b,c}
-	for key, id := range h.want("a", "b", "c") {
-		if id == "c" && Owner(key, []string{"a", "b"}) == "a" {
-			contested = append(contested, key)
-		}
-	}
-	require.NotEmpty(t, contested)
+	contestedKeys(t, h) // the scenario needs keys a must give up to c
 
 	a.part.SetLoseReplies(true)
 	c := h.add("c", nil)
@@ -338,13 +332,7 @@ func TestLostReplyOfNewSetHoldsKeysBack(t *testing.T) {
 	h.add("b", nil)
 	h.Step(4*testRetry, testRetry)
 	require.Equal(t, h.want("a", "b"), h.holders())
-	var contested []string // a's keys under {a,b}, c's under {a,b,c}
-	for key, id := range h.want("a", "b", "c") {
-		if id == "c" && Owner(key, []string{"a", "b"}) == "a" {
-			contested = append(contested, key)
-		}
-	}
-	require.NotEmpty(t, contested)
+	contested := contestedKeys(t, h)
 
 	c := h.add("c", nil)
 	h.Settle()
@@ -428,4 +416,18 @@ func (l *loseReplyOnce) RoundTrip(r *http.Request) (*http.Response, error) {
 		onLost()
 	}
 	return nil, leasetest.ErrReplyLost
+}
+
+// contestedKeys are the keys that a owns among {a,b} and c among {a,b,c}:
+// those a must give up when c joins.
+func contestedKeys(t *testing.T, h *harness) []string {
+	t.Helper()
+	var contested []string
+	for key, id := range h.want("a", "b", "c") {
+		if id == "c" && Owner(key, []string{"a", "b"}) == "a" {
+			contested = append(contested, key)
+		}
+	}
+	require.NotEmpty(t, contested)
+	return contested
 }
