@@ -44,9 +44,9 @@ func TestReflectorLogsEachFailureAtItsLevel(t *testing.T) {
 		contains []string
 	}{
 		{"403 on list", OpList, forbidden, "", "ERROR reflector: list failed",
-			[]string{"resource=pods", "verb=GET", "path=/api/v1/pods", "code=403", `User "nobody" cannot list`, "hint=check RBAC: the identity may not list pods"}},
+			[]string{"resource=pods", "verb=GET", "path=/api/v1/pods", "code=403", `User "nobody" cannot list`, "hint=check RBAC: grant list on pods at cluster scope"}},
 		{"403 on watch", OpWatchStart, forbidden, "", "ERROR reflector: watch start failed",
-			[]string{"hint=check RBAC: the identity may not watch pods"}},
+			[]string{"hint=check RBAC: grant watch on pods at cluster scope"}},
 		{"401", OpList, &httpwatch.StatusError{Code: 401, Reason: "Unauthorized", Message: "Unauthorized"}, "", "ERROR reflector: list failed",
 			[]string{"code=401", "hint=check the credentials"}},
 		{"404", OpList, &httpwatch.StatusError{Code: 404, Reason: "NotFound", Message: "the server could not find the requested resource"}, "", "ERROR reflector: list failed",
