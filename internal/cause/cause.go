@@ -117,7 +117,7 @@ func (r Row) HintFor(rq Request) string {
 // Table is every cause, the first match winning.
 var Table = []Row{
 	{Key: "canceled", Class: Routine, Match: func(err error) bool { return errors.Is(err, context.Canceled) }},
-	{Key: "conflict", Class: Routine, Match: httpwatch.IsConflict},       // a lost race: read again
+	{Key: "conflict", Class: Routine, Match: conflict},                   // a lost race (Conflict, AlreadyExists): read again
 	{Key: "gone", Class: Routine, Ends: Gone, Match: versionUnavailable}, // relist at the last synced version
 	{Key: "no initial-events-end", Class: Routine},                       // a paged list follows
 	{Key: "panic", Class: Permanent, Hint: func(Request) string {
@@ -130,8 +130,11 @@ var Table = []Row{
 		return "another user of " + where(rq) + " made a lease of this name: choose another name"
 	}},
 	{Key: "held lease", Class: Transient},
-	{Key: "unknown resource", Class: Permanent, Match: is(httpwatch.ErrUnknownResource), Hint: func(Request) string {
-		return "check the resource name, version and group: the server does not serve it"
+	{Key: "unknown resource", Class: Permanent, Match: is(httpwatch.ErrUnknownResource), Hint: func(rq Request) string {
+		if rq.Resource == "" {
+			return "check the resource name, version and group: the server does not serve it"
+		}
+		return "check the resource name, version and group: the server does not serve " + rq.Resource
 	}},
 	{Key: "namespace required", Class: Permanent, Match: is(httpwatch.ErrNamespaceRequired), Hint: func(Request) string {
 		return "set a namespace: the resource is namespaced"
@@ -267,6 +270,8 @@ func isCode(codes ...int) func(error) bool {
 		return false
 	}
 }
+
+func conflict(err error) bool { return httpwatch.IsConflict(err) || isCode(http.StatusConflict)(err) }
 
 func isStatus(err error) bool {
 	var se *httpwatch.StatusError
