@@ -260,10 +260,16 @@ func TestWatchtestReadsMatchRealServer(t *testing.T) {
 		step("what is left", "GET", cms, listNames),
 	)
 
-	// History the real server no longer has: its watch cache and etcd
-	// forget on their own, watchtest when compacted.
+	// History neither server has any more: both are compacted up to now
+	// (the real server's etcd would forget on its own only after about
+	// fifteen minutes, so a younger server still had resourceVersion 1).
 	compacted := w("from a compacted resourceVersion", "?resourceVersion=1", "#.object.kind", "#.object.code", "#.object.reason")
-	compacted.before = func() { require.NoError(t, fake.Compact(fake.ResourceVersion())) }
+	compacted.before = func() {
+		require.NoError(t, fake.Compact(fake.ResourceVersion()))
+		latest, err := client(t).Resource(httpwatch.Resource{Version: "v1", Resource: "namespaces"}).ListPage(context.Background(), httpwatch.ListOptions{Limit: 1})
+		require.NoError(t, err)
+		compactEtcd(t, latest.ResourceVersion)
+	}
 	add(compacted,
 		step("exact list at a compacted resourceVersion", "GET", cms+q("resourceVersion", "1", "resourceVersionMatch", "Exact"), []string{"kind", "status", "reason", "code"}),
 		step("not-older-than list at a compacted resourceVersion", "GET", cms+q("resourceVersion", "1", "resourceVersionMatch", "NotOlderThan"), listNames),
