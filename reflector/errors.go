@@ -83,7 +83,7 @@ type Stats struct {
 	Events      int64 // watch events received (bookmarks included)
 	Errors      int64 // errors reported through OnError
 	// PermanentErrors and RoutineErrors count the Errors that retrying
-	// cannot cure (httpwatch.IsPermanent) and those that are part of
+	// cannot cure (a permanent cause, decision 37) and those that are part of
 	// normal operation (SyncError.Routine); the rest are transient.
 	PermanentErrors, RoutineErrors int64
 	// WatchEnds counts the watches that ended, by cause, but for those
