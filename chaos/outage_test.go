@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -214,14 +215,23 @@ func TestOutageWithCompactionRelistsOnce(t *testing.T) {
 	inf, counts := e.outageInformer(t)
 	before := inf.Stats()
 	counts.take()
+	mark := e.log.mark()
 
 	require.NoError(t, e.proxy.Disable())
 	start := time.Now()
 	rv := e.change(t, "during")
-	e.compactEtcd(t, rv)
+	// Compacted past the change, as etcd's compactor does: a version the
+	// server answers 410 for.
+	_, err = e.resource(e.direct, configMaps).Create(context.Background(), configMap(e.ns, "after", "0"))
+	require.NoError(t, err)
+	latest, err := e.resource(e.direct, configMaps).ListPage(context.Background(), httpwatch.ListOptions{Limit: 1})
+	require.NoError(t, err)
+	e.compactEtcd(t, latest.ResourceVersion)
 	<-time.After(outage - time.Since(start))
 	require.NoError(t, e.proxy.Enable())
-	took := heard(t, inf, e.ns, rv, 5*time.Second)
+	// A retry within one backoff step of the path healing, its 410, a
+	// backoff step before the relist (conformance 13), the relist.
+	took := heard(t, inf, e.ns, rv, 15*time.Second)
 
 	n, after := counts.take(), inf.Stats()
 	t.Logf("change heard %s after the path healed; requests %v; lists %d, ends %+v",
@@ -229,6 +239,9 @@ func TestOutageWithCompactionRelistsOnce(t *testing.T) {
 	assert.Equal(t, before.Lists+1, after.Lists, "relisted exactly once")
 	assert.Equal(t, 1, n["list"]+n["watch-list"], "one list or watch-list: %v", n)
 	assert.Equal(t, before.WatchEnds.Gone+1, after.WatchEnds.Gone, "after one 410")
+	for _, l := range e.log.since(mark, slog.LevelDebug) {
+		t.Logf("logged: %s", l)
+	}
 }
 
 // compactEtcd compacts the etcd behind the kube-apiserver up to revision,
