@@ -22,7 +22,7 @@ func TestSnapshotIsSavedAfterTheFirstSync(t *testing.T) {
 	r := newWarmRig(t, "a", "b")
 	inf, log := r.informer()
 	stop := run(t, inf)
-	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 	rv := inf.LastSyncResourceVersion()
 	require.Eventually(t, func() bool {
 		snap, err := snapshot.ReadFile(r.path(), r.key(), snapshot.Limits{})
@@ -45,7 +45,7 @@ func TestSnapshotDirNotWritableIsSaidAtStart(t *testing.T) {
 	lines := log.Above()
 	assert.Contains(t, lines[0], "WARN informer: snapshot directory not writable; snapshots will not be saved, a restart will list")
 	assert.Contains(t, lines[0], "dir="+dir)
-	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 	require.Eventually(t, func() bool { return strings.Contains(log.All(), "DEBUG informer: snapshot not saved") }, wait, time.Millisecond,
 		"the failed save, right after the first sync")
 	r.clock.Step(snapshot.DefaultInterval)
