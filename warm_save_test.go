@@ -33,7 +33,7 @@ func TestSnapshotIsSavedAfterTheFirstSync(t *testing.T) {
 }
 
 // decision 32: a snapshot directory that exists but cannot be written is
-// said at start, once (at Error with what to do, decision 42: retrying
+// said at start, once (at Error with what to do, decision 38: retrying
 // cannot cure it), before any save; the saves that then fail
 // add nothing above Debug, and the informer works without snapshots.
 func TestSnapshotDirNotWritableIsSaidAtStart(t *testing.T) {
