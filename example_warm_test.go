@@ -37,7 +37,7 @@ func ExampleInformer_Snapshot() {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { inf.Run(ctx); close(done) }()
-		_ = inf.WaitForSync(ctx)
+		_ = inf.Wait(ctx)
 		return func() { cancel(); next(done) } // stopping saves the snapshot
 	}
 	stop := start(make(chan string, 2))

@@ -174,8 +174,12 @@ func (inf *Informer) loadSnapshot() {
 		inf.dropSnapshot(err)
 		return
 	}
-	inf.logger().Debug("informer: restored snapshot", "resource", inf.Reflector.Name, "path", w.path,
-		"objects", len(snap.Objects), "resourceVersion", snap.ResourceVersion)
+	// Said at Info, as is its confirmation (runWarm): a warm start is
+	// worth seeing work, once per start (decision 32).
+	inf.logger().Info("informer: restored snapshot; awaiting the server's confirmation", "resource", inf.Reflector.Name,
+		"objects", len(snap.Objects), "resourceVersion", snap.ResourceVersion, "path", w.path)
+	w.saves.restored.Store(int64(len(snap.Objects)))
+	w.saves.restoredRV.Store(&snap.ResourceVersion)
 	w.savedRV = snap.ResourceVersion
 	w.loadedOK = true
 	w.restored.Store(true)
@@ -241,7 +245,9 @@ func (inf *Informer) runWarm(ctx context.Context) {
 		}
 		return
 	}
-	inf.warm.restored.Store(false)
+	if inf.warm.restored.Swap(false) {
+		inf.sayWarmStartOutcome()
+	}
 	inf.warm.markSynced()
 	inf.warm.markLoaded()
 	if inf.warm.path == "" {
@@ -259,6 +265,20 @@ func (inf *Informer) runWarm(ctx context.Context) {
 		}
 		t.Reset(inf.saveNext())
 	}
+}
+
+// sayWarmStartOutcome says at Info how a warm start ended: confirmed by
+// the server with nothing listed, or listed after all (a 410: the server
+// forgot the snapshot's version).
+func (inf *Informer) sayWarmStartOutcome() {
+	st := inf.Stats()
+	log := inf.logger().With("resource", inf.Reflector.Name, "objects", st.Snapshot.Restored,
+		"resourceVersion", st.Snapshot.RestoredVersion)
+	if inf.warm.isConfirmed() && st.Lists == 0 {
+		log.Info("informer: warm start confirmed by the server; listed nothing")
+		return
+	}
+	log.Info("informer: restored snapshot out of date; listed instead", "lists", st.Lists)
 }
 
 // saveNext saves the cache and returns when to try again: after
@@ -346,12 +366,7 @@ func (inf *Informer) captureLocked() ([]*Object, bool) {
 	return inf.indexer.List(), true // the objects are immutable: the list is the copy
 }
 
-// Restored reports whether the cache holds objects restored from a
-// snapshot that the server has not confirmed yet (decision 32): readable,
-// possibly behind the server. It turns false once HasSynced turns true.
-func (inf *Informer) Restored() bool { return inf.warm.restored.Load() && !inf.HasSynced() }
-
-// Loaded returns a channel closed once the cache is worth reading: a
-// snapshot was restored into it, or it synced. With a snapshot it closes
-// as soon as its objects are read, whether the server answers or not.
-func (inf *Informer) Loaded() <-chan struct{} { return inf.warm.loaded }
+// restored reports whether the cache holds objects restored from a
+// snapshot that the server has not confirmed yet: readable, possibly
+// behind the server.
+func (inf *Informer) restored() bool { return inf.warm.restored.Load() && !inf.HasSynced() }

@@ -22,7 +22,7 @@ func TestSnapshotIsSavedAfterTheFirstSync(t *testing.T) {
 	r := newWarmRig(t, "a", "b")
 	inf, log := r.informer()
 	stop := run(t, inf)
-	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 	rv := inf.LastSyncResourceVersion()
 	require.Eventually(t, func() bool {
 		snap, err := snapshot.ReadFile(r.path(), r.key(), snapshot.Limits{})
@@ -33,7 +33,7 @@ func TestSnapshotIsSavedAfterTheFirstSync(t *testing.T) {
 }
 
 // decision 32: a snapshot directory that exists but cannot be written is
-// said at start, once (at Error with what to do, decision 37: retrying
+// said at start, once (at Error with what to do, decision 38: retrying
 // cannot cure it), before any save; the saves that then fail
 // add nothing above Debug, and the informer works without snapshots.
 func TestSnapshotDirNotWritableIsSaidAtStart(t *testing.T) {
@@ -52,7 +52,7 @@ func TestSnapshotDirNotWritableIsSaidAtStart(t *testing.T) {
 		assert.Contains(t, lines[0], "hint=check the permissions of "+dir)
 	}
 	assert.Contains(t, lines[0], "path="+dir)
-	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 	require.Eventually(t, func() bool { return strings.Contains(log.All(), "DEBUG informer: snapshot not saved") }, wait, time.Millisecond,
 		"the failed save, right after the first sync")
 	r.clock.Step(snapshot.DefaultInterval)

@@ -94,7 +94,7 @@ func (e *env) outageInformer(t *testing.T) (*listwatch.Informer, *requestCounter
 	t.Cleanup(func() { cancel(); testwait.RecvWithin(t, done, wait, "the informer's Run to return after cancel") })
 	sctx, scancel := context.WithTimeout(ctx, wait)
 	defer scancel()
-	require.NoError(t, inf.WaitForSync(sctx), "the informer did not sync through the proxy")
+	require.NoError(t, inf.Wait(sctx), "the informer did not sync through the proxy")
 	return inf, counts
 }
 
@@ -152,7 +152,7 @@ var pathsDown = []pathDown{
 		up:   func(t *testing.T, e *env) { e.removeToxics(t, blackHole) }},
 }
 
-// decision 37 on the real server: an informer through an outage of the
+// decision 38 on the real server: an informer through an outage of the
 // whole path (60 s, the proxy disabled or black-holed) makes no list and
 // no watch-list: it resumes its watch from the version it had, and has the
 // change made during the outage within the bound of its fault once the
@@ -163,7 +163,7 @@ func TestOutageCostsNoRelist(t *testing.T) {
 	}
 }
 
-// decision 37: the same through a ten-minute black hole, five times the
+// decision 38: the same through a ten-minute black hole, five times the
 // longest backoff step and past its reset after two minutes. CI runs it on
 // a kube-apiserver of its own, beside the rest of the suite, which
 // restarts the shared one (a restarted watch cache forgets every version
@@ -203,7 +203,7 @@ func (e *env) outage(t *testing.T, p pathDown, hold time.Duration) {
 	}
 }
 
-// decision 37, conformance 13 on the real server: when the version the
+// decision 38, conformance 13 on the real server: when the version the
 // informer holds is compacted away during an outage (the watch cache
 // off, so that the server's 410 comes from etcd), the resumed watch is
 // answered 410 once the path heals, and the informer relists exactly once.

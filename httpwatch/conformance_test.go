@@ -73,7 +73,7 @@ func TestConformance1WatchNon200IsStatusError(t *testing.T) {
 	}
 }
 
-// conformance 2, decision 37: a watch request that fails before the
+// conformance 2, decision 38: a watch request that fails before the
 // server answered (here it closed the connection) is an error that says
 // how, which the reflector resumes from, not client-go's empty stream,
 // which its reflector takes for a very short watch and relists after.

@@ -17,7 +17,7 @@ type countAttempts struct{ n atomic.Int64 }
 
 func (c *countAttempts) Observe(RequestInfo) { c.n.Add(1) }
 
-// decision 37: a request whose exec credential plugin is not installed
+// decision 38: a request whose exec credential plugin is not installed
 // fails at once, permanent (as a 401 is), and is not retried: no retry
 // can install it.
 func TestMissingExecPluginIsPermanentAtOnce(t *testing.T) {

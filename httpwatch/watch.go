@@ -24,7 +24,7 @@ import (
 //     says how (a dial, DNS, TLS handshake or header timeout, a reset, an
 //     EOF, ErrConnectionLost; IsProbableEOF or IsConnectionRefused report
 //     most), so the reflector resumes the watch from its version after a
-//     backoff (decision 37; client-go returns an empty stream here, which
+//     backoff (decision 38; client-go returns an empty stream here, which
 //     its reflector takes for a very short watch and relists after).
 //   - Then, from Next: io.EOF when the server ended the stream between
 //     frames (conformance 4, a clean end); an error satisfying IsProbableEOF

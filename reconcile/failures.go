@@ -14,7 +14,7 @@ import (
 
 // A failing reconcile is retried for ever, so the log says what is wrong
 // once, loudly, by the policy of decision 20 (package faillog) and the
-// causes of package cause (decision 37): the first failure of each kind at
+// causes of package cause (decision 38): the first failure of each kind at
 // Warn, or at Error with what to do when retrying cannot cure it (a 403
 // says which verb to grant on which resource), repeats counted and
 // summarised, and one line at Info once every key that failed has

@@ -14,7 +14,7 @@ import (
 // a second without delivering a single event: the server is probably
 // unhealthy, so the reflector backs off and relists instead of hammering
 // it (conformance 21). A watch the network cut so is resumed after a
-// backoff instead, and reported as what cut it (decision 37).
+// backoff instead, and reported as what cut it (decision 38).
 var ErrVeryShortWatch = cause.New("very short watch", "watch closed within a second without an event")
 
 // ErrUnexpectedKind reports a watch event carrying an object of another kind
@@ -83,7 +83,7 @@ type Stats struct {
 	Events      int64 // watch events received (bookmarks included)
 	Errors      int64 // errors reported through OnError
 	// PermanentErrors and RoutineErrors count the Errors that retrying
-	// cannot cure (a permanent cause, decision 37) and those that are part of
+	// cannot cure (a permanent cause, decision 38) and those that are part of
 	// normal operation (SyncError.Routine); the rest are transient.
 	PermanentErrors, RoutineErrors int64
 	// WatchEnds counts the watches that ended, by cause, but for those

@@ -54,7 +54,7 @@ func TestReflectorLogsEachFailureAtItsLevel(t *testing.T) {
 			[]string{"hint=check the resource name"}},
 		{"unsupported field label", OpList, &httpwatch.StatusError{Code: 400, Reason: "BadRequest", Message: `field label not supported: spec.nodeNam`}, "spec.nodeNam=n1",
 			"ERROR reflector: list failed", []string{"message=field label not supported: spec.nodeNam", `hint=check the field selector "spec.nodeNam=n1"`}},
-		{"exec plugin missing (decision 37)", OpList, fmt.Errorf("GET /api/v1/pods: get credentials: %w", &missingPlugin{}), "", "ERROR reflector: list failed",
+		{"exec plugin missing (decision 38)", OpList, fmt.Errorf("GET /api/v1/pods: get credentials: %w", &missingPlugin{}), "", "ERROR reflector: list failed",
 			[]string{"hint=install the exec credential plugin, or fix its path"}},
 		{"unknown resource", OpList, fmt.Errorf("resource %q: %w", "pod", httpwatch.ErrUnknownResource), "", "ERROR reflector: list failed",
 			[]string{"the server has no such resource", "hint=check the resource name"}},

@@ -230,62 +230,62 @@ func TestReflectorTransitions(t *testing.T) {
 			from: at(phaseWatch, synced("10")), want: phaseStart, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
 		},
 		{
-			name: "decision 37: a restored state whose watch cannot reach the server stays unconfirmed and resumes, unlisted",
+			name: "decision 38: a restored state whose watch cannot reach the server stays unconfirmed and resumes, unlisted",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errTLSHandshake)) },
 			from: at(phaseWatch, unconfirmed), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(unconfirmed),
 		},
 		{
-			name: "decision 37: a watch start failed by a dial timeout resumes from the same RV after a backoff",
+			name: "decision 38: a watch start failed by a dial timeout resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errDialTimeout)) },
 			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
 		},
 		{
-			name: "decision 37: a watch start failed by a TLS handshake timeout resumes from the same RV after a backoff",
+			name: "decision 38: a watch start failed by a TLS handshake timeout resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errTLSHandshake)) },
 			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
 		},
 		{
-			name: "decision 37: a watch start failed by a reset resumes from the same RV after a backoff",
+			name: "decision 38: a watch start failed by a reset resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errReset)) },
 			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
 		},
 		{
-			name: "decision 37: a watch start failed by an EOF before the response resumes from the same RV after a backoff",
+			name: "decision 38: a watch start failed by an EOF before the response resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errNoResponse)) },
 			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
 		},
 		{
-			name: "decision 37: a watch start failed by a connection found dead (ErrConnectionLost) resumes from the same RV after a backoff",
+			name: "decision 38: a watch start failed by a connection found dead (ErrConnectionLost) resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errLost)) },
 			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
 		},
 		{
-			name: "decision 37: a watch start failed by a name that does not resolve resumes from the same RV after a backoff",
+			name: "decision 38: a watch start failed by a name that does not resolve resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errDNS)) },
 			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
 		},
 		{
-			name: "decision 37: a watch start failed by an unreachable network resumes from the same RV after a backoff",
+			name: "decision 38: a watch start failed by an unreachable network resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errUnreachable)) },
 			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
 		},
 		{
-			name: "decision 37: a watch start failed by no response headers in time resumes from the same RV after a backoff",
+			name: "decision 38: a watch start failed by no response headers in time resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errHeaderTimeout)) },
 			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
 		},
 		{
-			name: "decision 37: a watch-list that cannot reach the server tries the watch-list again after a backoff, no paged list",
+			name: "decision 38: a watch-list that cannot reach the server tries the watch-list again after a backoff, no paged list",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errTLSHandshake)) },
 			from: at(phaseWatchList, synced("10")), want: phaseWatchList, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
 		},
 		{
-			name: "decision 37: a watch the network cut within a second, before any event, resumes after a backoff: no relist",
+			name: "decision 38: a watch the network cut within a second, before any event, resumes after a backoff: no relist",
 			from: streamOf(newWatcher(end(fmt.Errorf("read: %w", errReset))), synced("5")), want: phaseWatch,
 			wait: 800 * time.Millisecond, mem: backedOff(synced("5")),
 		},
 		{
-			name: "decision 37: so does one found dead at once",
+			name: "decision 38: so does one found dead at once",
 			from: streamOf(newWatcher(end(errLost)), synced("5")), want: phaseWatch,
 			wait: 800 * time.Millisecond, mem: backedOff(synced("5")),
 		},
@@ -630,7 +630,7 @@ func TestReflectorTransitions(t *testing.T) {
 var errConnRefused = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 
 // The ways the network fails a watch before the server answers, as
-// net/http reports them (decision 37).
+// net/http reports them (decision 38).
 var (
 	errDialTimeout   = &net.OpError{Op: "dial", Net: "tcp", Err: timeoutError("i/o timeout")}
 	errTLSHandshake  = fmt.Errorf("WATCH /api/v1/pods: %w", timeoutError("net/http: TLS handshake timeout"))

@@ -167,7 +167,7 @@ func (r *Reflector) watchEnded(s *state, err error) time.Duration {
 			return r.retry(s, phaseStart, ErrVeryShortWatch)
 		}
 		// The network cut it at once: the version is as good as before,
-		// but the path may be down. Resume after a backoff (decision 37).
+		// but the path may be down. Resume after a backoff (decision 38).
 		return r.retry(s, phaseWatch, err)
 	}
 	if clean { // the server ended it, as at its timeout

@@ -42,7 +42,7 @@ func (r *Reflector) openWatch(ctx context.Context, s *state) time.Duration {
 	return r.open(ctx, s, opts, fromAny, false, func(err error) time.Duration {
 		r.report(OpWatchStart, err)
 		if cause.Of(err).Then == cause.Resume {
-			return r.retry(s, phaseWatch, err) // conformance 22, decision 37: the network or a 429
+			return r.retry(s, phaseWatch, err) // conformance 22, decision 38: the network or a 429
 		}
 		return r.retry(s, phaseStart, err)
 	})
@@ -61,7 +61,7 @@ func (r *Reflector) openWatchList(ctx context.Context, s *state) time.Duration {
 	opts.SendInitialEvents = true
 	return r.open(ctx, s, opts, false, true, func(err error) time.Duration {
 		switch {
-		case cause.Of(err).Then == cause.Resume: // conformance 30, decision 37
+		case cause.Of(err).Then == cause.Resume: // conformance 30, decision 38
 			r.report(OpWatchList, err)
 			return r.retry(s, phaseWatchList, err)
 		case opts.ResourceVersion != "" && versionUnavailable(err):

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/examples/internal/cli"
@@ -81,8 +82,15 @@ func waitSynced(ctx context.Context, firstSync *cli.FirstSync, reg *processor.Re
 	if err := firstSync.Wait(ctx, nil); err != nil {
 		return err
 	}
-	if !listwatch.WaitForCacheSync(ctx, reg.HasSynced) {
-		return fmt.Errorf("interrupted before the first sync: %w", ctx.Err())
+	// The cache is synced; the handler may still be in its initial adds.
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !reg.HasSynced() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("interrupted before the first sync: %w", ctx.Err())
+		case <-tick.C:
+		}
 	}
 	return nil
 }

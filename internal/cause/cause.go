@@ -5,7 +5,7 @@
 // in (Ends), and whether a watch it refuses or ends is opened again from
 // the same resourceVersion or the cache relists (Then). The reflector, the
 // reconcile runner, leases, the events recorder and the warm start all
-// read it (decision 20, decision 37); package faillog then says each
+// read it (decision 20, decision 38); package faillog then says each
 // failure as its row's class asks.
 //
 //	c := cause.Of(err)
@@ -67,12 +67,12 @@ type Then int
 
 const (
 	// Relist: only what the server says can make the cache relist
-	// (decision 1, decision 37): the version is gone, the server failed
+	// (decision 1, decision 38): the version is gone, the server failed
 	// the watch, the stream cannot be read.
 	Relist Then = iota
 	// Resume: open the watch again from the same resourceVersion after a
 	// step of backoff, for as long as the failure lasts: the network
-	// failed, not the server's state (decision 37).
+	// failed, not the server's state (decision 38).
 	Resume
 )
 
@@ -167,7 +167,7 @@ var Table = []Row{
 	{Key: "429", Class: Transient, Then: Resume, Match: httpwatch.IsTooManyRequests},
 	{Key: "status", Class: Transient, Match: isStatus}, // 5xx and the rest: the server failed the watch
 	// The network: the request never reached the server, or its answer
-	// never came back. A watch resumes from its version (decision 37).
+	// never came back. A watch resumes from its version (decision 38).
 	{Key: "connection refused", Class: Transient, Then: Resume, Match: httpwatch.IsConnectionRefused, Hint: func(Request) string {
 		return "check the server address: nothing listens there (or the server is restarting)"
 	}},

@@ -68,7 +68,7 @@ var samples = map[string]error{
 	"no space":              &fs.PathError{Op: "write", Path: "/snap/pods", Err: syscall.ENOSPC},
 }
 
-// decision 37: every row is reached by an error of its cause, wrapped as the code
+// decision 38: every row is reached by an error of its cause, wrapped as the code
 // meeting it wraps it, and Of finds that row: no row is shadowed by one
 // above it. A row added without a sample fails here.
 func TestEveryRowIsReached(t *testing.T) {
@@ -91,7 +91,7 @@ func TestEveryRowIsReached(t *testing.T) {
 	assert.Len(t, samples, len(cause.Table), "a sample without its row")
 }
 
-// decision 37: the table's Permanent is httpwatch.IsPermanent for every error the
+// decision 38: the table's Permanent is httpwatch.IsPermanent for every error the
 // client returns (what its retries and the waits go by), but a 404 on one
 // object, which a reconcile may well see cured.
 func TestPermanentAgreesWithTheClient(t *testing.T) {
@@ -104,7 +104,7 @@ func TestPermanentAgreesWithTheClient(t *testing.T) {
 }
 
 // Only the network resumes a watch; of what the server says, only 429
-// (conformance 22, decision 37).
+// (conformance 22, decision 38).
 func TestOnlyTheNetworkAnd429Resume(t *testing.T) {
 	network := map[string]bool{"429": true, "connection refused": true, "name not resolved": true,
 		"no response headers": true, "TLS handshake timeout": true, "silent watch": true, "connection lost": true,

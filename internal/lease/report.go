@@ -20,7 +20,7 @@ const SummaryEvery = faillog.SummaryEvery
 
 // Reporter tells the user about failed lease requests: every one goes to
 // OnError; the log follows package faillog's policy (decision 25), with
-// failures told apart by their cause (package cause, decision 37): the first
+// failures told apart by their cause (package cause, decision 38): the first
 // occurrence of each at Warn, or Error for one that will not cure itself
 // with what to do, a count of repeats at most every SummaryEvery, and one
 // Info line when requests succeed again. Lost races (409) are logged at

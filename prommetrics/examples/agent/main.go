@@ -2,7 +2,7 @@
 // it, that serves Prometheus metrics: it caches the pods of its node,
 // keeps a snapshot of them to restart warm (decision 32), and /metrics on
 // --metrics-addr says what an operator needs of each cache: synced,
-// restored and not yet confirmed, objects and bytes, the last sync, sync
+// objects restored at start, objects and bytes, the last sync, sync
 // errors by kind, watch restarts by cause, and the snapshot's last save.
 //
 //	go run ./examples/agent                       # an embedded fake API server
@@ -91,7 +91,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	f.Start(ctx)
 	defer f.Shutdown() // saves the snapshot
 	fmt.Fprintf(out, "caching the pods of node %q on %s; metrics on http://%s/metrics\n", *node, cfg.Host, ln.Addr())
-	if err := f.WaitForSync(ctx); err != nil {
+	if err := f.Wait(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "synced: %d pods\n", pods.Stats().Objects)
