@@ -98,9 +98,9 @@ type Stats struct {
 type WatchEnds struct {
 	Timeout int64 // the server ended it cleanly, as at its timeoutSeconds
 	Gone    int64 // 410: the version is compacted away; a relist follows
-	// Silent: nothing heard for WatchIdleTimeout (httpwatch.ErrWatchIdle),
-	// or the connection was found dead (httpwatch.ErrConnectionLost);
-	// decision 36.
+	// Silent: nothing heard for WatchIdleTimeout (httpwatch.ErrWatchIdle,
+	// or ErrNoBookmarks before the server was heard to send any), or the
+	// connection was found dead (httpwatch.ErrConnectionLost); decision 36.
 	Silent int64
 	Cut    int64 // the connection broke: a reset, an unexpected EOF
 	// Failed: any other error event, a stream that cannot be decoded,
@@ -150,7 +150,8 @@ func (c *counters) count(e *SyncError) {
 		return // not the end of a watch
 	}
 	switch {
-	case errors.Is(e.Err, httpwatch.ErrWatchIdle) || errors.Is(e.Err, httpwatch.ErrConnectionLost):
+	case errors.Is(e.Err, httpwatch.ErrWatchIdle) || errors.Is(e.Err, httpwatch.ErrNoBookmarks) ||
+		errors.Is(e.Err, httpwatch.ErrConnectionLost):
 		c.silent.Add(1)
 	case versionUnavailable(e.Err):
 		c.gone.Add(1)
