@@ -236,7 +236,9 @@ func TestWatchArmingIsLearnedPerClient(t *testing.T) {
 	}
 	// endsAt steps the clock to just short of limit, where the watch
 	// waiting must go on, then to limit, where it ends as silent.
-	endsAt := func(t *testing.T, clk *clock.Fake, waiting <-chan nextResult, limit time.Duration, hoped ...bool) {
+	// said is the bound the error names, when not limit; "hoped" for the
+	// watch that gives the hope up.
+	endsAt := func(t *testing.T, clk *clock.Fake, waiting <-chan nextResult, limit time.Duration, said ...string) {
 		t.Helper()
 		clk.Step(limit - time.Second)
 		select {
@@ -247,21 +249,25 @@ func TestWatchArmingIsLearnedPerClient(t *testing.T) {
 		clk.Step(time.Second)
 		err := testwait.Recv(t, waiting, "the silent watch to end").err
 		require.True(t, IsProbableEOF(err), "the watch resumes: %v", err)
-		if len(hoped) > 0 {
+		bound := limit.String()
+		if len(said) > 0 && said[0] != "hoped" {
+			bound = said[0]
+		}
+		if len(said) > 0 && said[0] == "hoped" {
 			// Only the watch that gives the hope up: the server may
 			// send none, or the connection went silent.
 			require.ErrorIs(t, err, ErrNoBookmarks)
 			require.NotErrorIs(t, err, ErrWatchIdle)
-			require.ErrorContains(t, err, "no bookmark from the server within "+limit.String()+" of the watch's start")
+			require.ErrorContains(t, err, "no bookmark from the server within "+bound+" of the watch's start")
 			return
 		}
 		require.ErrorIs(t, err, ErrWatchIdle)
-		require.ErrorContains(t, err, "nothing from the server for "+limit.String())
+		require.ErrorContains(t, err, "nothing from the server for "+bound)
 	}
 
 	t.Run("a new client hopes, and gives the hope up once", func(t *testing.T) {
 		c, clk := fakeClockClient(t, "http://server.invalid")
-		endsAt(t, clk, watch(t, c, clk, tight), 150*time.Second, true)
+		endsAt(t, clk, watch(t, c, clk, tight), 150*time.Second, "hoped")
 		require.Equal(t, bookmarksNone, c.bookmarks.Load(), "no bookmark before the bound")
 		endsAt(t, clk, watch(t, c, clk, tight), 330*time.Second)
 		require.Equal(t, bookmarksNone, c.bookmarks.Load())
@@ -300,6 +306,33 @@ func TestWatchArmingIsLearnedPerClient(t *testing.T) {
 		c.bookmarks.Store(bookmarksNone)
 		watch(t, c, clk, tight, frame{200 * time.Second, bookmark}, frame{150 * time.Second, bookmark})
 		require.Equal(t, bookmarksSent, c.bookmarks.Load())
+	})
+	t.Run("a watch shown bookmarks while its read waits is held to the bound from that read's start", func(t *testing.T) {
+		c, clk := fakeClockClient(t, "http://server.invalid")
+		c.bookmarks.Store(bookmarksNone)
+		w, pw := pipeWatch(t, c, tight)
+		got := nextOf(w)
+		_, err := io.WriteString(pw, addedPod)
+		require.NoError(t, err)
+		require.NoError(t, testwait.Recv(t, got, "the first event").err)
+		waiting := nextOf(w)
+		require.NoError(t, clk.WaitForWaiters(testwait.Context(t), 1), "the read waits, to the loose bound")
+		clk.Step(100 * time.Second)
+		// As the consumer would on a bookmark read ahead of this read.
+		dog := w.(*streamWatcher).dog
+		dog.bookmark(Event{Type: Bookmark})
+		require.Equal(t, bookmarksSent, c.bookmarks.Load())
+		require.Eventually(t, func() bool { return len(dog.wake) == 0 }, testwait.Timeout, time.Millisecond, "the watchdog looks again")
+		endsAt(t, clk, waiting, 50*time.Second, "2m30s")
+	})
+	t.Run("a hopeful watch that heard a late bookmark keeps the hope", func(t *testing.T) {
+		c, clk := fakeClockClient(t, "http://server.invalid")
+		// An event at 100 s keeps the watch alive; its first bookmark
+		// comes 200 s after its opening: late, but the server sends them.
+		waiting := watch(t, c, clk, tight, frame{100 * time.Second, addedPod}, frame{100 * time.Second, bookmark})
+		require.Equal(t, bookmarksHoped, c.bookmarks.Load())
+		endsAt(t, clk, waiting, 150*time.Second)
+		require.Equal(t, bookmarksHoped, c.bookmarks.Load())
 	})
 	for _, tc := range []struct {
 		name  string
