@@ -16,7 +16,7 @@ type chunked struct {
 }
 
 func (c chunked) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
-func (chunked) Close() error                  { return nil }
+func (chunked) Close() error                 { return nil }
 
 // What the watchdog (decision 36) costs a watch that streams: events read
 // in 4 KiB network reads, with no bound, and with the reflector's.
