@@ -11,8 +11,8 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"testing"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -291,7 +291,10 @@ func TestWiring(t *testing.T) {
 		setup func(*app.App) error
 		want  string
 	}{
-		"bad projection": {func(a *app.App) error { a.Watch(app.Pods, app.Options{Project: []string{"spec.containers.#"}}); return nil },
+		"bad projection": {func(a *app.App) error {
+			a.Watch(app.Pods, app.Options{Project: []string{"spec.containers.#"}})
+			return nil
+		},
 			"app: Watch pods.v1"},
 		"setup error": {func(*app.App) error { return io.EOF }, "app: setup: EOF"},
 		"reconcile of nothing": {func(a *app.App) error { a.Reconcile(nil, nil); return nil },
