@@ -85,12 +85,13 @@ func (c *Cache) Get(namespace, name string) (*listwatch.Object, bool) {
 	return o, err == nil
 }
 
-// List returns the cached objects a label selector matches ("" is all).
-func (c *Cache) List(labelSelector string) ([]*listwatch.Object, error) {
+// List returns every cached object; Informer().Lister() reads by
+// selector or namespace.
+func (c *Cache) List() []*listwatch.Object {
 	if c.inf == nil {
-		return nil, nil
+		return nil
 	}
-	return c.inf.Lister().List(labelSelector)
+	return c.inf.Indexer().List()
 }
 
 // Apply applies b's object with server-side apply, as the app's field

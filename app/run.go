@@ -145,7 +145,7 @@ func (a *App) run(ctx context.Context, ln net.Listener, metrics http.Handler, wh
 	srv := &http.Server{Handler: a.health(metrics), ReadHeaderTimeout: 10 * time.Second}
 	if ln != nil {
 		bg.Go(func() { _ = srv.Serve(ln) })
-		a.Logger.Info("app: serving /healthz, /readyz and /metrics", "app", a.Name, "addr", ln.Addr().String())
+		a.Logger.Info("app: serving probes", "app", a.Name, "addr", ln.Addr().String(), "metrics", metrics != nil)
 	}
 	a.Logger.Info("app: started", "app", a.Name, "server", where, "identity", a.Identity,
 		"caches", len(a.caches), "leaderElection", a.LeaderElection)
