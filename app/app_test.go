@@ -150,7 +150,7 @@ func secretData(t *testing.T, s *watchtest.Server, name string) (string, bool) {
 
 // The composition root runs a controller end to end: a secret per
 // configmap, owned by it; a secret changed by someone else is put back
-// (its owner is requeued); an Event per write. Decision 37.
+// (its owner is requeued); an Event per write. Decision 40.
 func TestAppRunsAController(t *testing.T) {
 	s := server(t, "a", "b")
 	r := start(t, app.New("copier"), s, copierSetup)
@@ -186,7 +186,7 @@ func TestAppRunsAController(t *testing.T) {
 
 // /readyz says not synced while the list is refused, and ok once RBAC is
 // granted: the program waits through the 403 (logged once, at Error)
-// rather than ending. Decision 37.
+// rather than ending. Decision 40.
 func TestReadyWaitsThroughForbidden(t *testing.T) {
 	s := server(t, "a")
 	var granted atomic.Bool
@@ -206,7 +206,7 @@ func TestReadyWaitsThroughForbidden(t *testing.T) {
 }
 
 // Caches that do not sync within SyncTimeout end Run with why, on the
-// app's clock. Decision 37.
+// app's clock. Decision 40.
 func TestSyncTimeoutEndsRun(t *testing.T) {
 	s := server(t)
 	s.FailNext(watchtest.Failure{Code: 403, Verbs: []string{"list", "watch"}, Times: 1 << 30})
@@ -225,7 +225,7 @@ func TestSyncTimeoutEndsRun(t *testing.T) {
 }
 
 // A shutdown that does not finish within ShutdownTimeout ends Run with
-// ErrShutdownTimeout naming what was still stopping. Decision 37.
+// ErrShutdownTimeout naming what was still stopping. Decision 40.
 func TestShutdownIsBounded(t *testing.T) {
 	s := server(t)
 	fake := clock.NewFake(time.Unix(0, 0))
@@ -248,7 +248,7 @@ func TestShutdownIsBounded(t *testing.T) {
 }
 
 // With leader election the replica leads, reconciles, and releases its
-// lease at shutdown; its snapshot is saved. Decision 37.
+// lease at shutdown; its snapshot is saved. Decision 40.
 func TestLeaderReleasesLeaseAndSavesSnapshot(t *testing.T) {
 	s := server(t, "a")
 	dir := t.TempDir()
@@ -271,7 +271,7 @@ func TestLeaderReleasesLeaseAndSavesSnapshot(t *testing.T) {
 }
 
 // The same resource and options are one cache; wiring errors end Run
-// before anything runs. Decision 37.
+// before anything runs. Decision 40.
 func TestWiring(t *testing.T) {
 	s := server(t)
 	var one, two, other *app.Cache
@@ -308,7 +308,7 @@ func TestWiring(t *testing.T) {
 }
 
 // A demo server is used when nothing names a server, and only then.
-// Decision 37.
+// Decision 40.
 func TestDemoWhenNothingNamesAServer(t *testing.T) {
 	t.Setenv("KUBECONFIG", "")
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")

@@ -26,7 +26,7 @@
 // elector from them and owns their order. A cache asked for twice with the
 // same resource and options is one informer.
 //
-// When Run ends (decision 37 in docs/behaviour.md):
+// When Run ends (decision 40 in docs/behaviour.md):
 //   - at once, before anything runs, when the command line, the connection,
 //     the health address or setup is wrong;
 //   - when the caches have not synced within SyncTimeout (2 minutes, as
