@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/listwatch/listwatch"
@@ -103,6 +104,7 @@ type App struct {
 	errs     []error // of the wiring, returned by Run
 	leased   chan struct{}
 	leaseErr error
+	stopping atomic.Bool // the shutdown has begun: not ready
 }
 
 // New returns an App named name with the defaults filled in: health on

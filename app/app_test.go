@@ -327,3 +327,55 @@ func TestDemoWhenNothingNamesAServer(t *testing.T) {
 	require.NoError(t, testwait.Recv(t, done, "Run"))
 	testwait.Recv(t, stopped, "the demo stopped")
 }
+
+// Under leader election, a replica that cannot read or take its lease
+// (here a 403 on every lease request) within SyncTimeout of the sync ends
+// Run with why, rather than stand by for ever. Decision 40.
+func TestLeaseNeverReachedEndsRun(t *testing.T) {
+	s := server(t, "a")
+	s.FailNext(watchtest.Failure{Code: 403, Times: 1 << 30, Match: func(r watchtest.Request) bool { return strings.Contains(r.Path, "/leases") }})
+	fake := clock.NewFake(time.Unix(0, 0))
+	a := app.New("copier")
+	a.Clock = fake
+	r := start(t, a, s, copierSetup, "--leader-elect", "--lease-namespace", "ns")
+	require.Eventually(t, func() bool { return len(r.log.Lines(slog.LevelError)) > 0 }, 10*time.Second, 5*time.Millisecond,
+		"the lease's 403 said at once")
+	var err error
+	require.Eventually(t, func() bool {
+		fake.Step(app.DefaultSyncTimeout)
+		select {
+		case err = <-r.done:
+			r.done <- err
+			return true
+		default:
+			return false
+		}
+	}, 10*time.Second, 5*time.Millisecond, "Run ends")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no lease record read or taken in namespace ns within 2m0s")
+	assert.Contains(t, err.Error(), "403")
+	_, statErr := s.Get(watchtest.Secrets, "ns", "a-copy")
+	assert.Error(t, statErr, "a replica that never led wrote nothing")
+}
+
+// Once the shutdown begins /readyz answers 503, so that no traffic is
+// sent to a replica on its way out. Decision 40.
+func TestNotReadyWhileShuttingDown(t *testing.T) {
+	s := server(t)
+	release, started := make(chan struct{}), make(chan struct{})
+	r := start(t, app.New("stuck"), s, func(a *app.App) error {
+		a.Watch(app.ConfigMaps)
+		a.Go(func(ctx context.Context) error { close(started); <-ctx.Done(); <-release; return nil })
+		return nil
+	})
+	testwait.Recv(t, started, "the Go function")
+	code, _ := probe(t, r, "/readyz")
+	assert.Equal(t, http.StatusOK, code)
+	r.stop()
+	require.Eventually(t, func() bool { code, _ := probe(t, r, "/readyz"); return code == http.StatusServiceUnavailable },
+		10*time.Second, 5*time.Millisecond)
+	_, body := probe(t, r, "/readyz")
+	assert.Contains(t, body, "shutting down")
+	close(release)
+	require.NoError(t, r.wait(t))
+}

@@ -8,10 +8,14 @@ import (
 )
 
 // Ready reports whether the program is ready: every cache has synced
-// (a cache restored from a snapshot counts once the server confirmed it).
-// A standby replica under leader election is ready too: it would take
-// over on a warm cache. The error says what is not.
+// (a cache restored from a snapshot counts once the server confirmed it)
+// and the shutdown has not begun. A standby replica under leader election
+// is ready too: it would take over on a warm cache. The error says what
+// is not.
 func (a *App) Ready() error {
+	if a.stopping.Load() {
+		return errors.New("shutting down")
+	}
 	var not []string
 	for _, c := range a.caches {
 		if !c.inf.HasSynced() {

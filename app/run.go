@@ -175,6 +175,7 @@ func (a *App) run(ctx context.Context, ln net.Listener, metrics http.Handler, wh
 	<-workCtx.Done()
 
 	// The shutdown, in order, within ShutdownTimeout.
+	a.stopping.Store(true)
 	var stage atomic.Value
 	stage.Store("runners and Go functions")
 	done := make(chan struct{})
