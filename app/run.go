@@ -200,7 +200,11 @@ func (a *App) run(ctx context.Context, ln net.Listener, metrics http.Handler, wh
 	case <-deadline.C():
 		a.Logger.Error("app: shutdown did not finish in time; exiting with parts still running",
 			"app", a.Name, "timeout", a.ShutdownTimeout, "waiting for", stage.Load())
-		return fmt.Errorf("%w (%v): still stopping %s", ErrShutdownTimeout, a.ShutdownTimeout, stage.Load())
+		err := fmt.Errorf("%w (%v): still stopping %s", ErrShutdownTimeout, a.ShutdownTimeout, stage.Load())
+		if p := failed.Load(); p != nil {
+			err = errors.Join(*p, err) // why it stopped comes first
+		}
+		return err
 	}
 	if p := failed.Load(); p != nil {
 		return *p
