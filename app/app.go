@@ -78,6 +78,9 @@ type App struct {
 	// to Run's return.
 	ShutdownTimeout time.Duration
 
+	// Config, if set, is the server to talk to, and the connection flags
+	// are not registered: for a program that finds its server itself.
+	Config *kubeconfig.Config
 	// Demo, if set, starts a server to run against when nothing names one
 	// (no connection flag, $KUBECONFIG unset, not in a pod): examples use
 	// it to run anywhere. It returns the server's URL and how to stop it.
@@ -168,7 +171,9 @@ func (a *App) fail(err error) {
 
 // register adds a's flags to a.Flags, each defaulting to its field.
 func (a *App) register(kf *kubeconfig.Flags) {
-	kf.Register(a.Flags)
+	if a.Config == nil {
+		kf.Register(a.Flags)
+	}
 	a.Flags.StringVar(&a.HealthAddr, "health-addr", a.HealthAddr, "serve /healthz, /readyz and /metrics on this address (\"\": none)")
 	a.Flags.BoolVar(&a.LeaderElection, "leader-elect", a.LeaderElection, "reconcile only while this replica holds the Lease")
 	a.Flags.StringVar(&a.LeaseNamespace, "lease-namespace", a.LeaseNamespace, "namespace of the Lease (default: the pod's, else default)")

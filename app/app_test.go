@@ -22,6 +22,7 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/internal/testlog"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/patch"
 	"github.com/listwatch/listwatch/watchtest"
 )
@@ -378,4 +379,23 @@ func TestNotReadyWhileShuttingDown(t *testing.T) {
 	assert.Contains(t, body, "shutting down")
 	close(release)
 	require.NoError(t, r.wait(t))
+}
+
+// A Config set by the program is the server; no connection flag is
+// registered then. Decision 40.
+func TestConfigSetByTheProgram(t *testing.T) {
+	s := server(t, "a")
+	a := app.New("cfg")
+	a.Config = &kubeconfig.Config{Host: s.URL}
+	a.HealthAddr = ""
+	logger, _ := testlog.NewLogger()
+	a.Logger = logger
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx, nil, copierSetup) }()
+	require.Eventually(t, func() bool { _, ok := secretData(t, s, "a-copy"); return ok }, 10*time.Second, 5*time.Millisecond)
+	cancel()
+	require.NoError(t, testwait.Recv(t, done, "Run"))
+	assert.Nil(t, a.Flags.Lookup("server"))
+	assert.NotNil(t, a.Flags.Lookup("leader-elect"))
 }

@@ -16,6 +16,9 @@ import (
 // never used by surprise by a demo. where says which, any password in the
 // URL hidden; stop stops the demo (and does nothing otherwise).
 func (a *App) connect(ctx context.Context, kf *kubeconfig.Flags) (cfg *kubeconfig.Config, where string, stop func(), err error) {
+	if a.Config != nil {
+		return a.Config, redact.URL(a.Config.Host), func() {}, nil
+	}
 	flagged := kf.Server != "" || kf.Kubeconfig != "" || kf.Context != ""
 	fromEnv := os.Getenv("KUBECONFIG") != ""
 	inPod := os.Getenv("KUBERNETES_SERVICE_HOST") != ""
