@@ -59,7 +59,12 @@ type App struct {
 	// LeaderElection makes every runner reconcile only while this replica
 	// holds the Lease named Name in LeaseNamespace (--leader-elect).
 	LeaderElection bool
-	// LeaseNamespace holds the Lease (--lease-namespace); "" means the
+	// Shards shares each runner's keys among the replicas running with
+	// it (--shards): each caches and reconciles only its own, by
+	// membership Leases in LeaseNamespace (package shard). It excludes
+	// LeaderElection.
+	Shards bool
+	// LeaseNamespace holds the Leases (--lease-namespace); "" means the
 	// pod's namespace in a cluster, else "default".
 	LeaseNamespace string
 	// Identity names this replica in the Lease and its Events
@@ -101,12 +106,14 @@ type App struct {
 	client   *httpwatch.Client
 	factory  *listwatch.Factory
 	recorder *events.Recorder
-	caches   []*Cache
+	caches   []*Cache // Watch's, shared
+	sharded  []*Cache // the runners' own, with Shards
 	runners  []*reconcile.Runner
 	gos      []func(context.Context) error
 	errs     []error // of the wiring, returned by Run
-	leased   chan struct{}
-	leaseErr error
+	leased    chan struct{} // closed once a lease record was read or taken
+	leaseOnce sync.Once
+	leaseErr  error
 	stopping atomic.Bool // the shutdown has begun: not ready
 }
 
@@ -162,6 +169,13 @@ func (a *App) Go(fn func(ctx context.Context) error) {
 	a.gos = append(a.gos, fn)
 }
 
+// allCaches are the shared caches and the runners' own.
+func (a *App) allCaches() []*Cache {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append(append([]*Cache(nil), a.caches...), a.sharded...)
+}
+
 // fail records a wiring error for Run to return.
 func (a *App) fail(err error) {
 	a.mu.Lock()
@@ -176,6 +190,7 @@ func (a *App) register(kf *kubeconfig.Flags) {
 	}
 	a.Flags.StringVar(&a.HealthAddr, "health-addr", a.HealthAddr, "serve /healthz, /readyz and /metrics on this address (\"\": none)")
 	a.Flags.BoolVar(&a.LeaderElection, "leader-elect", a.LeaderElection, "reconcile only while this replica holds the Lease")
+	a.Flags.BoolVar(&a.Shards, "shards", a.Shards, "share the keys among the replicas by membership Leases")
 	a.Flags.StringVar(&a.LeaseNamespace, "lease-namespace", a.LeaseNamespace, "namespace of the Lease (default: the pod's, else default)")
 	a.Flags.StringVar(&a.Identity, "identity", a.Identity, "this replica's name in the Lease and Events (default: $POD_NAME, else host and pid)")
 	a.Flags.StringVar(&a.SnapshotDir, "snapshot-dir", a.SnapshotDir, "keep a snapshot of each cache in this directory and start from it")
@@ -188,6 +203,9 @@ func (a *App) parse(args []string) error {
 	}
 	if a.Flags.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (flags only; see -h)", a.Flags.Arg(0))
+	}
+	if a.Shards && a.LeaderElection {
+		return errors.New("--shards and --leader-elect exclude each other")
 	}
 	return nil
 }

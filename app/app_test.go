@@ -399,3 +399,44 @@ func TestConfigSetByTheProgram(t *testing.T) {
 	assert.Nil(t, a.Flags.Lookup("server"))
 	assert.NotNil(t, a.Flags.Lookup("leader-elect"))
 }
+
+// With Shards two replicas share the keys by membership Leases: between
+// them every configmap gets its secret, and each sees the other.
+// Decision 40.
+func TestShardsShareTheKeys(t *testing.T) {
+	s := server(t, "a", "b", "c", "d", "e", "f")
+	args := func(id string) []string { return []string{"--shards", "--lease-namespace", "ns", "--identity", id} }
+	r1 := start(t, app.New("copier"), s, copierSetup, args("r1")...)
+	r2 := start(t, app.New("copier"), s, copierSetup, args("r2")...)
+	require.Eventually(t, func() bool {
+		for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
+			if _, ok := secretData(t, s, n+"-copy"); !ok {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 10*time.Millisecond, "every configmap copied")
+	for _, r := range []*running{r1, r2} {
+		require.Eventually(t, func() bool {
+			for _, l := range r.log.Lines(slog.LevelInfo) {
+				if strings.Contains(l.Text, "app: shard members") && strings.Contains(l.Text, "members=[r1 r2]") {
+					return true
+				}
+			}
+			return false
+		}, 20*time.Second, 10*time.Millisecond, "each sees both members")
+		_, body := probe(t, r, "/readyz")
+		assert.Contains(t, body, "shard of copier: synced")
+	}
+	r1.stop()
+	r2.stop()
+	require.NoError(t, r1.wait(t))
+	require.NoError(t, r2.wait(t))
+	assert.Empty(t, r1.log.Lines(slog.LevelWarn))
+}
+
+// --shards and --leader-elect exclude each other. Decision 40.
+func TestShardsExcludeLeaderElection(t *testing.T) {
+	err := app.New("x").Run(t.Context(), []string{"--shards", "--leader-elect"}, copierSetup)
+	assert.ErrorContains(t, err, "--shards and --leader-elect exclude each other")
+}

@@ -9,7 +9,9 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/patch"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reconcile"
+	"github.com/listwatch/listwatch/shard"
 	"github.com/listwatch/listwatch/store"
 )
 
@@ -140,26 +142,78 @@ func (a *App) Reconcile(c *Cache, fn Func, owned ...*Cache) {
 		a.fail(fmt.Errorf("app: Reconcile needs a cache from Watch and a Func"))
 		return
 	}
-	r := reconcile.New(c.inf, func(ctx context.Context, key string) (reconcile.Result, error) {
+	a.mu.Lock()
+	name := a.Name
+	if n := len(a.runners); n > 0 {
+		name = fmt.Sprintf("%s-%d", a.Name, n+1)
+	}
+	a.mu.Unlock()
+	keys := c // the cache the runner's keys come from
+	var member *shard.Member
+	if a.Shards {
+		var err error
+		if keys, member, err = a.shardOf(c, name); err != nil {
+			a.fail(fmt.Errorf("app: Reconcile of %s: %w", c.resource, err))
+			return
+		}
+	}
+	r := reconcile.New(keys.inf, func(ctx context.Context, key string) (reconcile.Result, error) {
 		ns, name, _ := store.SplitKey(key)
-		req := &Request{Key: key, Namespace: ns, Name: name, cache: c}
+		req := &Request{Key: key, Namespace: ns, Name: name, cache: keys}
 		err := fn(ctx, req)
 		return req.result, err
 	})
+	r.Name, r.Member = name, member
 	for _, o := range owned {
 		if o == nil || o.inf == nil {
 			a.fail(fmt.Errorf("app: Reconcile of %s: an owned cache is not from Watch", c.resource))
 			return
 		}
-		r.Watches = append(r.Watches, reconcile.Watch{Informer: o.inf, Keys: controlledBy(c)})
+		r.Watches = append(r.Watches, reconcile.Watch{Informer: o.inf, Keys: controlledBy(keys)})
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	r.Name = a.Name
-	if n := len(a.runners); n > 0 {
-		r.Name = fmt.Sprintf("%s-%d", a.Name, n+1)
-	}
 	a.runners = append(a.runners, r)
+}
+
+// shardOf returns a cache of c's objects filtered to the keys this
+// replica owns in the group name, and its membership: the runner's own,
+// since other readers of c want every key. It keeps no snapshot: its
+// contents depend on the group's view at the time.
+func (a *App) shardOf(c *Cache, name string) (*Cache, *shard.Member, error) {
+	r := c.resource
+	r.Namespace = c.opts.Namespace
+	rc := a.client.Resource(r)
+	if len(c.opts.Project) > 0 {
+		p, err := raw.NewProjection(c.opts.Project...)
+		if err != nil {
+			return nil, nil, err
+		}
+		rc.Projection = p
+	}
+	var inf *listwatch.Informer
+	m, err := shard.New(shard.Config{
+		Leases: a.client.Resource(leases).Namespace(a.LeaseNamespace), Group: name, Identity: a.Identity,
+		Logger: a.Logger, Clock: a.Clock,
+		OnChange: func(members []string) {
+			a.reachedLease()
+			a.Logger.Info("app: shard members", "app", a.Name, "group", name, "members", members)
+			inf.Relist()
+		},
+		OnError: a.leaseFailed,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	inf = listwatch.NewInformer(m.Source(rc), 0)
+	inf.Reflector.LabelSelector, inf.Reflector.FieldSelector = c.opts.Labels, c.opts.Fields
+	inf.Logger = a.Logger
+	inf.Reflector.Name = fmt.Sprintf("%s, shard of %s", c.inf.Reflector.Name, name)
+	sc := &Cache{app: a, resource: c.resource, opts: c.opts, inf: inf}
+	a.mu.Lock()
+	a.sharded = append(a.sharded, sc)
+	a.mu.Unlock()
+	return sc, m, nil
 }
 
 // controlledBy maps an object to the key of its controller when that is

@@ -16,7 +16,7 @@
 //	}
 //
 // Main parses the command line (kubeconfig.Flags and the app's own flags:
-// --health-addr, --leader-elect, --lease-namespace, --identity,
+// --health-addr, --leader-elect, --shards, --lease-namespace, --identity,
 // --snapshot-dir), connects, calls setup to wire the program, then runs it
 // until SIGINT or SIGTERM, and exits 1 with one line when it cannot work.
 // Run is the same without the process, for tests.
@@ -24,7 +24,8 @@
 // Wiring is apart from running: setup names caches (Watch), reconcilers
 // (Reconcile) and other work (Go); Run builds the informers, runners and
 // elector from them and owns their order. A cache asked for twice with the
-// same resource and options is one informer.
+// same resource and options is one informer. With Shards each runner
+// caches and reconciles only the keys its replica owns (package shard).
 //
 // When Run ends (decision 40 in docs/behaviour.md):
 //   - at once, before anything runs, when the command line, the connection,
@@ -33,10 +34,10 @@
 //     controller-runtime's cache sync timeout) — a 403 or a missing
 //     resource is logged at Error at once by the informer, and Run keeps
 //     waiting, so RBAC granted meanwhile heals the program;
-//   - with LeaderElection, when no lease record could be read or taken
-//     within SyncTimeout after the caches synced, when leadership is lost
-//     (the process restarts as a fresh candidate) or when the server has
-//     no Lease API;
+//   - with LeaderElection or Shards, when no lease record could be read or
+//     taken within SyncTimeout after the caches synced, when leadership is
+//     lost (the process restarts as a fresh candidate) or when the server
+//     has no Lease API;
 //   - when a reconcile runner or a Go function returns an error;
 //   - otherwise when its context ends (a signal): a failing write or a
 //     failing watch after the first sync is logged once and retried, never

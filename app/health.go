@@ -17,7 +17,7 @@ func (a *App) Ready() error {
 		return errors.New("shutting down")
 	}
 	var not []string
-	for _, c := range a.caches {
+	for _, c := range a.allCaches() {
 		if !c.inf.HasSynced() {
 			not = append(not, c.inf.Reflector.Name)
 		}
@@ -74,7 +74,7 @@ func (a *App) Health() http.Handler { return a.health(nil) }
 
 // describe writes each cache's state and each runner's leadership.
 func (a *App) describe(w http.ResponseWriter) {
-	for _, c := range a.caches {
+	for _, c := range a.allCaches() {
 		state := "not synced"
 		switch {
 		case c.inf.HasSynced():

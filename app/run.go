@@ -49,6 +49,7 @@ func (a *App) Run(ctx context.Context, args []string, setup func(*App) error) er
 		return errors.New("app: Run called twice")
 	}
 	a.running = true
+	a.leased = make(chan struct{})
 	a.mu.Unlock()
 
 	var kf kubeconfig.Flags
@@ -102,8 +103,6 @@ func (a *App) Run(ctx context.Context, args []string, setup func(*App) error) er
 // configureRunners gives each runner the app's informers, workers,
 // shutdown budget, logger, clock and, with LeaderElection, a candidacy.
 func (a *App) configureRunners() {
-	a.leased = make(chan struct{})
-	var once sync.Once
 	for _, r := range a.runners {
 		// The app starts and stops the factory; a runner's Start of it
 		// starts nothing more, and its Shutdown at the end of its Run
@@ -123,21 +122,33 @@ func (a *App) configureRunners() {
 			Logger:          a.Logger,
 			Clock:           a.Clock,
 			OnNewLeader: func(id string) {
-				once.Do(func() { close(a.leased) })
+				a.reachedLease()
 				a.Logger.Info("app: leader", "app", a.Name, "lease", a.LeaseNamespace+"/"+r.Name, "leader", id, "self", id == a.Identity)
 			},
-			OnError: func(err error) {
-				a.mu.Lock()
-				a.leaseErr = err
-				a.mu.Unlock()
-			},
+			OnError: a.leaseFailed,
 		}
 	}
+}
+
+// reachedLease says a lease record was read or taken.
+func (a *App) reachedLease() { a.leaseOnce.Do(func() { close(a.leased) }) }
+
+// leaseFailed keeps the last failed lease request, for waitLease to say.
+func (a *App) leaseFailed(err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.leaseErr = err
 }
 
 // run runs the wired program; see Run.
 func (a *App) run(ctx context.Context, ln net.Listener, metrics http.Handler, where string) error {
 	a.factory.Start(context.WithoutCancel(ctx)) // stopped by Shutdown, in order
+	shardCtx, stopShards := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopShards()
+	var shards sync.WaitGroup
+	for _, c := range a.sharded {
+		shards.Go(func() { c.inf.Run(shardCtx) })
+	}
 	var bg sync.WaitGroup
 	recCtx, stopRecorder := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRecorder()
@@ -148,7 +159,7 @@ func (a *App) run(ctx context.Context, ln net.Listener, metrics http.Handler, wh
 		a.Logger.Info("app: serving probes", "app", a.Name, "addr", ln.Addr().String(), "metrics", metrics != nil)
 	}
 	a.Logger.Info("app: started", "app", a.Name, "server", where, "identity", a.Identity,
-		"caches", len(a.caches), "leaderElection", a.LeaderElection)
+		"caches", len(a.allCaches()), "leaderElection", a.LeaderElection, "shards", a.Shards)
 
 	workCtx, stopWork := context.WithCancelCause(ctx)
 	defer stopWork(nil)
@@ -168,7 +179,7 @@ func (a *App) run(ctx context.Context, ln net.Listener, metrics http.Handler, wh
 		for _, fn := range a.gos {
 			work.Go(func() { end(fn(workCtx)) })
 		}
-		if a.LeaderElection && len(a.runners) > 0 {
+		if (a.LeaderElection || a.Shards) && len(a.runners) > 0 {
 			work.Go(func() { end(a.waitLease(workCtx)) })
 		}
 	}
@@ -185,6 +196,8 @@ func (a *App) run(ctx context.Context, ln net.Listener, metrics http.Handler, wh
 		work.Wait()
 		stage.Store("informers (saving snapshots)")
 		a.factory.Shutdown()
+		stopShards()
+		shards.Wait()
 		stage.Store("event recorder and health server")
 		stopRecorder()
 		sctx, cancel := context.WithCancel(context.Background())
@@ -218,7 +231,7 @@ func (a *App) waitSynced(ctx context.Context) error {
 	start := a.Clock.Now()
 	timeout := a.Clock.NewTimer(a.SyncTimeout)
 	defer timeout.Stop()
-	for _, c := range a.caches {
+	for _, c := range a.allCaches() {
 		select {
 		case <-c.inf.Synced():
 		case <-ctx.Done():
@@ -229,12 +242,12 @@ func (a *App) waitSynced(ctx context.Context) error {
 			return err
 		}
 	}
-	a.Logger.Info("app: caches synced", "app", a.Name, "caches", len(a.caches), "took", a.Clock.Since(start))
+	a.Logger.Info("app: caches synced", "app", a.Name, "caches", len(a.allCaches()), "took", a.Clock.Since(start))
 	return nil
 }
 
-// waitLease ends the program when no candidate has seen a lease record
-// within SyncTimeout of the caches' sync: a replica that can never lead
+// waitLease ends the program when no candidate or member has seen a lease
+// record within SyncTimeout of the caches' sync: a replica that can never lead
 // is better restarted, and said, than left standing by.
 func (a *App) waitLease(ctx context.Context) error {
 	timeout := a.Clock.NewTimer(a.SyncTimeout)

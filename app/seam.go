@@ -37,7 +37,7 @@ func (a *App) informerFor(r httpwatch.Resource, o Options) (*listwatch.Informer,
 
 // synced reports whether every informer of the app has synced.
 func (a *App) synced() bool {
-	for _, c := range a.caches {
+	for _, c := range a.allCaches() {
 		if !c.inf.HasSynced() {
 			return false
 		}
@@ -51,7 +51,7 @@ func (a *App) whyNotSynced() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var errs []error
-	for _, c := range a.caches {
+	for _, c := range a.allCaches() {
 		if !c.inf.HasSynced() {
 			errs = append(errs, c.inf.WaitForSync(ctx))
 		}
