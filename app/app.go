@@ -101,20 +101,20 @@ type App struct {
 	// nil means the real clock.
 	Clock clock.Clock
 
-	mu       sync.Mutex
-	running  bool
-	client   *httpwatch.Client
-	factory  *listwatch.Factory
-	recorder *events.Recorder
-	caches   []*Cache // Watch's, shared
-	sharded  []*Cache // the runners' own, with Shards
-	runners  []*reconcile.Runner
-	gos      []func(context.Context) error
-	errs     []error // of the wiring, returned by Run
+	mu        sync.Mutex
+	running   bool
+	client    *httpwatch.Client
+	factory   *listwatch.Factory
+	recorder  *events.Recorder
+	caches    []*Cache // Watch's, shared
+	sharded   []*Cache // the runners' own, with Shards
+	runners   []*reconcile.Runner
+	gos       []func(context.Context) error
+	errs      []error       // of the wiring, returned by Run
 	leased    chan struct{} // closed once a lease record was read or taken
 	leaseOnce sync.Once
 	leaseErr  error
-	stopping atomic.Bool // the shutdown has begun: not ready
+	stopping  atomic.Bool // the shutdown has begun: not ready
 }
 
 // New returns an App named name with the defaults filled in: health on
