@@ -230,7 +230,7 @@ func TestAppSIGTERMReleasesLeaseSavesSnapshot(t *testing.T) {
 		fmt.Appendf(nil, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"web","namespace":%q,"labels":{"app":"web"}},"data":{"k":"v"}}`, ns))
 	require.NoError(t, err)
 	dir := t.TempDir()
-	args := appArgs(t, realapi.Env(t, "REALAPI_TOKEN"), "--health-addr", "", "--leader-elect", "--lease-namespace", ns,
+	args := appArgs(t, realapi.Env(t, "REALAPI_TOKEN"), "--health-addr=", "--leader-elect", "--lease-namespace", ns,
 		"--identity", "child", "--snapshot-dir", dir)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestAppSIGTERMReleasesLeaseSavesSnapshot$")
 	cmd.Env = append(os.Environ(), "E2E_APP_MAIN_ARGS="+strings.Join(args, " "), "E2E_APP_NAMESPACE="+ns)
@@ -238,9 +238,11 @@ func TestAppSIGTERMReleasesLeaseSavesSnapshot(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	leading, exited := make(chan struct{}), make(chan error, 1)
+	var childLog syncBuffer
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for led := false; sc.Scan(); {
+			fmt.Fprintln(&childLog, sc.Text())
 			if !led && strings.Contains(sc.Text(), "app: leader") && strings.Contains(sc.Text(), "self=true") {
 				led = true
 				close(leading)
@@ -250,9 +252,11 @@ func TestAppSIGTERMReleasesLeaseSavesSnapshot(t *testing.T) {
 	}()
 	select {
 	case <-leading:
+	case err := <-exited:
+		t.Fatalf("the child exited (%v):\n%s", err, childLog.String())
 	case <-time.After(wait):
 		_ = cmd.Process.Kill()
-		t.Fatal("the child did not lead")
+		t.Fatalf("the child did not lead:\n%s", childLog.String())
 	}
 	require.Eventually(t, func() bool {
 		_, err := admin.Resource(secrets).Namespace(ns).Get(context.Background(), "web-copy")
