@@ -44,10 +44,10 @@
 //     a reason to exit.
 //
 // Shutdown is bounded by ShutdownTimeout (20 s, under the 30 s a pod is
-// given before SIGKILL): the runners stop taking keys and their workers
-// get half of it to drain (with an election they stop at once and the
-// lease is released), then the Go functions' context ends, the informers
-// stop and save their snapshots, the Event recorder and the health server
-// stop. What is still running at the deadline is named at Error and Run
-// returns ErrShutdownTimeout.
+// given before SIGKILL). /readyz turns 503; the runners stop taking keys
+// and their workers get half of it to drain (with an election they stop
+// at once and the lease is released), and the Go functions' context ends;
+// once all have returned the informers stop and save their snapshots, then
+// the Event recorder and the health server stop. What is still running at
+// the deadline is named at Error and Run returns ErrShutdownTimeout.
 package app
