@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/listwatch/listwatch"
@@ -41,6 +42,7 @@ type Cache struct {
 	resource httpwatch.Resource
 	opts     Options
 	inf      *listwatch.Informer
+	lastErr  atomic.Pointer[error] // the last error not routine
 }
 
 // Watch returns the cache of r's objects that opts select, making its
@@ -69,6 +71,9 @@ func (a *App) Watch(r httpwatch.Resource, opts ...Options) *Cache {
 		a.errs = append(a.errs, fmt.Errorf("app: Watch %s: %w", r, err))
 	}
 	c.inf = inf
+	if inf != nil {
+		c.keepErrors()
+	}
 	a.caches = append(a.caches, c)
 	return c
 }
@@ -210,6 +215,7 @@ func (a *App) shardOf(c *Cache, name string) (*Cache, *shard.Member, error) {
 	inf.Logger = a.Logger
 	inf.Reflector.Name = fmt.Sprintf("%s, shard of %s", c.inf.Reflector.Name, name)
 	sc := &Cache{app: a, resource: c.resource, opts: c.opts, inf: inf}
+	sc.keepErrors()
 	a.mu.Lock()
 	a.sharded = append(a.sharded, sc)
 	a.mu.Unlock()

@@ -17,10 +17,8 @@ func (a *App) Ready() error {
 		return errors.New("shutting down")
 	}
 	var not []string
-	for _, c := range a.allCaches() {
-		if !c.inf.HasSynced() {
-			not = append(not, c.inf.Reflector.Name)
-		}
+	for _, c := range a.notSynced() {
+		not = append(not, c.inf.Reflector.Name)
 	}
 	if len(not) > 0 {
 		return fmt.Errorf("not synced: %s", strings.Join(not, ", "))
@@ -75,12 +73,12 @@ func (a *App) Health() http.Handler { return a.health(nil) }
 // describe writes each cache's state and each runner's leadership.
 func (a *App) describe(w http.ResponseWriter) {
 	for _, c := range a.allCaches() {
-		state := "not synced"
-		switch {
-		case c.inf.HasSynced():
-			state = "synced"
-		case c.inf.Restored():
-			state = "restored from a snapshot, not yet confirmed"
+		state := "synced"
+		if !c.inf.HasSynced() {
+			state = "not synced"
+			if p := c.lastErr.Load(); p != nil {
+				state += ": " + (*p).Error()
+			}
 		}
 		fmt.Fprintf(w, "cache %s: %s\n", c.inf.Reflector.Name, state)
 	}

@@ -225,15 +225,23 @@ func (a *App) run(ctx context.Context, ln net.Listener, metrics http.Handler, wh
 	return nil
 }
 
+// syncPoll is how often waitSynced looks at the caches: often enough
+// that a program starts promptly, rarely enough to cost nothing.
+const syncPoll = 50 * time.Millisecond
+
 // waitSynced waits for every cache's first sync, at most SyncTimeout;
-// it returns nil when ctx ends first (a shutdown, not a failure).
+// it returns nil when ctx ends first (a shutdown, not a failure). It
+// waits through errors retrying cannot cure: each informer has said
+// its own at once, and goes on retrying, so a grant made meanwhile heals.
 func (a *App) waitSynced(ctx context.Context) error {
 	start := a.Clock.Now()
 	timeout := a.Clock.NewTimer(a.SyncTimeout)
 	defer timeout.Stop()
-	for _, c := range a.allCaches() {
+	poll := time.NewTicker(syncPoll) // real time: it paces looking, not waiting
+	defer poll.Stop()
+	for len(a.notSynced()) > 0 {
 		select {
-		case <-c.inf.Synced():
+		case <-poll.C:
 		case <-ctx.Done():
 			return nil
 		case <-timeout.C():

@@ -1,16 +1,16 @@
 package app
 
-// The two places the app meets the root package's factory and waits; both
-// follow the root package's API as it changes (see /work/coord/API.md).
+// Where the app meets the root package: how a cache becomes an informer,
+// and how the app learns that the informers have synced, and why not.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/reflector"
 )
 
 // informerFor returns the factory's informer of r restricted by o.
@@ -35,25 +35,38 @@ func (a *App) informerFor(r httpwatch.Resource, o Options) (*listwatch.Informer,
 	return f.ForResource(r), nil
 }
 
-// synced reports whether every informer of the app has synced.
-func (a *App) synced() bool {
-	for _, c := range a.allCaches() {
-		if !c.inf.HasSynced() {
-			return false
+// keepErrors makes c remember the last error its informer met that is
+// not routine: the reason Run gives when it has not synced in time.
+func (c *Cache) keepErrors() {
+	c.inf.OnError = func(err error) {
+		var se *reflector.SyncError
+		if errors.As(err, &se) && se.Routine {
+			return
 		}
+		c.lastErr.Store(&err)
 	}
-	return true
 }
 
-// whyNotSynced says why the informers that have not synced have not:
-// the last sync error each met.
-func (a *App) whyNotSynced() error {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	var errs []error
+// notSynced returns the caches that have not synced yet.
+func (a *App) notSynced() []*Cache {
+	var not []*Cache
 	for _, c := range a.allCaches() {
 		if !c.inf.HasSynced() {
-			errs = append(errs, c.inf.WaitForSync(ctx))
+			not = append(not, c)
+		}
+	}
+	return not
+}
+
+// whyNotSynced says why the caches that have not synced have not: the
+// last error each met.
+func (a *App) whyNotSynced() error {
+	var errs []error
+	for _, c := range a.notSynced() {
+		if p := c.lastErr.Load(); p != nil {
+			errs = append(errs, fmt.Errorf("%s not synced: %w", c.inf.Reflector.Name, *p))
+		} else {
+			errs = append(errs, fmt.Errorf("%s not synced: no error seen, the server has not answered", c.inf.Reflector.Name))
 		}
 	}
 	return errors.Join(errs...)
