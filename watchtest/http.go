@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/selector"
 )
@@ -26,9 +27,41 @@ type route struct {
 	// they do not parse.
 	opts    httpwatch.ListOptions
 	optsErr error
+	// table is how a read answers as a Table; nil for JSON.
+	table *tableOut
+}
+
+// tableOut is how to answer a read as a Table.
+type tableOut struct {
+	printer apiserve.Printer
+	req     apiserve.TableRequest
+}
+
+// full is o as a client reads it alone: with its kind and apiVersion.
+func full(st *store, o *object) []byte {
+	return append(append([]byte(nil), st.prefix...), o.body[1:]...)
+}
+
+// writeTable answers with objs as a Table.
+func writeTable(w http.ResponseWriter, t *tableOut, objs [][]byte, meta apiserve.ListMeta) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(apiserve.AppendTable(nil, t.printer, objs, meta, t.req), '\n'))
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
+	if q := req.URL.Query().Get("watch"); q != "true" && q != "1" {
+		// Streams are never compressed; anything else large is, for a
+		// client that asks (decision 37).
+		var done func()
+		w, done = apiserve.Compress(w, req)
+		defer done()
+	}
+	if req.Method == http.MethodGet && req.URL.Path == "/version" {
+		s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query()})
+		s.Version.ServeHTTP(w, req)
+		return
+	}
 	if s.serveDiscovery(w, req) {
 		s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query()})
 		return
@@ -46,6 +79,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		r.PatchType = mediaType(req.Header.Get("Content-Type"))
 	}
 	s.logRequest(r)
+	if err == nil {
+		err = s.negotiate(req, &rt)
+	}
 	if err != nil {
 		writeStatus(w, err)
 		return
@@ -81,7 +117,49 @@ func (s *Server) serveGet(w http.ResponseWriter, rt route) {
 		writeScale(w, http.StatusOK, rt.st.res, o)
 		return
 	}
+	if rt.table != nil {
+		writeTable(w, rt.table, [][]byte{full(rt.st, o)}, apiserve.ListMeta{ResourceVersion: strconv.FormatInt(o.rv, 10)})
+		return
+	}
 	writeObject(w, http.StatusOK, rt.st, o)
+}
+
+// negotiate reads what a request sends and asks for as the real server
+// does (decision 37): a read answers JSON or, when asked, a Table; a body
+// that is not JSON is a 415 that names what the server reads.
+func (s *Server) negotiate(req *http.Request, rt *route) *apiError {
+	switch rt.verb {
+	case "create", "update":
+		if e := apiserve.CheckBody(req.Header.Get("Content-Type")); e != nil {
+			return fromCore(e)
+		}
+		return nil
+	case "get", "list", "watch":
+	default:
+		return nil
+	}
+	out, e := apiserve.Negotiate(req.Header.Get("Accept"))
+	if e != nil {
+		return fromCore(e)
+	}
+	if !out.Table || rt.sub == "scale" {
+		return nil
+	}
+	inc, e := apiserve.ParseIncludeObject(req.URL.Query().Get("includeObject"))
+	if e != nil {
+		return fromCore(e)
+	}
+	p := apiserve.PrinterFor(rt.st.res.Group, rt.st.res.Resource)
+	if !rt.st.res.BuiltIn {
+		p = apiserve.CustomPrinter(rt.st.res.PrinterColumns)
+	}
+	rt.table = &tableOut{printer: p, req: apiserve.TableRequest{Output: out, Include: inc, Now: s.Clock.Now()}}
+	return nil
+}
+
+// fromCore is a failure of the serving core as this server answers it.
+func fromCore(e *apiserve.Error) *apiError {
+	return &apiError{code: e.Code, reason: e.Reason, message: e.Message}
 }
 
 func writeObject(w http.ResponseWriter, code int, st *store, o *object) {
@@ -206,7 +284,7 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 			writeStatus(w, invalidListOptions(errs))
 			return
 		}
-		s.serveList(w, req, rt.st, listRequest{scope: sc, limit: int(max(o.Limit, 0)), cont: cont, rv: rv, startRV: startRV, match: match})
+		s.serveList(w, req, rt.st, listRequest{scope: sc, limit: int(max(o.Limit, 0)), cont: cont, rv: rv, startRV: startRV, match: match, table: rt.table})
 		return
 	}
 	s.mu.Lock()
@@ -218,7 +296,7 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 	}
 	s.serveWatch(w, req, rt.st, watchRequest{
 		scope: sc, rv: rv, startRV: startRV, initial: initial,
-		bookmarks: o.AllowWatchBookmarks, timeout: max(o.TimeoutSeconds, 0),
+		bookmarks: o.AllowWatchBookmarks, timeout: max(o.TimeoutSeconds, 0), table: rt.table,
 	})
 }
 

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+
+	"github.com/listwatch/listwatch/apiserve"
 )
 
 // listRequest is a parsed list.
@@ -17,6 +19,7 @@ type listRequest struct {
 	rv      string // as given
 	startRV int64  // rv parsed, 0 for "" and "0"
 	match   string // resourceVersionMatch
+	table   *tableOut
 }
 
 // continueToken is the opaque continue parameter: the resourceVersion of
@@ -116,6 +119,18 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, st *store, 
 	next := ""
 	if more {
 		next = encodeContinue(snap, items[len(items)-1].key+"\x00")
+	}
+	if lr.table != nil {
+		objs := make([][]byte, len(items))
+		for i, o := range items {
+			objs[i] = full(st, o)
+		}
+		m := apiserve.ListMeta{ResourceVersion: strconv.FormatInt(snap, 10), Continue: next}
+		if remaining > 0 {
+			m.RemainingItemCount = &remaining
+		}
+		writeTable(w, lr.table, objs, m)
+		return
 	}
 	writeList(w, st, items, snap, next, remaining)
 }

@@ -3,6 +3,7 @@ package watchtest
 import (
 	"fmt"
 
+	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/httpwatch"
 )
 
@@ -49,6 +50,11 @@ type Definition struct {
 	// resource, as a CustomResourceDefinition's selectableFields declare
 	// them ("spec.color"). Built-in resources have the real server's own.
 	SelectableFields []string
+
+	// PrinterColumns are a custom resource's additionalPrinterColumns,
+	// the columns of the Table kubectl get prints; with none it prints
+	// NAME and AGE.
+	PrinterColumns []apiserve.PrinterColumn
 }
 
 // ScalePaths says where an object keeps what its autoscaling/v1 Scale

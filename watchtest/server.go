@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/selector"
@@ -63,6 +64,10 @@ type Server struct {
 	// ones are forgotten as by Compact, but per resource, like a watch
 	// cache. 0 keeps everything until Compact.
 	HistoryLimit int
+
+	// Version is what /version answers; its zero fields are
+	// kube-apiserver 1.37.2's.
+	Version apiserve.Version
 
 	mu       sync.Mutex
 	rv       int64

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/listwatch/listwatch/apiserve"
 )
 
 // watcher is one open watch: what it selects and the events waiting to be
@@ -156,6 +158,7 @@ type watchRequest struct {
 	initial   *bool  // sendInitialEvents, nil when absent
 	bookmarks bool
 	timeout   int64 // seconds, 0 for none
+	table     *tableOut
 }
 
 // serveWatch streams events: what the watch replays first, then every change
@@ -187,6 +190,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, st *store,
 		s.mu.Unlock()
 	}()
 	out := s.startStream(w, st, c)
+	out.table = wr.table
 	for _, f := range initial {
 		if wt.stopped() || !out.write(f) {
 			return
@@ -276,6 +280,9 @@ type stream struct {
 	written int
 	events  int
 	buf     []byte
+	// table, when set, sends each object as a one-row Table, the column
+	// definitions only in the first.
+	table *tableOut
 }
 
 // startStream sends the headers of a watch response at once, as the real
@@ -294,7 +301,14 @@ func (s *Server) startStream(w http.ResponseWriter, st *store, c cut) *stream {
 // write sends one frame and flushes it. It reports false once the client
 // is gone.
 func (o *stream) write(f frame) bool {
-	o.buf = appendFrame(o.buf[:0], o.st, f)
+	if o.table != nil && f.obj != nil && (f.typ == typeAdded || f.typ == typeModified || f.typ == typeDeleted) {
+		o.buf = append(o.buf[:0], `{"type":"`+f.typ+`","object":`...)
+		o.buf = apiserve.AppendTable(o.buf, o.table.printer, [][]byte{full(o.st, f.obj)}, apiserve.ListMeta{ResourceVersion: strconv.FormatInt(f.obj.rv, 10)}, o.table.req)
+		o.buf = append(o.buf, "}\n"...)
+		o.table.req.NoHeaders = true
+	} else {
+		o.buf = appendFrame(o.buf[:0], o.st, f)
+	}
 	b := o.buf
 	if o.cut.bytes >= 0 && o.written+len(b) >= o.cut.bytes {
 		n := o.cut.bytes - o.written
