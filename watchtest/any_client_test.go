@@ -185,4 +185,3 @@ func TestAnyClientCustomResourceTable(t *testing.T) {
 	require.Equal(t, `["Name","Age"]`, gjson.GetBytes(body, "columnDefinitions.#.name").Raw)
 	require.Equal(t, `["g","0s"]`, gjson.GetBytes(body, "rows.0.cells").Raw)
 }
-
