@@ -19,6 +19,10 @@ type fieldOwner struct {
 	apply      bool   // operation Apply; otherwise Update
 	apiVersion string // shown in conflicts with an Update manager
 	fields     map[string]bool
+	// time is when the manager last took or gave up fields, and
+	// subresource where it wrote: what metadata.managedFields shows.
+	time        string
+	subresource string
 }
 
 // A field path is kept as its keys joined by pathSep, which no JSON key
@@ -177,10 +181,10 @@ func (o owners) pruned() owners {
 }
 
 // updateOwners records a write other than an apply: its manager takes the
-// fields it changed, and fields it removed are no one's. Objects no apply
-// ever touched keep no ownership at all, which costs nothing.
-func updateOwners(old, o *object, manager string) owners {
-	if len(old.owners) == 0 {
+// fields it changed, and fields it removed are no one's. Objects that
+// only writes from Go ever touched keep no ownership at all.
+func updateOwners(old, o *object, opts writeOptions, apiVersion string) owners {
+	if len(old.owners) == 0 && opts.seed {
 		return nil
 	}
 	before, err1 := decodeJSON(old.body)
@@ -188,12 +192,12 @@ func updateOwners(old, o *object, manager string) owners {
 	if err1 != nil || err2 != nil {
 		return old.owners
 	}
-	was, now := leaves(before), leaves(after)
+	was, now := withMarkers(leaves(before), before), withMarkers(leaves(after), after)
 	next := old.owners.clone()
-	key := manager + pathSep + "update" // apart from an Apply entry of the same name
+	key := updateKey(opts.manager, opts.subresource)
 	mine := next[key]
 	if mine == nil {
-		mine = &fieldOwner{name: manager, apiVersion: "v1", fields: map[string]bool{}}
+		mine = &fieldOwner{name: opts.manager, apiVersion: apiVersion, subresource: opts.subresource, fields: map[string]bool{}}
 		next[key] = mine
 	}
 	for p, v := range now {
@@ -218,7 +222,7 @@ func updateOwners(old, o *object, manager string) owners {
 func (o owners) clone() owners {
 	c := make(owners, len(o))
 	for k, fo := range o {
-		c[k] = &fieldOwner{name: fo.name, apply: fo.apply, apiVersion: fo.apiVersion, fields: maps.Clone(fo.fields)}
+		c[k] = &fieldOwner{name: fo.name, apply: fo.apply, apiVersion: fo.apiVersion, fields: maps.Clone(fo.fields), time: fo.time, subresource: fo.subresource}
 	}
 	return c
 }

@@ -111,10 +111,12 @@
 // lists are replaced. Merged items are ordered as the real server orders
 // them: the server's items keep their order and a new item comes before
 // the server's items that follow it in the patch. Server-side apply tracks ownership per leaf field, with lists
-// owned whole rather than per item; it records ownership only once an
-// apply touched the object (fields written before by create or update
-// belong to no one and never conflict), and it does not show
-// metadata.managedFields. There is no garbage collector: a Foreground or
+// owned whole rather than per item. Every write over HTTP records its
+// manager's fields in metadata.managedFields, as the real server does
+// (the fieldManager parameter, else the User-Agent's product; operation
+// Update or Apply; FieldsV1, lists keyed as the built-in types key them),
+// so an apply conflicts with what a create or update set; objects written
+// only from Go have no entries. There is no garbage collector: a Foreground or
 // Orphan delete leaves the object with its deletionTimestamp and the
 // foregroundDeletion or orphan finalizer until a write removes it, as on a
 // real server whose controller manager is not running. Pods are deleted at
@@ -154,8 +156,11 @@
 //     API services. Like 1.37, it does not serve aggregated v2beta1: a
 //     client that accepts only v2beta1 gets the plain documents.
 //   - resourceVersions, uids, timestamps and continue tokens are the
-//     server's own (a token has the real one's layout, not its bytes), and
-//     metadata.managedFields is not shown.
+//     server's own (a token has the real one's layout, not its bytes).
+//     managedFields own no defaulted fields (there is no defaulting), and
+//     maps are told from structs by a fixed list of names (labels,
+//     annotations, data and the like), where the real server reads its
+//     schema.
 //   - History is kept until Compact or HistoryLimit, where a real server's
 //     watch cache keeps a window and etcd compacts every few minutes: a
 //     watch from an old resourceVersion that works here may be 410 Gone

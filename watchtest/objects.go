@@ -209,11 +209,20 @@ func (s *Server) createLocked(st *store, ns string, d *draft, opts writeOptions)
 	if r.BuiltIn {
 		d.dropEmptyMaps()
 	}
+	if !opts.seed {
+		delete(d.meta, "managedFields") // the server's record, not the client's
+	}
 	o, err := d.object(s.rv + 1)
 	if err != nil {
 		return nil, err
 	}
 	o.owners = opts.owners
+	if o.owners == nil && !opts.seed {
+		o.owners = createOwners(o, opts.manager, r.apiVersion())
+	}
+	if o, err = s.withManaged(r, o, nil); err != nil {
+		return nil, err
+	}
 	if opts.dryRun {
 		return withoutRV(o), nil
 	}
@@ -294,7 +303,11 @@ func (s *Server) replaceLocked(st *store, old *object, d *draft, opts writeOptio
 	if !opts.seed {
 		d = r.guardStatus(prev, d, opts.subresource)
 	}
-	for _, k := range serverFields {
+	kept := serverFields
+	if !opts.seed {
+		kept = append(kept[:len(kept):len(kept)], "managedFields") // the server's record, not the client's
+	}
+	for _, k := range kept {
 		if v, ok := prev.meta[k]; ok {
 			d.meta[k] = v
 		} else {
@@ -328,7 +341,7 @@ func (s *Server) replaceLocked(st *store, old *object, d *draft, opts writeOptio
 func (s *Server) commitWriteLocked(st *store, old, o *object, opts writeOptions) *object {
 	owners := opts.owners
 	if owners == nil {
-		owners = updateOwners(old, o, opts.manager)
+		owners = updateOwners(old, o, opts, st.res.apiVersion())
 	}
 	if sameJSON(string(o.body), string(old.body)) {
 		if !opts.dryRun {
@@ -337,6 +350,9 @@ func (s *Server) commitWriteLocked(st *store, old, o *object, opts writeOptions)
 		return old
 	}
 	o.owners = owners
+	if m, err := s.withManaged(st.res, o, old.owners); err == nil {
+		o = m
+	}
 	if opts.dryRun {
 		return o
 	}
@@ -352,6 +368,31 @@ func (s *Server) commitWriteLocked(st *store, old, o *object, opts writeOptions)
 	o = withRV(o, rv)
 	s.commitLocked(st, &change{typ: typeModified, obj: o, prev: old})
 	return o
+}
+
+// withManaged is o with its ownership stamped and shown as
+// metadata.managedFields (decision 37); an object nobody owns anything of
+// shows none.
+func (s *Server) withManaged(r resource, o *object, prev owners) (*object, error) {
+	if len(o.owners) == 0 {
+		return o, nil
+	}
+	stamp(prev, o.owners, s.now())
+	doc, err := decodeJSON(o.body)
+	if err != nil {
+		return nil, err
+	}
+	d, err := newDraft(o.body)
+	if err != nil {
+		return nil, err
+	}
+	d.meta["managedFields"] = managedFieldsJSON(o.owners, doc, r)
+	m, err := d.object(o.rv)
+	if err != nil {
+		return nil, err
+	}
+	m.owners = o.owners
+	return m, nil
 }
 
 func (s *Server) now() string {

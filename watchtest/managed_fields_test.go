@@ -1,0 +1,79 @@
+package watchtest_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/listwatch/listwatch/watchtest"
+)
+
+// Decision 37: every write over HTTP records metadata.managedFields as the
+// real server does — the manager (fieldManager, else the User-Agent's
+// product), operation Update or Apply, apiVersion, time, FieldsV1 — and a
+// later apply conflicts with the fields a create or update set. Writes
+// from Go leave objects without entries.
+func TestManagedFieldsOnEveryWrite(t *testing.T) {
+	s := newServer(t)
+	json := map[string]string{"Content-Type": "application/json"}
+	code, body, _ := sendH(t, s, http.MethodPost, "/api/v1/namespaces/ns/configmaps?fieldManager=kubectl-create",
+		`{"metadata":{"name":"c","labels":{"a":"1"},"managedFields":[{"manager":"forged"}]},"data":{"k":"v"}}`, json)
+	require.Equal(t, http.StatusCreated, code, string(body))
+	mf := gjson.GetBytes(body, "metadata.managedFields")
+	require.Len(t, mf.Array(), 1)
+	e := mf.Get("0")
+	require.Equal(t, "kubectl-create", e.Get("manager").String())
+	require.Equal(t, "Update", e.Get("operation").String())
+	require.Equal(t, "v1", e.Get("apiVersion").String())
+	require.Equal(t, gjson.GetBytes(body, "metadata.creationTimestamp").String(), e.Get("time").String())
+	require.Equal(t, "FieldsV1", e.Get("fieldsType").String())
+	require.JSONEq(t, `{"f:data":{".":{},"f:k":{}},"f:metadata":{"f:labels":{".":{},"f:a":{}}}}`, e.Get("fieldsV1").Raw)
+
+	code, body, _ = sendH(t, s, http.MethodPatch, "/api/v1/namespaces/ns/configmaps/c", `{"metadata":{"labels":{"b":"2"}}}`,
+		map[string]string{"Content-Type": "application/merge-patch+json", "User-Agent": "kubectl/v1.37.2 (linux/amd64) kubernetes/abcdef"})
+	require.Equal(t, http.StatusOK, code, string(body))
+	mf = gjson.GetBytes(body, "metadata.managedFields")
+	require.Equal(t, `["kubectl","kubectl-create"]`, mf.Get("#.manager").Raw)
+	require.JSONEq(t, `{"f:metadata":{"f:labels":{"f:b":{}}}}`, mf.Get("0.fieldsV1").Raw)
+
+	code, body, _ = sendH(t, s, http.MethodPatch, "/api/v1/namespaces/ns/configmaps/c?fieldManager=applier",
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"k":"w"}}`, map[string]string{"Content-Type": "application/apply-patch+yaml"})
+	require.Equal(t, http.StatusConflict, code)
+	require.Equal(t, `Apply failed with 1 conflict: conflict with "kubectl-create" using v1: .data.k`, gjson.GetBytes(body, "message").String())
+
+	code, body, _ = sendH(t, s, http.MethodPatch, "/api/v1/namespaces/ns/configmaps/c?fieldManager=applier&force=true",
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"k":"w"}}`, map[string]string{"Content-Type": "application/apply-patch+yaml"})
+	require.Equal(t, http.StatusOK, code, string(body))
+	mf = gjson.GetBytes(body, "metadata.managedFields")
+	require.Equal(t, `["Apply","Update","Update"]`, mf.Get("#.operation").Raw, "Apply entries first")
+	require.JSONEq(t, `{"f:data":{"f:k":{}}}`, mf.Get(`#(manager=="applier").fieldsV1`).Raw)
+	require.JSONEq(t, `{"f:data":{".":{}},"f:metadata":{"f:labels":{".":{},"f:a":{}}}}`, mf.Get(`#(manager=="kubectl-create").fieldsV1`).Raw)
+
+	// A deployment's keyed lists are written item by item, a status write
+	// under its subresource.
+	code, body, _ = sendH(t, s, http.MethodPost, "/apis/apps/v1/namespaces/ns/deployments",
+		`{"metadata":{"name":"d","finalizers":["x/y"]},"spec":{"template":{"spec":{"containers":[{"name":"n","image":"nginx","args":["a"]}]}}}}`, json)
+	require.Equal(t, http.StatusCreated, code, string(body))
+	require.JSONEq(t, `{"f:metadata":{"f:finalizers":{"v:\"x/y\"":{}}},"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"n\"}":{".":{},"f:args":{},"f:image":{},"f:name":{}}}}}}}`,
+		gjson.GetBytes(body, "metadata.managedFields.0.fieldsV1").Raw)
+	require.Equal(t, "apps/v1", gjson.GetBytes(body, "metadata.managedFields.0.apiVersion").String())
+	require.Equal(t, "Go-http-client", gjson.GetBytes(body, "metadata.managedFields.0.manager").String())
+	code, body, _ = sendH(t, s, http.MethodPatch, "/apis/apps/v1/namespaces/ns/deployments/d/status?fieldManager=ctl",
+		`{"status":{"replicas":1}}`, map[string]string{"Content-Type": "application/merge-patch+json"})
+	require.Equal(t, http.StatusOK, code, string(body))
+	st := gjson.GetBytes(body, `metadata.managedFields.#(manager=="ctl")`)
+	require.Equal(t, "status", st.Get("subresource").String())
+	require.JSONEq(t, `{"f:status":{"f:replicas":{}}}`, st.Get("fieldsV1").Raw)
+
+	// A write that changes nothing records nothing and keeps the version.
+	before := gjson.GetBytes(body, "metadata").Raw
+	code, body, _ = sendH(t, s, http.MethodPatch, "/apis/apps/v1/namespaces/ns/deployments/d?fieldManager=other",
+		`{"metadata":{"finalizers":["x/y"]}}`, map[string]string{"Content-Type": "application/merge-patch+json"})
+	require.Equal(t, http.StatusOK, code)
+	require.JSONEq(t, before, gjson.GetBytes(body, "metadata").Raw)
+
+	o := mustCreate(t, s, watchtest.ConfigMaps, `{"metadata":{"name":"seed","namespace":"ns"},"data":{"k":"v"}}`)
+	require.False(t, o.Get("metadata.managedFields").Exists(), "a seed from Go records no manager")
+}
