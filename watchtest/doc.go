@@ -35,10 +35,14 @@
 // clients sent; WaitForWatches lets a test change objects only once its
 // client is watching.
 //
-// It serves discovery from the registered resources, so that the client's
-// checks that rest on it behave as in production: the aggregated v2
-// document (/api and /apis), and /api, /apis, /apis/GROUP and each group
-// version's resource list. A namespaced resource addressed without a
+// It serves discovery as kube-apiserver 1.37.2 does, through the serving
+// core of package apiserve: every built-in resource of the real server
+// (one no test registered is served, empty; Withhold takes one away, as
+// from a server without it) and the custom resources added, so that
+// kubectl api-resources prints what it prints against the real server and
+// the client's checks that rest on discovery behave as in production: the
+// aggregated v2 document (/api and /apis), and /api, /apis, /apis/GROUP
+// and each group version's resource list. A namespaced resource addressed without a
 // namespace is then httpwatch.ErrNamespaceRequired and a misspelt one
 // httpwatch.ErrUnknownResource, not a missing object. Field selectors may
 // name only what the real server supports for the resource (pods'
@@ -150,10 +154,10 @@
 //     or value that parses but breaks the label rules (a prefix that is
 //     not a DNS subdomain, a value too long) is worded by package
 //     selector. Both are the real 400 BadRequest.
-//   - Discovery lists only the resources added, with only their status
-//     and scale subresources (no pods/log, exec, eviction...), no
-//     storageVersionHash, every group version fresh, and no aggregated
-//     API services. Like 1.37, it does not serve aggregated v2beta1: a
+//   - Discovery has no storageVersionHash, every group version is
+//     fresh, and there are no aggregated API services. The subresources
+//     it lists beyond status and scale (pods/log, exec, eviction...) are
+//     not served. Like 1.37, it does not serve aggregated v2beta1: a
 //     client that accepts only v2beta1 gets the plain documents.
 //   - resourceVersions, uids, timestamps and continue tokens are the
 //     server's own (a token has the real one's layout, not its bytes).

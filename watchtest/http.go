@@ -202,8 +202,16 @@ func (s *Server) route(req *http.Request) (route, *apiError) {
 	if len(parts) == 2 {
 		rt.sub = parts[1]
 	}
+	addr := httpwatch.Resource{Group: group, Version: version, Resource: name}
 	s.mu.Lock()
-	st := s.stores[id(httpwatch.Resource{Group: group, Version: version, Resource: name})]
+	st := s.stores[id(addr)]
+	if d, ok := catalogued(addr); st == nil && ok {
+		// A built-in resource no test registered is there, empty.
+		st = s.storeLocked(resource{Group: group, Version: version, Resource: name, Definition: d})
+	}
+	if s.withheld[id(addr)] {
+		st = nil
+	}
 	s.mu.Unlock()
 	if st == nil || rt.namespace != "" && !st.res.Namespaced || rt.name != "" && st.res.Namespaced && rt.namespace == "" ||
 		rt.sub != "" && !st.res.has(rt.sub) {
@@ -372,16 +380,14 @@ func mediaType(ct string) string {
 }
 
 // unknownGroup reports whether path is under /apis/GROUP/ for a group no
-// registered resource belongs to.
+// served resource belongs to.
 func (s *Server) unknownGroup(path string) bool {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	if len(parts) < 2 || parts[0] != "apis" {
 		return false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, st := range s.stores {
-		if st.res.Group == parts[1] {
+	for _, r := range s.apiResources() {
+		if r.Group == parts[1] {
 			return false
 		}
 	}

@@ -73,10 +73,11 @@ type Server struct {
 	rv       int64
 	floor    int64 // the last Compact
 	stores   map[string]*store
-	seq      int64         // for uids and generated names
-	changed  chan struct{} // closed and replaced whenever rv moves
-	watchers chan struct{} // closed and replaced whenever a watch opens or ends
-	open     int           // open watches
+	withheld map[string]bool // built-in resources not served (Withhold)
+	seq      int64           // for uids and generated names
+	changed  chan struct{}   // closed and replaced whenever rv moves
+	watchers chan struct{}   // closed and replaced whenever a watch opens or ends
+	open     int             // open watches
 	closing  chan struct{}
 	closed   bool
 	faults   faults
@@ -214,11 +215,29 @@ func (s *Server) served(r httpwatch.Resource) (resource, error) {
 	}
 	d, ok := builtIn[id(r)]
 	if !ok {
+		d, ok = catalogued(r)
+	}
+	if !ok {
 		return resource{}, fmt.Errorf("watchtest: %s: %w (call AddResource with its Definition first)", r, httpwatch.ErrUnknownResource)
 	}
 	res := resource{Group: r.Group, Version: r.Version, Resource: r.Resource, Definition: d}
 	s.storeLocked(res)
 	return res, nil
+}
+
+// Withhold makes the server one without the built-in resources rs, as an
+// older or trimmed-down API server is: they leave discovery and their
+// paths answer 404, however the server was told of them before.
+func (s *Server) Withhold(rs ...httpwatch.Resource) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.withheld == nil {
+		s.withheld = map[string]bool{}
+	}
+	for _, r := range rs {
+		s.withheld[id(r)] = true
+		delete(s.stores, id(r))
+	}
 }
 
 func (s *Server) storeLocked(r resource) *store {
