@@ -21,6 +21,10 @@ type APIResource struct {
 	// discovery names its kind's group and version, as the real server
 	// does for those and not for built-ins.
 	Custom bool
+	// SelectableFields are the field paths, beyond metadata.name and
+	// metadata.namespace, that field selectors may name on a custom
+	// resource; built-in resources have the real server's own.
+	SelectableFields []string
 }
 
 // Subresource is one subresource of an APIResource; Group and Version are

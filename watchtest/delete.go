@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/listwatch/listwatch/apiserve"
 )
 
 // deleteOptions are a delete's options, from its query and its
@@ -123,7 +125,7 @@ func (s *Server) deleteLocked(st *store, old *object, opts deleteOptions) (*obje
 // deleteCollection deletes the objects of a namespace ("" for all) that
 // the filter selects and returns them as they were, with the
 // resourceVersion after the deletes.
-func (s *Server) deleteCollection(r resource, namespace string, f filter, opts deleteOptions) ([]*object, int64, error) {
+func (s *Server) deleteCollection(r resource, namespace string, f apiserve.Filter, opts deleteOptions) ([]*object, int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.storeLocked(r)

@@ -68,7 +68,7 @@ func (s *Server) apiResources() []apiserve.APIResource {
 func (r resource) apiResource() apiserve.APIResource {
 	a := apiserve.APIResource{Group: r.Group, Version: r.Version, Resource: r.Resource, Kind: r.Kind, Namespaced: r.Namespaced,
 		Singular: strings.ToLower(r.Kind), Verbs: []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"},
-		ShortNames: r.ShortNames, Categories: r.Categories, Custom: true}
+		ShortNames: r.ShortNames, Categories: r.Categories, Custom: true, SelectableFields: r.SelectableFields}
 	if r.Scale.SpecReplicasPath != "" {
 		a.Subresources = append(a.Subresources, apiserve.Subresource{Name: "scale", Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: subVerbs})
 	}
@@ -76,6 +76,14 @@ func (r resource) apiResource() apiserve.APIResource {
 		a.Subresources = append(a.Subresources, apiserve.Subresource{Name: "status", Group: r.Group, Version: r.Version, Kind: r.Kind, Verbs: subVerbs})
 	}
 	return a
+}
+
+// core is r as the serving core knows a resource.
+func (r resource) core() apiserve.APIResource {
+	if !r.BuiltIn {
+		return r.apiResource()
+	}
+	return apiserve.APIResource{Group: r.Group, Version: r.Version, Resource: r.Resource, Kind: r.Kind, Namespaced: r.Namespaced}
 }
 
 var subVerbs = []string{"get", "patch", "update"}

@@ -1,7 +1,6 @@
 package watchtest
 
 import (
-	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/selector"
 )
 
 // maxBody bounds what a create or update may send.
@@ -260,9 +258,9 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 	}
 	o := rt.opts
 	sc := scope{namespace: rt.namespace, name: rt.name}
-	var aerr *apiError
-	if sc.filter, aerr = parseFilter(rt.st.res, o.LabelSelector, o.FieldSelector); aerr != nil {
-		writeStatus(w, aerr)
+	var ferr *apiserve.Error
+	if sc.filter, ferr = apiserve.ParseFilter(rt.st.res.core(), o.LabelSelector, o.FieldSelector); ferr != nil {
+		writeStatus(w, fromCore(ferr))
 		return
 	}
 	rv := o.ResourceVersion
@@ -306,16 +304,6 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 		scope: sc, rv: rv, startRV: startRV, initial: initial,
 		bookmarks: o.AllowWatchBookmarks, timeout: max(o.TimeoutSeconds, 0), table: rt.table,
 	})
-}
-
-// selectorError is the 400 for a selector that does not parse. Like the
-// real server, the message is the parser's, without the input around it.
-func selectorError(err error) *apiError {
-	var se *selector.SyntaxError
-	if errors.As(err, &se) {
-		return badRequest("%s", se.Msg)
-	}
-	return badRequest("%v", err)
 }
 
 var supportedMatch = []string{"Exact", "NotOlderThan", ""}

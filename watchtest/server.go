@@ -12,7 +12,6 @@ import (
 	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/selector"
 )
 
 // Defaults that NewUnstartedServer puts in a Server's fields.
@@ -332,33 +331,4 @@ func (s *Server) waitForRV(ctx context.Context, rv int64) (int64, bool) {
 			return cur, false
 		}
 	}
-}
-
-// filter holds the selectors of a list or watch.
-type filter struct {
-	labels selector.Selector
-	fields selector.FieldSelector
-	// defaults are what field selectors read for fields an object lacks,
-	// where the real server's defaulting would have set them.
-	defaults map[string]string
-}
-
-func (f filter) empty() bool { return f.labels.Empty() && f.fields.Empty() }
-
-func (f filter) matches(o *object) bool {
-	return f.labels.Matches(o.labels) && f.fields.Matches(defaulted{o, f.defaults})
-}
-
-// defaulted reads an object's fields with defaults for missing ones.
-type defaulted struct {
-	o        *object
-	defaults map[string]string
-}
-
-func (d defaulted) Get(path string) (string, bool) {
-	if v, ok := d.o.Get(path); ok {
-		return v, true
-	}
-	v, ok := d.defaults[path]
-	return v, ok
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+
+	"github.com/listwatch/listwatch/apiserve"
 )
 
 // serveWrite answers create, update, patch, delete and deletecollection.
@@ -103,9 +105,9 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, req *http.Request,
 		writeStatus(w, badRequest("%v", rt.optsErr))
 		return
 	}
-	f, aerr := parseFilter(rt.st.res, rt.opts.LabelSelector, rt.opts.FieldSelector)
-	if aerr != nil {
-		writeStatus(w, aerr)
+	f, ferr := apiserve.ParseFilter(rt.st.res.core(), rt.opts.LabelSelector, rt.opts.FieldSelector)
+	if ferr != nil {
+		writeStatus(w, fromCore(ferr))
 		return
 	}
 	items, rv, err := s.deleteCollection(rt.st.res, rt.namespace, f, opts)
