@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/listwatch/listwatch/apiserve"
 )
 
 // owners maps a field manager to what it owns of an object. A value is
@@ -229,7 +231,7 @@ func (o owners) clone() owners {
 
 // applyConflicts is the real server's 409 for an apply that would take
 // fields from other managers.
-func applyConflicts(cs []applyConflict) *apiError {
+func applyConflicts(cs []applyConflict) *apiserve.Error {
 	slices.SortFunc(cs, func(a, b applyConflict) int {
 		if c := strings.Compare(showPath(a.path), showPath(b.path)); c != 0 {
 			return c
@@ -242,10 +244,10 @@ func applyConflicts(cs []applyConflict) *apiError {
 		}
 		return fmt.Sprintf("%q using %s", c.owner.name, c.owner.apiVersion)
 	}
-	d := &statusDetails{}
+	d := &apiserve.StatusDetails{}
 	byManager := map[string][]string{}
 	for _, c := range cs {
-		d.Causes = append(d.Causes, statusCause{Reason: "FieldManagerConflict", Message: "conflict with " + who(c), Field: showPath(c.path)})
+		d.Causes = append(d.Causes, apiserve.StatusCause{Reason: "FieldManagerConflict", Message: "conflict with " + who(c), Field: showPath(c.path)})
 		byManager[who(c)] = append(byManager[who(c)], showPath(c.path))
 	}
 	var msg string
@@ -258,5 +260,5 @@ func applyConflicts(cs []applyConflict) *apiError {
 		}
 		msg = fmt.Sprintf("Apply failed with %d conflicts: %s", len(cs), strings.Join(parts, "\n"))
 	}
-	return &apiError{code: http.StatusConflict, reason: "Conflict", message: msg, details: d}
+	return &apiserve.Error{Code: http.StatusConflict, Reason: "Conflict", Message: msg, Details: d}
 }

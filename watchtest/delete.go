@@ -22,7 +22,7 @@ type deleteOptions struct {
 
 // parseDeleteOptions reads a delete's options. The body, if any, is a
 // DeleteOptions object; its fields win over the query's.
-func parseDeleteOptions(req *http.Request, body []byte) (deleteOptions, *apiError) {
+func parseDeleteOptions(req *http.Request, body []byte) (deleteOptions, *apiserve.Error) {
 	wo, err := parseWriteOptions(req, "DeleteOptions")
 	if err != nil {
 		return deleteOptions{}, err
@@ -44,7 +44,7 @@ func parseDeleteOptions(req *http.Request, body []byte) (deleteOptions, *apiErro
 				vals[i] = v.String()
 			}
 			if slices.ContainsFunc(vals, func(v string) bool { return v != "All" }) {
-				return o, invalidOptions("DeleteOptions", []statusCause{{Reason: "FieldValueNotSupported", Field: "dryRun", Message: fmt.Sprintf(`Unsupported value: %s: supported values: "All"`, quotedList(vals))}})
+				return o, invalidOptions("DeleteOptions", []apiserve.StatusCause{{Reason: "FieldValueNotSupported", Field: "dryRun", Message: fmt.Sprintf(`Unsupported value: %s: supported values: "All"`, quotedList(vals))}})
 			}
 			o.dryRun = true
 		}
@@ -52,7 +52,7 @@ func parseDeleteOptions(req *http.Request, body []byte) (deleteOptions, *apiErro
 	switch o.propagation {
 	case "", "Foreground", "Background", "Orphan":
 	default:
-		return o, invalidOptions("DeleteOptions", []statusCause{{Reason: "FieldValueNotSupported", Field: "propagationPolicy", Message: fmt.Sprintf(`Unsupported value: %q: supported values: "Foreground", "Background", "Orphan", "nil"`, o.propagation)}})
+		return o, invalidOptions("DeleteOptions", []apiserve.StatusCause{{Reason: "FieldValueNotSupported", Field: "propagationPolicy", Message: fmt.Sprintf(`Unsupported value: %q: supported values: "Foreground", "Background", "Orphan", "nil"`, o.propagation)}})
 	}
 	return o, nil
 }
@@ -145,11 +145,11 @@ func (r resource) returnsDeleted() bool {
 	return r.Group == "" && (r.Resource == "pods" || r.Resource == "namespaces")
 }
 
-func preconditionFailed(r resource, name, why string) *apiError {
-	return &apiError{
-		code: http.StatusConflict, reason: "Conflict",
-		message: fmt.Sprintf("Operation cannot be fulfilled on %s %q: %s", r.Kind, name, why),
-		details: &statusDetails{Name: name, Group: r.Group, Kind: r.Kind},
+func preconditionFailed(r resource, name, why string) *apiserve.Error {
+	return &apiserve.Error{
+		Code: http.StatusConflict, Reason: "Conflict",
+		Message: fmt.Sprintf("Operation cannot be fulfilled on %s %q: %s", r.Kind, name, why),
+		Details: &apiserve.StatusDetails{Name: name, Group: r.Group, Kind: r.Kind},
 	}
 }
 

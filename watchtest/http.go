@@ -81,7 +81,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		err = s.negotiate(req, &rt)
 	}
 	if err != nil {
-		writeStatus(w, err)
+		err.Write(w)
 		return
 	}
 	if f, ok := s.takeFailure(r); ok {
@@ -90,7 +90,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			s.startStream(w, rt.st, noCut).write(frame{typ: typeError, err: e})
 			return
 		}
-		writeStatus(w, e)
+		e.Write(w)
 		return
 	}
 	switch rt.verb {
@@ -108,7 +108,7 @@ func (s *Server) serveGet(w http.ResponseWriter, rt route) {
 	o := rt.st.current(objectKey(rt.namespace, rt.name))
 	s.mu.Unlock()
 	if o == nil {
-		writeStatus(w, notFound(rt.st.res, rt.name))
+		notFound(rt.st.res, rt.name).Write(w)
 		return
 	}
 	if rt.sub == "scale" {
@@ -125,11 +125,11 @@ func (s *Server) serveGet(w http.ResponseWriter, rt route) {
 // negotiate reads what a request sends and asks for as the real server
 // does (decision 37): a read answers JSON or, when asked, a Table; a body
 // that is not JSON is a 415 that names what the server reads.
-func (s *Server) negotiate(req *http.Request, rt *route) *apiError {
+func (s *Server) negotiate(req *http.Request, rt *route) *apiserve.Error {
 	switch rt.verb {
 	case "create", "update":
 		if e := apiserve.CheckBody(req.Header.Get("Content-Type")); e != nil {
-			return fromCore(e)
+			return (e)
 		}
 		return nil
 	case "get", "list", "watch":
@@ -138,14 +138,14 @@ func (s *Server) negotiate(req *http.Request, rt *route) *apiError {
 	}
 	out, e := apiserve.Negotiate(req.Header.Get("Accept"))
 	if e != nil {
-		return fromCore(e)
+		return (e)
 	}
 	if !out.Table || rt.sub == "scale" {
 		return nil
 	}
 	inc, e := apiserve.ParseIncludeObject(req.URL.Query().Get("includeObject"))
 	if e != nil {
-		return fromCore(e)
+		return (e)
 	}
 	p := apiserve.PrinterFor(rt.st.res.Group, rt.st.res.Resource)
 	if !rt.st.res.BuiltIn {
@@ -153,11 +153,6 @@ func (s *Server) negotiate(req *http.Request, rt *route) *apiError {
 	}
 	rt.table = &tableOut{printer: p, req: apiserve.TableRequest{Output: out, Include: inc, Now: s.Clock.Now()}}
 	return nil
-}
-
-// fromCore is a failure of the serving core as this server answers it.
-func fromCore(e *apiserve.Error) *apiError {
-	return &apiError{code: e.Code, reason: e.Reason, message: e.Message}
 }
 
 func writeObject(w http.ResponseWriter, code int, st *store, o *object) {
@@ -173,7 +168,7 @@ func writeObject(w http.ResponseWriter, code int, st *store, o *object) {
 //	/api/v1/RESOURCE[/NAME[/SUBRESOURCE]]
 //	/api/v1/namespaces/NS/RESOURCE[/NAME[/SUBRESOURCE]]
 //	/apis/GROUP/VERSION/... likewise
-func (s *Server) route(req *http.Request) (route, *apiError) {
+func (s *Server) route(req *http.Request) (route, *apiserve.Error) {
 	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
 	var group, version string
 	switch {
@@ -253,14 +248,14 @@ func (s *Server) route(req *http.Request) (route, *apiError) {
 // hands it on.
 func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt route) {
 	if rt.optsErr != nil {
-		writeStatus(w, badRequest("%v", rt.optsErr))
+		badRequest("%v", rt.optsErr).Write(w)
 		return
 	}
 	o := rt.opts
 	sc := scope{namespace: rt.namespace, name: rt.name}
 	var ferr *apiserve.Error
 	if sc.filter, ferr = apiserve.ParseFilter(rt.st.res.core(), o.LabelSelector, o.FieldSelector); ferr != nil {
-		writeStatus(w, fromCore(ferr))
+		(ferr).Write(w)
 		return
 	}
 	rv := o.ResourceVersion
@@ -272,9 +267,9 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 			// watch's reaches the client as a 500 without a reason.
 			msg := fmt.Sprintf("resourceVersion: Invalid value: %q: %v", rv, err)
 			if rt.verb == "watch" {
-				writeStatus(w, &apiError{code: http.StatusInternalServerError, message: msg})
+				(&apiserve.Error{Code: http.StatusInternalServerError, Message: msg}).Write(w)
 			} else {
-				writeStatus(w, badRequest("invalid resource version: %s", msg))
+				badRequest("invalid resource version: %s", msg).Write(w)
 			}
 			return
 		}
@@ -287,7 +282,7 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 	match, cont := o.ResourceVersionMatch, o.Continue
 	if rt.verb == "list" {
 		if errs := checkListOptions(rv, match, cont, initial); len(errs) > 0 {
-			writeStatus(w, invalidListOptions(errs))
+			invalidListOptions(errs).Write(w)
 			return
 		}
 		s.serveList(w, req, rt.st, listRequest{scope: sc, limit: int(max(o.Limit, 0)), cont: cont, rv: rv, startRV: startRV, match: match, table: rt.table})
@@ -297,7 +292,7 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 	refuse := s.faults.refuseWatchList
 	s.mu.Unlock()
 	if errs := checkWatchOptions(match, cont, initial, refuse); len(errs) > 0 {
-		writeStatus(w, invalidListOptions(errs))
+		invalidListOptions(errs).Write(w)
 		return
 	}
 	s.serveWatch(w, req, rt.st, watchRequest{

@@ -68,7 +68,7 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, st *store, 
 	switch {
 	case lr.cont != "":
 		if lr.rv != "" {
-			writeStatus(w, badRequest("specifying resource version is not allowed when using continue"))
+			badRequest("specifying resource version is not allowed when using continue").Write(w)
 			return
 		}
 	case lr.startRV == 0: // "" is the latest, "0" any version: the latest is one
@@ -81,14 +81,14 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, st *store, 
 	if lr.cont != "" {
 		var err error
 		if tok, err = decodeContinue(lr.cont); err != nil {
-			writeStatus(w, badRequest("invalid continue token: continue key is not valid: %v", err))
+			badRequest("invalid continue token: continue key is not valid: %v", err).Write(w)
 			return
 		}
 		start = tok.Start
 	}
 	if exact || notOlder {
 		if cur, ok := s.waitForRV(req.Context(), lr.startRV); !ok {
-			writeStatus(w, tooLarge(lr.startRV, cur))
+			tooLarge(lr.startRV, cur).Write(w)
 			return
 		}
 	}
@@ -98,17 +98,17 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, st *store, 
 	switch {
 	case lr.cont != "" && tok.RV > s.rv:
 		s.mu.Unlock()
-		writeStatus(w, badRequest("continue key is not valid: resourceVersion %d is in the future", tok.RV))
+		badRequest("continue key is not valid: resourceVersion %d is in the future", tok.RV).Write(w)
 		return
 	case lr.cont != "" && tok.RV != -1 && tok.RV < s.floorOf(st):
 		s.mu.Unlock()
-		writeStatus(w, expiredContinue(encodeContinue(-1, start)))
+		expiredContinue(encodeContinue(-1, start)).Write(w)
 		return
 	case lr.cont != "" && tok.RV != -1:
 		snap = tok.RV
 	case exact && lr.startRV < s.floorOf(st):
 		s.mu.Unlock()
-		writeStatus(w, expired("list"))
+		expired("list").Write(w)
 		return
 	case exact:
 		snap = lr.startRV

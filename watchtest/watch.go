@@ -30,10 +30,10 @@ type watcher struct {
 // frame is one event to write.
 type frame struct {
 	typ        string
-	obj        *object   // ADDED, MODIFIED, DELETED
-	rv         int64     // BOOKMARK
-	initialEnd bool      // BOOKMARK: the k8s.io/initial-events-end one
-	err        *apiError // ERROR
+	obj        *object         // ADDED, MODIFIED, DELETED
+	rv         int64           // BOOKMARK
+	initialEnd bool            // BOOKMARK: the k8s.io/initial-events-end one
+	err        *apiserve.Error // ERROR
 }
 
 // translate turns a change into what this watch sees, like the real watch
@@ -166,7 +166,7 @@ type watchRequest struct {
 func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, st *store, wr watchRequest) {
 	ctx := req.Context()
 	c := s.takeCut()
-	var failure *apiError
+	var failure *apiserve.Error
 	if wr.sendInitial() && wr.startRV > 0 {
 		if cur, ok := s.waitForRV(ctx, wr.startRV); !ok {
 			failure = tooLarge(wr.startRV, cur)
@@ -177,8 +177,8 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, st *store,
 		return // the server is closed
 	}
 	if failure != nil {
-		if failure.code == http.StatusGone && s.ExpiredWatchAsStatus {
-			writeStatus(w, failure)
+		if failure.Code == http.StatusGone && s.ExpiredWatchAsStatus {
+			failure.Write(w)
 			return
 		}
 		s.startStream(w, st, c).write(frame{typ: typeError, err: failure})
@@ -223,7 +223,7 @@ func (wr watchRequest) sendInitial() bool { return wr.initial != nil && *wr.init
 // register decides under the lock what the watch replays and, unless it
 // fails, registers it, so no change falls between the replay and the live
 // events. ok is false once the server is closed.
-func (s *Server) register(st *store, wr watchRequest, failure *apiError) (wt *watcher, initial []frame, _ *apiError, ok bool) {
+func (s *Server) register(st *store, wr watchRequest, failure *apiserve.Error) (wt *watcher, initial []frame, _ *apiserve.Error, ok bool) {
 	wt = &watcher{st: st, scope: wr.scope, bookmarks: wr.bookmarks, done: make(chan struct{})}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -348,7 +348,7 @@ func appendFrame(b []byte, st *store, f frame) []byte {
 	b = append(b, `","object":`...)
 	switch f.typ {
 	case typeError:
-		j, _ := json.Marshal(f.err.status()) // a struct of strings and ints
+		j, _ := json.Marshal(f.err.Status()) // a struct of strings and ints
 		b = append(b, j...)
 	case typeBookmark:
 		b = append(b, st.prefix...)
