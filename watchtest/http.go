@@ -177,7 +177,7 @@ func (s *Server) route(req *http.Request) (route, *apiserve.Error) {
 	case len(parts) >= 4 && parts[0] == "apis":
 		group, version, parts = parts[1], parts[2], parts[3:]
 	default:
-		return route{}, unknownResource()
+		return route{}, apiserve.UnknownResource()
 	}
 	var rt route
 	var name string
@@ -187,7 +187,7 @@ func (s *Server) route(req *http.Request) (route, *apiserve.Error) {
 	case len(parts) <= 3:
 		name, parts = parts[0], parts[1:]
 	default:
-		return route{}, unknownResource()
+		return route{}, apiserve.UnknownResource()
 	}
 	if len(parts) >= 1 {
 		rt.name = parts[0]
@@ -208,7 +208,7 @@ func (s *Server) route(req *http.Request) (route, *apiserve.Error) {
 	s.mu.Unlock()
 	if st == nil || rt.namespace != "" && !st.res.Namespaced || rt.name != "" && st.res.Namespaced && rt.namespace == "" ||
 		rt.sub != "" && !st.res.has(rt.sub) {
-		return route{}, unknownResource()
+		return route{}, apiserve.UnknownResource()
 	}
 	rt.st = st
 	var watch bool
@@ -221,7 +221,7 @@ func (s *Server) route(req *http.Request) (route, *apiserve.Error) {
 	case rt.sub != "" && req.Method == http.MethodPatch:
 		rt.verb = "patch"
 	case rt.sub != "":
-		return rt, methodNotAllowed()
+		return rt, apiserve.MethodNotAllowed()
 	case req.Method == http.MethodGet && watch:
 		rt.verb = "watch"
 	case req.Method == http.MethodGet && rt.name == "":
@@ -239,7 +239,7 @@ func (s *Server) route(req *http.Request) (route, *apiserve.Error) {
 	case req.Method == http.MethodDelete && (rt.namespace != "" || !st.res.Namespaced):
 		rt.verb = "deletecollection"
 	default:
-		return rt, methodNotAllowed()
+		return rt, apiserve.MethodNotAllowed()
 	}
 	return rt, nil
 }
@@ -281,8 +281,8 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 	}
 	match, cont := o.ResourceVersionMatch, o.Continue
 	if rt.verb == "list" {
-		if errs := checkListOptions(rv, match, cont, initial); len(errs) > 0 {
-			invalidListOptions(errs).Write(w)
+		if e := apiserve.CheckListOptions(rv, match, cont, initial); e != nil {
+			e.Write(w)
 			return
 		}
 		s.serveList(w, req, rt.st, listRequest{scope: sc, limit: int(max(o.Limit, 0)), cont: cont, rv: rv, startRV: startRV, match: match, table: rt.table})
@@ -291,66 +291,14 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 	s.mu.Lock()
 	refuse := s.faults.refuseWatchList
 	s.mu.Unlock()
-	if errs := checkWatchOptions(match, cont, initial, refuse); len(errs) > 0 {
-		invalidListOptions(errs).Write(w)
+	if e := apiserve.CheckWatchOptions(match, cont, initial, refuse); e != nil {
+		e.Write(w)
 		return
 	}
 	s.serveWatch(w, req, rt.st, watchRequest{
 		scope: sc, rv: rv, startRV: startRV, initial: initial,
 		bookmarks: o.AllowWatchBookmarks, timeout: max(o.TimeoutSeconds, 0), table: rt.table,
 	})
-}
-
-var supportedMatch = []string{"Exact", "NotOlderThan", ""}
-
-// checkListOptions applies the real server's rules for list parameters.
-func checkListOptions(rv, match, cont string, initial *bool) []fieldError {
-	var errs []fieldError
-	if match != "" {
-		if rv == "" {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden unless resourceVersion is provided"})
-		}
-		if cont != "" {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden when continue is provided"})
-		}
-		if match != "Exact" && match != "NotOlderThan" {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", value: match, allowed: supportedMatch})
-		}
-		if match == "Exact" && rv == "0" {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`})
-		}
-	}
-	if initial != nil {
-		errs = append(errs, fieldError{field: "sendInitialEvents", forbid: "sendInitialEvents is forbidden for list"})
-	}
-	return errs
-}
-
-// checkWatchOptions applies the real server's rules for watch parameters.
-// refuse plays a server without the WatchList feature.
-func checkWatchOptions(match, cont string, initial *bool, refuse bool) []fieldError {
-	var errs []fieldError
-	if initial != nil {
-		if match != "NotOlderThan" {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"})
-		}
-		if refuse {
-			errs = append(errs, fieldError{field: "sendInitialEvents", forbid: "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"})
-		}
-	}
-	if match != "" {
-		if initial == nil {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"})
-		}
-		if match != "NotOlderThan" {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", value: match, allowed: []string{"NotOlderThan"}})
-		}
-	}
-	if cont != "" {
-		// So the real server words it, match or not.
-		errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden when continue is provided"})
-	}
-	return errs
 }
 
 // mediaType is a Content-Type without its parameters.

@@ -169,7 +169,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, st *store,
 	var failure *apiserve.Error
 	if wr.sendInitial() && wr.startRV > 0 {
 		if cur, ok := s.waitForRV(ctx, wr.startRV); !ok {
-			failure = tooLarge(wr.startRV, cur)
+			failure = apiserve.TooLarge(wr.startRV, cur)
 		}
 	}
 	wt, initial, failure, ok := s.register(st, wr, failure)
@@ -248,7 +248,7 @@ func (s *Server) register(st *store, wr watchRequest, failure *apiserve.Error) (
 	case wr.startRV == 0: // sendInitialEvents=false from "" or "0": only what comes next
 		wt.after = s.rv
 	case wr.startRV < s.floorOf(st):
-		failure = expired("watch")
+		failure = apiserve.Expired("watch")
 	default:
 		wt.after = wr.startRV
 		i := sort.Search(len(st.changes), func(i int) bool { return st.changes[i].rv() > wr.startRV })
