@@ -145,6 +145,16 @@ func applyTo(live, cfg map[string]any, prev owners, manager string, force bool) 
 			}
 		}
 	}
+	if len(conflicts) > 0 && !force && manager == "kubectl" {
+		// As the real server upgrades an object from client-side apply:
+		// kubectl's server-side apply takes, without conflict, the fields
+		// the last-applied annotation holds with their live values.
+		allowed := lastApplied(live)
+		conflicts = slices.DeleteFunc(conflicts, func(c applyConflict) bool { return allowed[c.path] })
+		if len(conflicts) == 0 {
+			return applyTo(live, cfg, prev, manager, true)
+		}
+	}
 	if len(conflicts) > 0 {
 		return nil, nil, applyConflicts(conflicts)
 	}
@@ -163,6 +173,30 @@ func applyTo(live, cfg map[string]any, prev owners, manager string, force bool) 
 		}
 	}
 	return merged, next.pruned(), nil
+}
+
+// lastAppliedAnnotation is where kubectl's client-side apply keeps what it
+// applied.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// lastApplied is the set of leaf fields the live object's last-applied
+// annotation holds with the values the object has.
+func lastApplied(live map[string]any) map[string]bool {
+	meta, _ := live["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	la, _ := ann[lastAppliedAnnotation].(string)
+	doc, err := decodeJSON([]byte(la))
+	if la == "" || err != nil {
+		return nil
+	}
+	have := leaves(live)
+	allowed := map[string]bool{}
+	for p, v := range leaves(doc) {
+		if hv, ok := have[p]; ok && jsonEqual(hv, v) {
+			allowed[p] = true
+		}
+	}
+	return allowed
 }
 
 func ownedByAny(o owners, p string) bool {

@@ -109,10 +109,10 @@ func (s *Server) deleteLocked(st *store, old *object, opts deleteOptions) (*obje
 		}
 	}
 	if opts.dryRun {
-		o, err := d.object(old.rv)
+		o, err := d.object(old.rv, st.res.BuiltIn)
 		return o, false, err
 	}
-	o, err := d.object(s.rv + 1)
+	o, err := d.object(s.rv+1, st.res.BuiltIn)
 	if err != nil {
 		return nil, false, err
 	}

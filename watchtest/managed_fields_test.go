@@ -1,6 +1,7 @@
 package watchtest_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -17,9 +18,9 @@ import (
 // from Go leave objects without entries.
 func TestManagedFieldsOnEveryWrite(t *testing.T) {
 	s := newServer(t)
-	json := map[string]string{"Content-Type": "application/json"}
+	asJSON := map[string]string{"Content-Type": "application/json"}
 	code, body, _ := sendH(t, s, http.MethodPost, "/api/v1/namespaces/ns/configmaps?fieldManager=kubectl-create",
-		`{"metadata":{"name":"c","labels":{"a":"1"},"managedFields":[{"manager":"forged"}]},"data":{"k":"v"}}`, json)
+		`{"metadata":{"name":"c","labels":{"a":"1"},"managedFields":[{"manager":"forged"}]},"data":{"k":"v"}}`, asJSON)
 	require.Equal(t, http.StatusCreated, code, string(body))
 	mf := gjson.GetBytes(body, "metadata.managedFields")
 	require.Len(t, mf.Array(), 1)
@@ -54,7 +55,7 @@ func TestManagedFieldsOnEveryWrite(t *testing.T) {
 	// A deployment's keyed lists are written item by item, a status write
 	// under its subresource.
 	code, body, _ = sendH(t, s, http.MethodPost, "/apis/apps/v1/namespaces/ns/deployments",
-		`{"metadata":{"name":"d","finalizers":["x/y"]},"spec":{"template":{"spec":{"containers":[{"name":"n","image":"nginx","args":["a"]}]}}}}`, json)
+		`{"metadata":{"name":"d","finalizers":["x/y"]},"spec":{"template":{"spec":{"containers":[{"name":"n","image":"nginx","args":["a"]}]}}}}`, asJSON)
 	require.Equal(t, http.StatusCreated, code, string(body))
 	require.JSONEq(t, `{"f:metadata":{"f:finalizers":{"v:\"x/y\"":{}}},"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"n\"}":{".":{},"f:args":{},"f:image":{},"f:name":{}}}}}}}`,
 		gjson.GetBytes(body, "metadata.managedFields.0.fieldsV1").Raw)
@@ -76,4 +77,37 @@ func TestManagedFieldsOnEveryWrite(t *testing.T) {
 
 	o := mustCreate(t, s, watchtest.ConfigMaps, `{"metadata":{"name":"seed","namespace":"ns"},"data":{"k":"v"}}`)
 	require.False(t, o.Get("metadata.managedFields").Exists(), "a seed from Go records no manager")
+}
+
+// Decision 37: kubectl's server-side apply takes over, without conflict,
+// what kubectl's client-side apply set and its last-applied annotation
+// still holds, as the real server upgrades an object; another manager,
+// or a field changed since, still conflicts.
+func TestServerSideApplyUpgradesClientSideApply(t *testing.T) {
+	s := newServer(t)
+	last := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"ns"},"data":{"a":"1","b":"2"}}`
+	code, body, _ := sendH(t, s, http.MethodPost, "/api/v1/namespaces/ns/configmaps?fieldManager=kubectl-client-side-apply",
+		`{"metadata":{"name":"c","annotations":{"kubectl.kubernetes.io/last-applied-configuration":`+quote(last)+`}},"data":{"a":"1","b":"2"}}`, nil)
+	require.Equal(t, http.StatusCreated, code, string(body))
+	code, _, _ = sendH(t, s, http.MethodPatch, "/api/v1/namespaces/ns/configmaps/c?fieldManager=kubectl-edit", `{"data":{"b":"3"}}`,
+		map[string]string{"Content-Type": "application/merge-patch+json"})
+	require.Equal(t, http.StatusOK, code)
+	apply := func(manager, data string) (int, []byte) {
+		code, body, _ := sendH(t, s, http.MethodPatch, "/api/v1/namespaces/ns/configmaps/c?fieldManager="+manager,
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":`+data+`}`, map[string]string{"Content-Type": "application/apply-patch+yaml"})
+		return code, body
+	}
+	code, body = apply("other", `{"a":"9"}`)
+	require.Equal(t, http.StatusConflict, code, "only kubectl upgrades")
+	code, body = apply("kubectl", `{"b":"9"}`)
+	require.Equal(t, http.StatusConflict, code, "b changed since it was applied: %s", body)
+	require.Contains(t, gjson.GetBytes(body, "message").String(), `conflict with "kubectl-edit"`)
+	code, body = apply("kubectl", `{"a":"9"}`)
+	require.Equal(t, http.StatusOK, code, string(body))
+	require.JSONEq(t, `{"f:data":{"f:a":{}}}`, gjson.GetBytes(body, `metadata.managedFields.#(manager=="kubectl").fieldsV1`).Raw)
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

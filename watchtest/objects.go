@@ -212,7 +212,7 @@ func (s *Server) createLocked(st *store, ns string, d *draft, opts writeOptions)
 	if !opts.seed {
 		delete(d.meta, "managedFields") // the server's record, not the client's
 	}
-	o, err := d.object(s.rv + 1)
+	o, err := d.object(s.rv+1, r.BuiltIn)
 	if err != nil {
 		return nil, err
 	}
@@ -323,13 +323,13 @@ func (s *Server) replaceLocked(st *store, old *object, d *draft, opts writeOptio
 	} else {
 		delete(d.meta, "namespace")
 	}
-	o, err := d.object(old.rv)
+	o, err := d.object(old.rv, r.BuiltIn)
 	if err != nil {
 		return nil, err
 	}
 	if r.tracksGeneration() && !sameJSON(r.counted(o), r.counted(old)) {
 		d.set("generation", gjson.Parse(prev.meta["generation"]).Int()+1)
-		if o, err = d.object(old.rv); err != nil {
+		if o, err = d.object(old.rv, r.BuiltIn); err != nil {
 			return nil, err
 		}
 	}
@@ -387,7 +387,7 @@ func (s *Server) withManaged(r resource, o *object, prev owners) (*object, error
 		return nil, err
 	}
 	d.meta["managedFields"] = managedFieldsJSON(o.owners, doc, r)
-	m, err := d.object(o.rv)
+	m, err := d.object(o.rv, r.BuiltIn)
 	if err != nil {
 		return nil, err
 	}
