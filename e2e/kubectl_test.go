@@ -239,6 +239,7 @@ func TestKubectlAgainstWatchtestMatchesRealServer(t *testing.T) {
 	same := 0
 	steps := kubectlSteps()
 	for i, st := range steps {
+		shown := strings.Join(st.args, " ")
 		for j, a := range st.args {
 			st.args[j] = strings.ReplaceAll(a, "/NS/", "/"+ns+"/")
 		}
@@ -258,7 +259,7 @@ func TestKubectlAgainstWatchtestMatchesRealServer(t *testing.T) {
 			result = "differs"
 			t.Errorf("%s: kubectl %s\nkube-apiserver:\n%s\nwatchtest:\n%s", st.name, strings.Join(st.args, " "), want, got)
 		}
-		fmt.Fprintf(&table, "| %d | `kubectl %s` | %s |\n", i+1, strings.Join(st.args, " "), result)
+		fmt.Fprintf(&table, "| %d | `kubectl %s` | %s |\n", i+1, shown, result)
 	}
 	t.Logf("kubectl: %d of %d commands identical\n%s", same, len(steps), table.String())
 	if out := os.Getenv("KUBECTL_TABLE"); out != "" {

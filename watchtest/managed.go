@@ -209,3 +209,62 @@ func mergeInto(dst, src map[string]any) {
 		mergeInto(dv, sv)
 	}
 }
+
+// parseManagedFields reads metadata.managedFields as a client sent them
+// back into ownership: a field for each "f:" path, the "." of a map field,
+// and a list, whose items FieldsV1 names, owned whole. Entries that do not
+// parse are dropped; none at all ([]) is no ownership.
+func parseManagedFields(raw string) owners {
+	var entries []struct {
+		Manager     string         `json:"manager"`
+		Operation   string         `json:"operation"`
+		APIVersion  string         `json:"apiVersion"`
+		Time        string         `json:"time"`
+		FieldsV1    map[string]any `json:"fieldsV1"`
+		Subresource string         `json:"subresource"`
+	}
+	if err := json.Unmarshal([]byte(raw), &entries); err != nil {
+		return owners{}
+	}
+	out := owners{}
+	for _, e := range entries {
+		fo := &fieldOwner{name: e.Manager, apply: e.Operation == "Apply", apiVersion: e.APIVersion, time: e.Time,
+			subresource: e.Subresource, fields: map[string]bool{}}
+		var walk func(prefix string, node map[string]any)
+		walk = func(prefix string, node map[string]any) {
+			if len(node) == 0 && prefix != "" {
+				fo.fields[prefix] = true
+				return
+			}
+			for k, v := range node {
+				child, _ := v.(map[string]any)
+				switch {
+				case k == ".":
+					if prefix != "" {
+						fo.fields[prefix+pathSep+"."] = true
+					}
+				case strings.HasPrefix(k, "k:"), strings.HasPrefix(k, "v:"), strings.HasPrefix(k, "i:"):
+					if prefix != "" {
+						fo.fields[prefix] = true // the list, owned whole
+					}
+				case strings.HasPrefix(k, "f:"):
+					p := k[2:]
+					if prefix != "" {
+						p = prefix + pathSep + p
+					}
+					walk(p, child)
+				}
+			}
+		}
+		walk("", e.FieldsV1)
+		if len(fo.fields) == 0 {
+			continue
+		}
+		key := e.Manager
+		if !fo.apply {
+			key = updateKey(e.Manager, e.Subresource)
+		}
+		out[key] = fo
+	}
+	return out
+}

@@ -111,3 +111,27 @@ func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// Decision 37: managedFields a write sends, different from the stored
+// ones, are the ownership it starts from, as on the real server: kubectl
+// rewrites client-side apply's entry as its own Apply entry before its
+// first server-side apply, which then removes what it no longer applies.
+func TestSentManagedFieldsAreTaken(t *testing.T) {
+	s := newServer(t)
+	code, body, _ := sendH(t, s, http.MethodPost, "/api/v1/namespaces/ns/configmaps?fieldManager=kubectl-client-side-apply",
+		`{"metadata":{"name":"c"},"data":{"a":"1","b":"2"}}`, nil)
+	require.Equal(t, http.StatusCreated, code, string(body))
+	rv := gjson.GetBytes(body, "metadata.resourceVersion").String()
+	entry := `[{"manager":"kubectl","operation":"Apply","apiVersion":"v1","time":"2026-01-01T00:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:a":{},"f:b":{}}}}]`
+	code, body, _ = sendH(t, s, http.MethodPatch, "/api/v1/namespaces/ns/configmaps/c",
+		`[{"op":"replace","path":"/metadata/managedFields","value":`+entry+`},{"op":"replace","path":"/metadata/resourceVersion","value":"`+rv+`"}]`,
+		map[string]string{"Content-Type": "application/json-patch+json"})
+	require.Equal(t, http.StatusOK, code, string(body))
+	require.NotEqual(t, rv, gjson.GetBytes(body, "metadata.resourceVersion").String(), "a change of managedFields alone is a write")
+	require.JSONEq(t, entry, gjson.GetBytes(body, "metadata.managedFields").Raw)
+
+	code, body, _ = sendH(t, s, http.MethodPatch, "/api/v1/namespaces/ns/configmaps/c?fieldManager=kubectl",
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"9"}}`, map[string]string{"Content-Type": "application/apply-patch+yaml"})
+	require.Equal(t, http.StatusOK, code, string(body))
+	require.JSONEq(t, `{"a":"9"}`, gjson.GetBytes(body, "data").Raw, "b, no longer applied and no one else's, is gone")
+}

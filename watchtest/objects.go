@@ -303,6 +303,9 @@ func (s *Server) replaceLocked(st *store, old *object, d *draft, opts writeOptio
 	if !opts.seed {
 		d = r.guardStatus(prev, d, opts.subresource)
 	}
+	if sent, ok := d.meta["managedFields"]; ok && !opts.seed && !sameJSON(sent, prev.meta["managedFields"]) {
+		opts.sentOwners = parseManagedFields(sent)
+	}
 	kept := serverFields
 	if !opts.seed {
 		kept = append(kept[:len(kept):len(kept)], "managedFields") // the server's record, not the client's
@@ -339,18 +342,24 @@ func (s *Server) replaceLocked(st *store, old *object, d *draft, opts writeOptio
 // commitWriteLocked stores o as the next version of old, unless nothing
 // changed or the write is a dry run.
 func (s *Server) commitWriteLocked(st *store, old, o *object, opts writeOptions) *object {
+	base := old
+	if opts.sentOwners != nil {
+		b := *old
+		b.owners = opts.sentOwners
+		base = &b
+	}
 	owners := opts.owners
 	if owners == nil {
-		owners = updateOwners(old, o, opts, st.res.apiVersion())
+		owners = updateOwners(base, o, opts, st.res.apiVersion())
 	}
-	if sameJSON(string(o.body), string(old.body)) {
+	if sameJSON(string(o.body), string(old.body)) && opts.sentOwners == nil {
 		if !opts.dryRun {
 			old.owners = owners // ownership is not part of the body; the lock guards it
 		}
 		return old
 	}
 	o.owners = owners
-	if m, err := s.withManaged(st.res, o, old.owners); err == nil {
+	if m, err := s.withManaged(st.res, o, base.owners); err == nil {
 		o = m
 	}
 	if opts.dryRun {

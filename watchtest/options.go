@@ -26,6 +26,10 @@ type writeOptions struct {
 	// owners, when not nil, is what each manager owns after the write: an
 	// apply computed it. Other writes update the stored ownership.
 	owners owners
+	// sentOwners, when not nil, is the ownership a write sent in
+	// metadata.managedFields, different from the stored one: the real
+	// server takes it as the ownership the write starts from.
+	sentOwners owners
 }
 
 // seedOptions are those of Create and Update called from Go.
