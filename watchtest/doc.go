@@ -101,6 +101,19 @@
 //	widgets := httpwatch.Resource{Group: "example.com", Version: "v1", Resource: "widgets"}
 //	s.AddResource(widgets, watchtest.Definition{Kind: "Widget", Namespaced: true})
 //
+// It answers clients other than listwatch's as the real server does,
+// through the serving core of package apiserve: an Accept that lists JSON
+// after protobuf or CBOR (client-go's) gets JSON, kubectl get's gets a
+// Table with the real server's columns (a custom resource's from
+// Definition.PrinterColumns), a body that is not JSON gets the real 415,
+// an answer past 128 KiB is gzipped for a client that accepts gzip, and
+// /version answers as 1.37.2 (Server.Version). An unmodified kubectl
+// gives the same results against it as against kube-apiserver, but that
+// it sends protobuf for create configmap, secret and the like (the 415)
+// and reads /openapi/v3, which is not served, to validate and to explain:
+// the schemas of every built-in kind are what validation reads and explain
+// prints, and no small document satisfies both. Use --validate=false.
+//
 // Where it differs from a real server: there is no authentication,
 // admission, defaulting or schema validation beyond metadata, the one
 // schema every kind shares: its fields must have their types (a label
