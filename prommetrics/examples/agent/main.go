@@ -70,11 +70,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	f := listwatch.NewFactory(client)
-	if *node != "" {
-		f.FieldSelector = "spec.nodeName=" + *node
-	}
 	f.Snapshot = snapshot.Options{Dir: *dir}
-	pods := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"})
+	var onNode listwatch.Selector
+	if *node != "" {
+		onNode.Field = "spec.nodeName=" + *node
+	}
+	pods := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"}, onNode)
 
 	reg := prometheus.NewRegistry()
 	if err := prommetrics.Register(reg, prommetrics.Sources{Factory: f}); err != nil {
