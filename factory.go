@@ -13,7 +13,7 @@ import (
 )
 
 // Factory shares informers: one per Identity (resource, namespace,
-// selectors, projection: decision 38), however many parts of a program ask
+// selectors, projection: decision 41), however many parts of a program ask
 // for it, all started and stopped together.
 //
 //	f := listwatch.NewFactory(client)
@@ -44,7 +44,7 @@ type Factory struct {
 	Logger *slog.Logger
 	// Snapshot is every informer's Snapshot: set its Dir for warm starts
 	// of all of them (decision 32), each in a file of its own, named after
-	// its Identity (decision 38). With a Transform, name its version in
+	// its Identity (decision 41). With a Transform, name its version in
 	// Snapshot.TransformVersion.
 	Snapshot snapshot.Options
 	// Configure, if set, is called with every new informer before it is
@@ -70,7 +70,7 @@ func NewFactory(client *httpwatch.Client) *Factory {
 
 // ForResource returns the factory's informer of r narrowed by sel (at
 // most one Selector: the place a program says selectors and projection,
-// decision 38), creating it on first use. The informer watches
+// decision 41), creating it on first use. The informer watches
 // r.Namespace, or the factory's Namespace when r names none. Each Identity
 // is one informer: asking again for the same resource, namespace,
 // selectors and projection returns the same informer, and informers that

@@ -13,7 +13,7 @@ import (
 )
 
 // Selector says which objects of a resource an informer caches, and
-// which of their fields: the one place a program says so (decision 38),
+// which of their fields: the one place a program says so (decision 41),
 // given to Factory.ForResource. The zero Selector caches every object,
 // whole.
 type Selector struct {
@@ -28,7 +28,7 @@ type Selector struct {
 // objects its selectors let through, the fields its projection keeps.
 // It names the informer's log lines and errors, its metrics and its
 // snapshot file, and a Factory shares one informer per Identity
-// (decision 38). It is comparable.
+// (decision 41). It is comparable.
 type Identity struct {
 	Resource      httpwatch.Resource // with its namespace; "" is all namespaces
 	LabelSelector string
@@ -93,7 +93,7 @@ func identityOf(inf *Informer) Identity {
 	return id
 }
 
-// Identity returns what the informer caches (decision 38). Before Run it
+// Identity returns what the informer caches (decision 41). Before Run it
 // is read from the fields as they are; from Run on, as Run took them.
 func (inf *Informer) Identity() Identity {
 	inf.mu.Lock()
@@ -107,7 +107,7 @@ func (inf *Informer) Identity() Identity {
 // Name returns the name the informer's logs, errors and metrics use: its
 // Reflector.Name, which defaults to its Identity, made distinct with " #2",
 // " #3"... while another running informer of the same server has it
-// (decision 38).
+// (decision 41).
 func (inf *Informer) Name() string {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()

@@ -13,7 +13,7 @@ import (
 	"github.com/listwatch/listwatch/raw"
 )
 
-// decision 38, conformance 76: an identity is named by what narrows it, and a Factory
+// decision 41, conformance 76: an identity is named by what narrows it, and a Factory
 // shares one informer per identity: the same selectors give the same
 // informer, other selectors or another projection another one.
 func TestFactorySharesOneInformerPerIdentity(t *testing.T) {
@@ -35,7 +35,7 @@ func TestFactorySharesOneInformerPerIdentity(t *testing.T) {
 	assert.Panics(t, func() { f.ForResource(podsRes, node, node) })
 }
 
-// decision 38: two hand-built informers of one identity running against
+// decision 41: two hand-built informers of one identity running against
 // one server are told apart: the second is named "#2" in its logs, its
 // errors and (Name) its metrics, and says so at Warn; the name is given
 // back when it stops. Before, logs named both alike and metrics alone

@@ -113,7 +113,7 @@ type Informer struct {
 // with a namespace index and resync as the default handler resync period
 // (0: none; a negative period makes AddEventHandler fail). Its logs,
 // errors, metrics and snapshot file name it after its Identity, "pods.v1
-// in default" (decision 38), unless Reflector.Name says otherwise.
+// in default" (decision 41), unless Reflector.Name says otherwise.
 func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer {
 	opts := reflector.DefaultOptions()
 	opts.Name = reflector.NameOf(source.Info())
@@ -145,7 +145,7 @@ func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer
 
 // takeName fixes the informer's identity and name as Run starts: the
 // name defaults to the identity, and is made distinct while another
-// running informer of the same server has it (decision 38); inf.mu is
+// running informer of the same server has it (decision 41); inf.mu is
 // held. It returns the func that gives the name back.
 func (inf *Informer) takeName() (release func()) {
 	inf.id = identityOf(inf)

@@ -8,7 +8,7 @@ import (
 
 // TypedLister reads an informer's cache as values of T, a struct of the
 // program's own or a k8s.io/api type, decoding each object once per
-// resourceVersion (decision 39): reading an object again at the version
+// resourceVersion (decision 42): reading an object again at the version
 // already decoded returns the value decoded then, whichever goroutine
 // asks. The values are shared by every reader, as the cached objects are:
 // treat them as read-only, and copy one to change it.

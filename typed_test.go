@@ -47,7 +47,7 @@ func typedRig(t *testing.T) (*Informer, *TypedLister[countedWidget]) {
 	return inf, Typed[countedWidget](inf)
 }
 
-// decision 39: a typed read decodes an object once per resourceVersion:
+// decision 42: a typed read decodes an object once per resourceVersion:
 // a second read at the same version, by Get, List or Decode, does not
 // decode again; a new version is decoded once more; a missing object is
 // NotFound; a value that does not decode is its error.
@@ -94,7 +94,7 @@ func TestTypedReadsDecodeOncePerVersion(t *testing.T) {
 	assert.Error(t, err, "List says an object that does not decode")
 }
 
-// decision 39: many goroutines reading one object at once decode it once
+// decision 42: many goroutines reading one object at once decode it once
 // (run with -race).
 func TestTypedReadsConcurrently(t *testing.T) {
 	widgetDecodes.Store(0)
@@ -117,7 +117,7 @@ func TestTypedReadsConcurrently(t *testing.T) {
 	assert.EqualValues(t, 10, widgetDecodes.Load(), "each object once")
 }
 
-// decision 39: the decoded values are bounded by the cache: objects
+// decision 42: the decoded values are bounded by the cache: objects
 // created, read and deleted one after another leave at most about twice
 // the cache's size behind.
 func TestTypedReadsAreBoundedByTheCache(t *testing.T) {

@@ -102,7 +102,7 @@ func (inf *Informer) warmKey() (o snapshot.Options, key snapshot.Key, ok bool) {
 // Name, or a name of the resource and namespace, and, for an identity
 // narrowed by selectors or a projection, a hash of them, so that
 // informers of one resource that cache different objects never share a
-// file (decision 38).
+// file (decision 41).
 func snapshotPath(o snapshot.Options, key snapshot.Key, id Identity) string {
 	path := o.Path(key)
 	if o.Name != "" {

@@ -313,7 +313,7 @@ func TestWarmStartMismatchIsIgnored(t *testing.T) {
 			assert.Contains(t, r.requestsSince(before), "list 0", "listed")
 			above := log.Above()
 			if inf.Identity().selection() != "" {
-				// Another identity (decision 38): a file of its own, and
+				// Another identity (decision 41): a file of its own, and
 				// the other's snapshot left alone.
 				assert.Empty(t, above)
 				now, err := os.ReadFile(r.path())
@@ -548,7 +548,7 @@ func assertSnapshotDropped(t *testing.T, log *testlog.Log) {
 	assert.True(t, strings.HasPrefix(above[0], "WARN informer: snapshot unreadable"), above[0])
 }
 
-// decision 38, decision 32: two informers of one resource with different
+// decision 41, decision 32: two informers of one resource with different
 // selectors, sharing a snapshot directory, keep a file each, named after
 // their identities, and each restarts warm from its own. Before identities
 // named the files, both wrote pods.v1.snap and each found the other's

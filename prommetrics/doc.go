@@ -25,7 +25,7 @@
 // controller_runtime_* carry controller; rest_client_* carry host, the
 // API server's host:port; listwatch_* carry informer (its Name: its
 // identity, "pods.v1 in ns (labels app=web)", told apart with "#2" as its
-// logs are, decision 38), resource ("pods.v1", "deployments.v1.apps") and
+// logs are, decision 41), resource ("pods.v1", "deployments.v1.apps") and
 // namespace. Two informers of one name fail the scrape, naming it.
 //
 //	name                                             source hook                         differs from its peer

@@ -28,7 +28,7 @@ type named struct {
 }
 
 // all returns every informer once, factories' first (sorted), each
-// labelled by its Name (decision 38: the identity, told apart with "#2"
+// labelled by its Name (decision 41: the identity, told apart with "#2"
 // while another running informer of its server has it). Two informers
 // that still share a name (of two servers, or never run) are refused:
 // the second is returned in clash, and the scrape fails naming it, rather

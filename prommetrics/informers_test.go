@@ -143,7 +143,7 @@ func TestScrapeInformerHealth(t *testing.T) {
 	assert.Equal(t, 4.0, sc.Value("listwatch_informer_objects", pods))
 }
 
-// decision 38: informers outside a factory are labelled by their Name,
+// decision 41: informers outside a factory are labelled by their Name,
 // each once; two of one name (never run, so not told apart) fail the
 // scrape, naming it, instead of one being renamed "-2" in metrics alone.
 func TestInformersOutsideAFactory(t *testing.T) {

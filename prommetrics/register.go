@@ -21,7 +21,7 @@ type Sources struct {
 	// in listwatch_informer_* and listwatch_snapshot_*.
 	Factory *listwatch.Factory
 	// Informers made without a factory are reported under their Name
-	// (decision 38); two of one name make the scrape fail, naming it.
+	// (decision 41); two of one name make the scrape fail, naming it.
 	Informers []*listwatch.Informer
 	// Runners' queues, reconciles and leadership are reported in
 	// workqueue_*, controller_runtime_* and leader_election_*.

@@ -36,7 +36,7 @@ func TestDemoServesMetrics(t *testing.T) {
 		s = exampletest.Scrape(t, metrics)
 		return s.Value("listwatch_snapshot_last_save_timestamp_seconds", pods) > 0
 	}, exampletest.Timeout, 5*time.Millisecond, "the snapshot saved after the first sync:\n%v", s)
-	// Named after the informer's identity: a node's pods (decision 38).
+	// Named after the informer's identity: a node's pods (decision 41).
 	files, err := filepath.Glob(filepath.Join(dir, "pods.v1_*.snap"))
 	require.NoError(t, err)
 	require.Len(t, files, 1, "the snapshot in --snapshot-dir")
