@@ -106,7 +106,7 @@ func (inf *Informer) Identity() Identity {
 
 // Name returns the name the informer's logs, errors and metrics use: its
 // Reflector.Name, which defaults to its Identity, made distinct with " #2",
-// " #3"... while another running informer of the same server has it
+// " #3"... while another running informer of the same client has it
 // (decision 41).
 func (inf *Informer) Name() string {
 	inf.mu.Lock()
@@ -117,24 +117,36 @@ func (inf *Informer) Name() string {
 	return inf.Reflector.Name
 }
 
+// runningName is a name taken by a running informer of a client.
+type runningName struct {
+	client *httpwatch.Client
+	name   string
+}
+
 // running are the names of the informers running in the process, by
-// server, so that two of one identity are told apart in logs and metrics
-// alike.
+// client, so that two of one identity are told apart in logs and metrics
+// alike. The client, not the server: two replicas run in one process (a
+// test) have a client each, and each its own informers.
 var running = struct {
 	sync.Mutex
-	names map[[2]string]bool
-}{names: map[[2]string]bool{}}
+	names map[runningName]bool
+}{names: map[runningName]bool{}}
 
-// claimName makes name, of an informer of server, one no running informer
-// of server has, and returns it with a func that gives it back.
-func claimName(server, name string) (string, func()) {
+// claimName makes name, of an informer reading through client, one no
+// running informer of client has, and returns it with a func that gives
+// it back. Informers of a source that is not a *httpwatch.ResourceClient
+// (nil client) are not checked: nothing says which client they share.
+func claimName(client *httpwatch.Client, name string) (string, func()) {
+	if client == nil {
+		return name, func() {}
+	}
 	running.Lock()
 	defer running.Unlock()
 	claimed := name
-	for n := 2; running.names[[2]string{server, claimed}]; n++ {
+	for n := 2; running.names[runningName{client, claimed}]; n++ {
 		claimed = fmt.Sprintf("%s #%d", name, n)
 	}
-	key := [2]string{server, claimed}
+	key := runningName{client, claimed}
 	running.names[key] = true
 	return claimed, func() {
 		running.Lock()
@@ -143,11 +155,11 @@ func claimName(server, name string) (string, func()) {
 	}
 }
 
-// serverOf is the server an informer's source reads, "" when the source
-// does not say.
-func serverOf(source httpwatch.ListerWatcher) string {
+// clientOf is the client an informer's source reads through, nil when
+// the source does not say.
+func clientOf(source httpwatch.ListerWatcher) *httpwatch.Client {
 	if rc, ok := source.(*httpwatch.ResourceClient); ok {
-		return rc.Server()
+		return rc.Client()
 	}
-	return ""
+	return nil
 }

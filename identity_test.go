@@ -35,8 +35,8 @@ func TestFactorySharesOneInformerPerIdentity(t *testing.T) {
 	assert.Panics(t, func() { f.ForResource(podsRes, node, node) })
 }
 
-// decision 41: two hand-built informers of one identity running against
-// one server are told apart: the second is named "#2" in its logs, its
+// decision 41: two hand-built informers of one identity running through
+// one client are told apart: the second is named "#2" in its logs, its
 // errors and (Name) its metrics, and says so at Warn; the name is given
 // back when it stops. Before, logs named both alike and metrics alone
 // said "pods-2".

@@ -145,14 +145,14 @@ func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer
 
 // takeName fixes the informer's identity and name as Run starts: the
 // name defaults to the identity, and is made distinct while another
-// running informer of the same server has it (decision 41); inf.mu is
+// running informer of the same client has it (decision 41); inf.mu is
 // held. It returns the func that gives the name back.
 func (inf *Informer) takeName() (release func()) {
 	inf.id = identityOf(inf)
 	if inf.Reflector.Name == inf.defaultName {
 		inf.Reflector.Name = inf.id.String()
 	}
-	name, release := claimName(serverOf(inf.reflector.Source), inf.Reflector.Name)
+	name, release := claimName(clientOf(inf.reflector.Source), inf.Reflector.Name)
 	if name != inf.Reflector.Name {
 		inf.logger().Warn("informer: another running informer has this name; this one is told apart by a number",
 			"resource", name, "hint", "share one informer of an identity through a Factory, or set Reflector.Name")

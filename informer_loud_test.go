@@ -92,7 +92,7 @@ func TestInformerFailuresAreLoudAndReturned(t *testing.T) {
 			[]string{"verb=GET", "path=/api/v1/pods", "code=401", "message=Unauthorized", "hint=check the credentials"},
 			httpwatch.IsUnauthorized},
 		{"403 on the resource", status("forbidden.json"), "", true, "ERROR reflector: list failed",
-			[]string{"verb=GET", "path=/api/v1/pods", `User "nobody" cannot list`, "hint=check RBAC: the identity may not list pods"},
+			[]string{"verb=GET", "path=/api/v1/pods", `User "nobody" cannot list`, "hint=check RBAC: grant list on pods at cluster scope"},
 			httpwatch.IsForbidden},
 		{"400 unsupported field label", fieldLabel, "spec.nodeNam=n1", true, "ERROR reflector: list failed",
 			[]string{"verb=GET", "message=field label not supported: spec.nodeNam", `hint=check the field selector "spec.nodeNam=n1"`},

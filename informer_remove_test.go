@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Issue 16 item 14, conformance 68: RemoveEventHandler with a registration
+// Conformance 68: RemoveEventHandler with a registration
 // another informer returned does nothing; only the handler's own informer
 // removes it. The handler is held in its first call, so what waits in its
 // buffer shows whether it is still registered (removal drops the buffer).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/cause"
+	"github.com/listwatch/listwatch/internal/faillog"
 	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/snapshot"
@@ -35,8 +38,10 @@ type warm struct {
 	loadedOK bool             // the snapshot is in the cache; read after loading closed
 
 	savedRV string // the version last written or restored; Run's goroutines only, in turn
-	failing bool   // the last write failed (logged once)
-	saves   saves  // for Stats
+	// failures says failed saves by the failure policy (decision 20);
+	// Run's goroutines only, in turn.
+	failures faillog.Tracker
+	saves    saves // for Stats
 }
 
 func newWarm() warm {
@@ -125,9 +130,8 @@ func (inf *Informer) startWarm(o snapshot.Options, key snapshot.Key) {
 	snapshot.RemoveTemporary(inf.warm.path)
 	if err := writable(o.Dir); err != nil {
 		// Said now, not at the first save: the process may die before.
-		inf.logger().Warn("informer: snapshot directory not writable; snapshots will not be saved, a restart will list",
-			"resource", inf.Reflector.Name, "dir", o.Dir, "err", err)
-		inf.warm.failing = true // the saves that fail say it at Debug
+		// The saves that fail the same way are then counted at Debug.
+		inf.saveFailed("informer: snapshot directory not writable; snapshots will not be saved, a restart will list", o.Dir, err)
 	}
 	rd := inf.openSnapshot()
 	if rd == nil {
@@ -331,25 +335,39 @@ func (inf *Informer) saveSnapshot() bool {
 		return false
 	}
 	snap := &snapshot.Snapshot{Key: w.key, ResourceVersion: rv, Objects: objs, Written: inf.clock().Now()}
-	log := inf.logger().With("resource", inf.Reflector.Name, "path", w.path)
 	start := inf.clock().Now()
 	if err := snapshot.WriteFile(w.path, snap); err != nil {
 		w.saves.failures.Add(1)
-		if !w.failing {
-			log.Warn("informer: snapshot not saved; a restart will list", "err", err)
-		} else {
-			log.Debug("informer: snapshot not saved", "err", err)
-		}
-		w.failing = true
+		inf.saveFailed("informer: snapshot not saved; a restart will list", w.path, err)
 		return true
 	}
-	if w.failing {
-		log.Info("informer: snapshot saved again")
-	}
-	w.failing = false
+	w.failures.Recovered("informer: snapshot saved again", "resource", inf.Reflector.Name, "path", w.path)
 	w.savedRV = rv
 	w.saves.note(w.path, start, inf.clock().Since(start))
 	return true
+}
+
+// saveFailed says, by the failure policy and the cause of err, that
+// snapshots cannot be written at path: the first time at Warn, or at
+// Error with what to do when retrying cannot cure it (a directory this
+// process may not write), then counted.
+func (inf *Informer) saveFailed(msg, path string, err error) {
+	w := &inf.warm
+	if w.failures.Logger == nil {
+		w.failures.Logger, w.failures.Clock = inf.logger(), inf.clock()
+	}
+	c := cause.Of(err)
+	f := faillog.Failure{
+		Key: c.Key, Level: slog.LevelWarn, Msg: msg, Again: "informer: snapshot not saved",
+		Attrs: []any{"resource", inf.Reflector.Name, "path", path, "err", err}, Err: err,
+	}
+	if c.Class == cause.Permanent {
+		f.Level = slog.LevelError
+	}
+	if hint := c.HintFor(cause.Request{Resource: path}); hint != "" {
+		f.Attrs = append(f.Attrs, "hint", hint)
+	}
+	w.failures.Failed(f)
 }
 
 // captureLocked copies the cache if it holds every change queued so far,

@@ -251,7 +251,7 @@ func TestWatchtestCustomResourceGeneration(t *testing.T) {
 		{"labels", "PATCH", gizmos + "/g", mergeCT, `{"metadata":{"labels":{"l":"1"}}}`, gen},
 		{"a new top-level field", "PATCH", gizmos + "/g", mergeCT, `{"other":"y"}`, gen},
 		{"status", "PATCH", gizmos + "/g/status", mergeCT, `{"status":{"ready":true}}`, gen},
-		// Issue 26: replacing a subtree another manager owns fields in
+		// Decision 7, writes as the real server answers them: replacing a subtree another manager owns fields in
 		// conflicts on them; a delete a finalizer holds bumps the generation.
 		{"apply a subtree", "PATCH", gizmos + "/s?fieldManager=m1", applyCT, `{"apiVersion":"` + group + `/v1","kind":"Gizmo","metadata":{"name":"s"},"spec":{"a":{"b":"1","c":"2"}}}`, gen},
 		{"apply over the subtree", "PATCH", gizmos + "/s?fieldManager=m2", applyCT, `{"apiVersion":"` + group + `/v1","kind":"Gizmo","metadata":{"name":"s"},"spec":{"a":"flat"}}`, []string{"status", "reason", "message"}},

@@ -17,7 +17,7 @@ import (
 // beyond it saturates.
 const maxDuration = 9223372036 * time.Second
 
-// Issue 16 item 3: a Retry-After header is whole seconds or an HTTP date;
+// Conformance 22: a Retry-After header is whole seconds or an HTTP date;
 // huge counts saturate instead of overflowing, anything else is ignored.
 func TestParseRetryAfterNeverOverflows(t *testing.T) {
 	for _, tc := range []struct {
@@ -49,7 +49,7 @@ func TestParseRetryAfterNeverOverflows(t *testing.T) {
 	}
 }
 
-// Issue 16 item 3: details.retryAfterSeconds of an ERROR event follows the
+// Conformance 23: details.retryAfterSeconds of an ERROR event follows the
 // same rules as the header.
 func TestRetryAfterSecondsInStatusNeverOverflows(t *testing.T) {
 	for _, tc := range []struct {

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Issue 16 item 14: RemoveHandler removes only its own processor's handlers.
+// Conformance 68: RemoveHandler removes only its own processor's handlers.
 // The processor is not running, so the initial add waits in the buffer for
 // as long as the handler is registered.
 func TestRemoveHandlerIgnoresForeignRegistration(t *testing.T) {

@@ -16,7 +16,8 @@
 //	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 //
 // A runner brings its factory (or its informers) and the factory its
-// client; Sources names them for a program without a runner.
+// client; Sources names them for a program without a runner. A program
+// built on package app needs one line: a.Metrics = prommetrics.Handler.
 //
 // # Names
 //

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// Issue 16 item 12: every list-and-watch cycle decides afresh how to sync,
+// Conformance 27 and 30: every list-and-watch cycle decides afresh how to sync,
 // as upstream's ListAndWatch does. With WatchList on and a source that
 // supports it, each cycle opens a watch-list; a refused watch-list falls
 // back to a paged list for that cycle only, and the next cycle (after a

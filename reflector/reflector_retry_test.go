@@ -36,7 +36,7 @@ func throttledEvent(t *testing.T, secs string) watchStep {
 	return watchStep{ev: e}
 }
 
-// Issue 16 item 3: whatever Retry-After a server sends, from any of the three
+// Conformance 22 and 23: whatever Retry-After a server sends, from any of the three
 // places it can come from, the reflector waits at most its backoff maximum.
 func TestReflectorCapsRetryAfter(t *testing.T) {
 	for _, secs := range []string{"86400", "9223372037", "99999999999"} {
@@ -90,7 +90,7 @@ func TestReflectorCapsRetryAfter(t *testing.T) {
 	}
 }
 
-// Issue 16 item 3: the cap is the reflector's own backoff maximum when it
+// Conformance 22: the cap on Retry-After is the reflector's own backoff maximum when it
 // has one.
 func TestReflectorRetryAfterCapFollowsBackoff(t *testing.T) {
 	src := &scriptSource{watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchFail(throttled(t, "WATCH", "86400"))}}
@@ -100,7 +100,7 @@ func TestReflectorRetryAfterCapFollowsBackoff(t *testing.T) {
 	assert.Equal(t, 10*time.Second, wait)
 }
 
-// Issue 16 item 3: end to end on the fake clock, a first list refused with
+// Conformance 22: end to end on the fake clock, a first list refused with
 // Retry-After: 86400 is retried once the backoff maximum has passed.
 func TestReflectorRunRetriesThrottledListAfterBackoffMax(t *testing.T) {
 	src := &scriptSource{
@@ -121,7 +121,7 @@ func TestReflectorRunRetriesThrottledListAfterBackoffMax(t *testing.T) {
 	assert.Equal(t, []string{"replace 1@10"}, sink.log())
 }
 
-// Issue 16 item 13: a 429 with Retry-After waits what the server asked, not
+// Conformance 22: a 429 with Retry-After waits what the server asked, not
 // a backoff step already advanced by an earlier failure, and takes no step:
 // the failure after it waits the step the 429 found.
 func TestReflectorRetryAfterReplacesBackoffStep(t *testing.T) {
@@ -140,7 +140,7 @@ func TestReflectorRetryAfterReplacesBackoffStep(t *testing.T) {
 	assert.Equal(t, []time.Duration{800 * time.Millisecond, time.Second, 1600 * time.Millisecond}, waits)
 }
 
-// Issue 16 item 15, conformance 23: InternalError watch ends are retried at
+// Conformance 23: InternalError watch ends are retried at
 // once while within MaxInternalErrorRetryDuration of the first of their run.
 // A quiet minute ends the run, and so does a new list-and-watch cycle: the
 // next InternalError opens a fresh window instead of relisting for ever.

@@ -62,7 +62,7 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 }
 
-// Issue 16 item 16: a watch that ends because the reflector's context was
+// Conformance 26: a watch that ends because the reflector's context was
 // cancelled is stopped once, not by both the stream step and Run.
 func TestReflectorStopsCancelledWatchOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -80,7 +80,7 @@ func TestReflectorStopsCancelledWatchOnce(t *testing.T) {
 	assert.EqualValues(t, 1, w.stops.Load())
 }
 
-// Issue 16 item 16: a watch stopped by a failed resync is not stopped again
+// Conformance 25: a watch stopped by a failed resync is not stopped again
 // when the reflector closes it to relist.
 func TestReflectorStopsWatchOnceAfterFailedResync(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
