@@ -151,7 +151,7 @@ func secretData(t *testing.T, s *watchtest.Server, name string) (string, bool) {
 
 // The composition root runs a controller end to end: a secret per
 // configmap, owned by it; a secret changed by someone else is put back
-// (its owner is requeued); an Event per write. Decision 40.
+// (its owner is requeued); an Event per write. Decision 39.
 func TestAppRunsAController(t *testing.T) {
 	s := server(t, "a", "b")
 	r := start(t, app.New("copier"), s, copierSetup)
@@ -187,7 +187,7 @@ func TestAppRunsAController(t *testing.T) {
 
 // /readyz says not synced while the list is refused, and ok once RBAC is
 // granted: the program waits through the 403 (logged once, at Error)
-// rather than ending. Decision 40.
+// rather than ending. Decision 39.
 func TestReadyWaitsThroughForbidden(t *testing.T) {
 	s := server(t, "a")
 	var granted atomic.Bool
@@ -207,7 +207,7 @@ func TestReadyWaitsThroughForbidden(t *testing.T) {
 }
 
 // Caches that do not sync within SyncTimeout end Run with why, on the
-// app's clock. Decision 40.
+// app's clock. Decision 39.
 func TestSyncTimeoutEndsRun(t *testing.T) {
 	s := server(t)
 	s.FailNext(watchtest.Failure{Code: 403, Verbs: []string{"list", "watch"}, Times: 1 << 30})
@@ -226,7 +226,7 @@ func TestSyncTimeoutEndsRun(t *testing.T) {
 }
 
 // A shutdown that does not finish within ShutdownTimeout ends Run with
-// ErrShutdownTimeout naming what was still stopping. Decision 40.
+// ErrShutdownTimeout naming what was still stopping. Decision 39.
 func TestShutdownIsBounded(t *testing.T) {
 	s := server(t)
 	fake := clock.NewFake(time.Unix(0, 0))
@@ -249,7 +249,7 @@ func TestShutdownIsBounded(t *testing.T) {
 }
 
 // With leader election the replica leads, reconciles, and releases its
-// lease at shutdown; its snapshot is saved. Decision 40.
+// lease at shutdown; its snapshot is saved. Decision 39.
 func TestLeaderReleasesLeaseAndSavesSnapshot(t *testing.T) {
 	s := server(t, "a")
 	dir := t.TempDir()
@@ -272,7 +272,7 @@ func TestLeaderReleasesLeaseAndSavesSnapshot(t *testing.T) {
 }
 
 // The same resource and options are one cache; wiring errors end Run
-// before anything runs. Decision 40.
+// before anything runs. Decision 39.
 func TestWiring(t *testing.T) {
 	s := server(t)
 	var one, two, other *app.Cache
@@ -309,7 +309,7 @@ func TestWiring(t *testing.T) {
 }
 
 // A demo server is used when nothing names a server, and only then.
-// Decision 40.
+// Decision 39.
 func TestDemoWhenNothingNamesAServer(t *testing.T) {
 	t.Setenv("KUBECONFIG", "")
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
@@ -331,7 +331,7 @@ func TestDemoWhenNothingNamesAServer(t *testing.T) {
 
 // Under leader election, a replica that cannot read or take its lease
 // (here a 403 on every lease request) within SyncTimeout of the sync ends
-// Run with why, rather than stand by for ever. Decision 40.
+// Run with why, rather than stand by for ever. Decision 39.
 func TestLeaseNeverReachedEndsRun(t *testing.T) {
 	s := server(t, "a")
 	s.FailNext(watchtest.Failure{Code: 403, Times: 1 << 30, Match: func(r watchtest.Request) bool { return strings.Contains(r.Path, "/leases") }})
@@ -360,7 +360,7 @@ func TestLeaseNeverReachedEndsRun(t *testing.T) {
 }
 
 // Once the shutdown begins /readyz answers 503, so that no traffic is
-// sent to a replica on its way out. Decision 40.
+// sent to a replica on its way out. Decision 39.
 func TestNotReadyWhileShuttingDown(t *testing.T) {
 	s := server(t)
 	release, started := make(chan struct{}), make(chan struct{})
@@ -382,7 +382,7 @@ func TestNotReadyWhileShuttingDown(t *testing.T) {
 }
 
 // A Config set by the program is the server; no connection flag is
-// registered then. Decision 40.
+// registered then. Decision 39.
 func TestConfigSetByTheProgram(t *testing.T) {
 	s := server(t, "a")
 	a := app.New("cfg")
@@ -402,7 +402,7 @@ func TestConfigSetByTheProgram(t *testing.T) {
 
 // With Shards two replicas share the keys by membership Leases: between
 // them every configmap gets its secret, and each sees the other.
-// Decision 40.
+// Decision 39.
 func TestShardsShareTheKeys(t *testing.T) {
 	s := server(t, "a", "b", "c", "d", "e", "f")
 	args := func(id string) []string { return []string{"--shards", "--lease-namespace", "ns", "--identity", id} }
@@ -435,7 +435,7 @@ func TestShardsShareTheKeys(t *testing.T) {
 	assert.Empty(t, r1.log.Lines(slog.LevelWarn))
 }
 
-// --shards and --leader-elect exclude each other. Decision 40.
+// --shards and --leader-elect exclude each other. Decision 39.
 func TestShardsExcludeLeaderElection(t *testing.T) {
 	err := app.New("x").Run(t.Context(), []string{"--shards", "--leader-elect"}, copierSetup)
 	assert.ErrorContains(t, err, "--shards and --leader-elect exclude each other")

@@ -27,7 +27,7 @@
 // same resource and options is one informer. With Shards each runner
 // caches and reconciles only the keys its replica owns (package shard).
 //
-// When Run ends (decision 40 in docs/behaviour.md):
+// When Run ends (decision 39 in docs/behaviour.md):
 //   - at once, before anything runs, when the command line, the connection,
 //     the health address or setup is wrong;
 //   - when the caches have not synced within SyncTimeout (2 minutes, as

@@ -19,7 +19,7 @@ import (
 
 // SIGTERM to a process whose main is App.Main ends it cleanly within
 // ShutdownTimeout: exit 0, its lease released, its snapshots saved. The
-// test binary runs itself as the program. Decision 40.
+// test binary runs itself as the program. Decision 39.
 func TestMainShutsDownOnSIGTERM(t *testing.T) {
 	if args := os.Getenv("APP_TEST_MAIN_ARGS"); args != "" {
 		os.Args = append([]string{"copier"}, strings.Fields(args)...)

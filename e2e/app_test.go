@@ -159,7 +159,7 @@ func get(url string) int {
 	return resp.StatusCode
 }
 
-// decision 40, decision 20: a controller built on the app that may read
+// decision 39, decision 20: a controller built on the app that may read
 // configmaps and secrets and hold its lease but not write secrets says so
 // in one Error line within 2 s, naming what to grant; its retries add no
 // line, and the program does not end.
@@ -192,7 +192,7 @@ func TestAppWithoutWriteRightsIsOneErrorLine(t *testing.T) {
 	require.NoError(t, stop(), "the program ran until stopped")
 }
 
-// decision 40: /readyz answers 503 while the caches cannot list (no RBAC
+// decision 39: /readyz answers 503 while the caches cannot list (no RBAC
 // yet: one Error line, the program waits), and 200 once RBAC is granted,
 // without a restart.
 func TestAppReadyOnceGranted(t *testing.T) {
@@ -213,7 +213,7 @@ func TestAppReadyOnceGranted(t *testing.T) {
 	require.NoError(t, stop())
 }
 
-// decision 40, decision 32: SIGTERM to a process whose main is App.Main
+// decision 39, decision 32: SIGTERM to a process whose main is App.Main
 // ends it within ShutdownTimeout, exit 0, its lease released and a
 // snapshot of each cache saved; started again on the same directory it
 // says at Info that it restored them and listed nothing. The test binary

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/internal/redact"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/tidwall/gjson"
 )
@@ -378,7 +379,9 @@ func (e *UnexpectedObjectError) Error() string {
 // fix heals them once it is made, but a wait can stop waiting and the log can
 // say so at Error. A server certificate that does not verify (an unknown
 // authority, a name it does not carry, expired) is permanent too: the CA,
-// the server name or the certificate has to change. Transient failures
+// the server name or the certificate has to change, and so is an exec
+// credential plugin that is not installed
+// (kubeconfig.ErrExecPluginMissing). Transient failures
 // (timeouts, 5xx, 429, refused or cut connections, expired versions) are
 // not permanent.
 //
@@ -386,7 +389,8 @@ func (e *UnexpectedObjectError) Error() string {
 // single object it means the object is gone, which callers test with
 // IsNotFound.
 func IsPermanent(err error) bool {
-	if errors.Is(err, ErrUnknownResource) || errors.Is(err, ErrNamespaceRequired) || certificateRefused(err) {
+	if errors.Is(err, ErrUnknownResource) || errors.Is(err, ErrNamespaceRequired) || certificateRefused(err) ||
+		errors.Is(err, kubeconfig.ErrExecPluginMissing) {
 		return true
 	}
 	se, ok := asStatus(err)

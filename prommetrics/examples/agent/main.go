@@ -2,7 +2,7 @@
 // pods of its node keeping only the fields it reads, restarts warm from a
 // snapshot (decision 32), logs a summary every --every, and /metrics beside
 // the probes on --health-addr says what an operator needs of the cache:
-// synced, restored and not yet confirmed, objects and bytes, the last sync,
+// synced, objects restored at start, objects and bytes, the last sync,
 // sync errors by kind, watch restarts by cause, the snapshot's last save.
 // The one line that differs from examples/agent is a.Metrics.
 //

@@ -53,7 +53,7 @@ func TestDemoServesMetrics(t *testing.T) {
 		want   float64 // -1: present, any value
 	}{
 		{"listwatch_informer_synced", pods, 1},
-		{"listwatch_informer_restored", pods, 0},
+		{"listwatch_informer_restored_objects", pods, 0},
 		{"listwatch_informer_objects", pods, 3},
 		{"listwatch_informer_queued", pods, -1},
 		{"listwatch_informer_lists_total", pods, 1},
