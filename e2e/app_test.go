@@ -221,7 +221,9 @@ func TestAppReadyOnceGranted(t *testing.T) {
 func TestAppSIGTERMReleasesLeaseSavesSnapshot(t *testing.T) {
 	if args := os.Getenv("E2E_APP_MAIN_ARGS"); args != "" {
 		os.Args = append([]string{"cm2secret"}, strings.Fields(args)...)
-		app.New("cm2secret").Main(copier(os.Getenv("E2E_APP_NAMESPACE")))
+		a := app.New("cm2secret")
+		a.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		a.Main(copier(os.Getenv("E2E_APP_NAMESPACE")))
 		return
 	}
 	admin := client(t)
@@ -263,10 +265,12 @@ func TestAppSIGTERMReleasesLeaseSavesSnapshot(t *testing.T) {
 		return err == nil
 	}, wait, 50*time.Millisecond, "the secret copied")
 
+	signalled := time.Now()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-exited:
 		require.NoError(t, err, "exit 0")
+		t.Logf("exited %v after SIGTERM (bound %v)\n%s", time.Since(signalled).Round(time.Millisecond), app.DefaultShutdownTimeout, childLog.String())
 	case <-time.After(app.DefaultShutdownTimeout):
 		_ = cmd.Process.Kill()
 		t.Fatalf("not stopped within the shutdown bound, %v", app.DefaultShutdownTimeout)
