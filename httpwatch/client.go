@@ -77,6 +77,9 @@ type Client struct {
 	// it closed; lost the connections explained so far.
 	pingTimeout time.Duration
 	lost        lostConns
+	// bookmarks is what the client has learned of its server's bookmarks
+	// (bookmarksHoped, ...; see newWatchdog).
+	bookmarks atomic.Int32
 }
 
 // NewClient returns a client for the server cfg describes. It uses only

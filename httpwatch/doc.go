@@ -101,8 +101,9 @@
 // Nothing waits for ever on a silent connection (decision 36): an HTTP/2
 // connection whose ping goes unanswered fails every request on it with an
 // error wrapping ErrConnectionLost, said once at Warn; a watch that hears
-// no byte for its ListOptions.IdleTimeout (by default its TimeoutSeconds
-// plus 30 s) ends with ErrWatchIdle; every other request has the
+// no byte for its bound (ListOptions.IdleTimeout while its server is
+// taken to send bookmarks, else its TimeoutSeconds plus 30 s) ends with
+// ErrWatchIdle; every other request has the
 // Config.Timeout of its attempt. IsProbableEOF reports all three, so a
 // watch resumes and a read is retried.
 //

@@ -309,7 +309,8 @@ func IsConnectionRefused(err error) bool { return errors.Is(err, syscall.ECONNRE
 // IsProbableEOF reports a connection that ended or stalled rather than a
 // server that refused: io.EOF, io.ErrUnexpectedEOF, a reset or closed
 // connection, an HTTP/2 GOAWAY or stream reset, a connection given up as
-// silent (ErrConnectionLost, ErrWatchIdle), or a network timeout. For a
+// silent (ErrConnectionLost, ErrWatchIdle, ErrNoBookmarks), or a network
+// timeout. For a
 // watch these mean "the stream is over, resume it"; the Watcher reports them
 // from Next wrapped, and Watch turns them into an empty stream (see Watch).
 func IsProbableEOF(err error) bool {
@@ -317,7 +318,7 @@ func IsProbableEOF(err error) bool {
 		return false
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, ErrConnectionLost) || errors.Is(err, ErrWatchIdle) ||
+		errors.Is(err, ErrConnectionLost) || errors.Is(err, ErrWatchIdle) || errors.Is(err, ErrNoBookmarks) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed) {
 		return true
 	}

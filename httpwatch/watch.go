@@ -66,11 +66,19 @@ func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher,
 		defer resp.Body.Close()
 		return nil, rc.explain(ctx, statusFromResponse("WATCH", path, resp, rc.c.now()))
 	}
-	body := resp.Body
-	if limit := idleLimit(opts); limit > 0 {
-		body = newIdleBody(body, limit, rc.c.clock, rc.c.CloseIdleConnections)
+	return newWatch(rc.c, resp.Body, cancel, path, rc.decoder(), opts), nil
+}
+
+// newWatch returns the watcher of the watch body of c, with opts, whose
+// context cancel ends, and its watchdog (decision 36).
+func newWatch(c *Client, body io.ReadCloser, cancel context.CancelFunc, path string, d *raw.Decoder, opts ListOptions) *streamWatcher {
+	dog := newWatchdog(c, opts)
+	if dog != nil {
+		body = dog.wrap(body)
 	}
-	return newStreamWatcher(body, cancel, "WATCH", path, rc.decoder()), nil
+	w := newStreamWatcher(body, cancel, "WATCH", path, d)
+	w.dog = dog
+	return w
 }
 
 // streamWatcher decodes events from a watch body in two stages: a goroutine
@@ -87,8 +95,9 @@ type streamWatcher struct {
 	n          int // events returned, to name the one a DecodeError is about
 	stopped    atomic.Bool
 	closeOnce  sync.Once
-	err        error  // sticky: returned by every Next after the first failure
-	beforeWait func() // see NotifyRead
+	err        error     // sticky: returned by every Next after the first failure
+	beforeWait func()    // see NotifyRead
+	dog        *watchdog // nil: no bound on the stream's silence
 
 	start   sync.Once       // starts the framing goroutine, or, in close, forbids it
 	batches chan *raw.Batch // framed, not yet built
@@ -219,6 +228,9 @@ func (w *streamWatcher) next() (Event, error) {
 	}
 	if se, ok := ev.Err.(*StatusError); ok {
 		se.Verb, se.Path = w.verb, w.path
+	}
+	if ev.Type == Bookmark && w.dog != nil {
+		w.dog.bookmark(ev)
 	}
 	w.n++
 	return ev, nil

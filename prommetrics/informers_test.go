@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
@@ -166,4 +167,43 @@ func TestInformersOutsideAFactory(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"objects", "objects-2"}, names)
 	assert.Error(t, Register(reg, Sources{Informers: []*listwatch.Informer{one}}), "a second Register on one registry")
+}
+
+// decision 36's alert metric: a watch found silent is counted under
+// cause="silent", and under no other cause.
+func TestScrapeCountsSilentWatchRestarts(t *testing.T) {
+	s := watchtest.NewUnstartedServer()
+	s.BookmarkInterval = 0 // a quiet watch hears nothing
+	s.Start()
+	t.Cleanup(s.Close)
+	clk := clock.NewFake(time.Unix(1000, 0))
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1, Clock: clk})
+	require.NoError(t, err)
+	t.Cleanup(client.CloseIdleConnections)
+	f := listwatch.NewFactory(client)
+	f.Configure = func(_ httpwatch.Resource, inf *listwatch.Informer) {
+		inf.Clock = clk
+		inf.Reflector.WatchList = false
+	}
+	pods := f.ForResource(watchtest.Pods)
+	reg := prometheus.NewRegistry()
+	require.NoError(t, Register(reg, Sources{Factory: f}))
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	f.Start(ctx)
+	t.Cleanup(func() { cancel(); f.Shutdown() })
+	require.NoError(t, f.Wait(testwait.Context(t)))
+	require.Eventually(t, func() bool { return pods.Stats().Watches == 1 }, wait, time.Millisecond)
+
+	require.NoError(t, clk.WaitForWaiters(testwait.Context(t), 1), "the watch waits for the server")
+	clk.Step(reflector.DefaultWatchIdleTimeout)
+	restarts := func(cause string) float64 {
+		return exampletest.Scrape(t, srv.URL).Value("listwatch_informer_watch_restarts_total",
+			map[string]string{"resource": "pods.v1", "cause": cause})
+	}
+	require.Eventually(t, func() bool { return restarts("silent") == 1 }, wait, 5*time.Millisecond)
+	for _, cause := range []string{"timeout", "gone", "cut", "failed"} {
+		assert.Zero(t, restarts(cause), cause)
+	}
 }

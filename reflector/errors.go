@@ -101,9 +101,9 @@ type Stats struct {
 type WatchEnds struct {
 	Timeout int64 // the server ended it cleanly, as at its timeoutSeconds
 	Gone    int64 // 410: the version is compacted away; a relist follows
-	// Silent: nothing heard for WatchIdleTimeout (httpwatch.ErrWatchIdle),
-	// or the connection was found dead (httpwatch.ErrConnectionLost);
-	// decision 36.
+	// Silent: nothing heard for WatchIdleTimeout (httpwatch.ErrWatchIdle,
+	// or ErrNoBookmarks before the server was heard to send any), or the
+	// connection was found dead (httpwatch.ErrConnectionLost); decision 36.
 	Silent int64
 	Cut    int64 // the connection broke: a reset, an unexpected EOF
 	// Failed: any other error event, a stream that cannot be decoded,

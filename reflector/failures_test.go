@@ -67,8 +67,8 @@ func TestReflectorLogsEachFailureAtItsLevel(t *testing.T) {
 		{"410 relist", OpWatch, errGone, "", "", nil},
 		{"expired list", OpList, errExpired, "", "", nil},
 		{"cut watch", OpWatch, fmt.Errorf("read: %w", syscall.ECONNRESET), "", "", nil},
-		{"decision 36: silent watch", OpWatch, fmt.Errorf("WATCH /api/v1/pods: %w: no byte from the server for 2m0s", httpwatch.ErrWatchIdle), "",
-			"WARN reflector: watch failed", []string{"no byte from the server for 2m0s", "hint=the watch resumed on a new connection"}},
+		{"decision 36: silent watch", OpWatch, fmt.Errorf("WATCH /api/v1/pods: %w: nothing from the server for 2m0s", httpwatch.ErrWatchIdle), "",
+			"WARN reflector: watch failed", []string{"nothing from the server for 2m0s", "hint=the watch resumed on a new connection"}},
 		{"no end bookmark", OpWatchList, ErrNoInitialEventsEnd, "", "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

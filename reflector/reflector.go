@@ -156,18 +156,18 @@ type Options struct {
 	MinWatchTimeout time.Duration
 
 	// WatchIdleTimeout is how long a watch may hear nothing from the
-	// server, not a byte, once the server has shown that it breaks the
-	// silence of a quiet watch with bookmarks in time: a bookmark within
-	// WatchIdleTimeout of a watch's opening or of its previous bookmark.
-	// The watch is then taken to sit on a silent connection (a
-	// black-holed path, a wedged server): it is ended, logged at Warn, and
-	// resumed from its resourceVersion, without a relist; the next watches
-	// are held to it from their start. Until that showing, and again after
-	// a watch that had heard no bookmark at all ended so, the bound is the
-	// watch's own timeout plus 30 s, so a server that sends no bookmarks to
-	// quiet watches (its watch cache off) never has a quiet watch
-	// restarted. 0 keeps that looser bound for good; negative sets no
-	// bound at all (decision 36).
+	// server, not a byte, while the server is taken to break the silence
+	// of a quiet watch with bookmarks: every watch asks its source for it
+	// (httpwatch.ListOptions.IdleTimeout), whose one watchdog ends a
+	// watch that waited that long for the server. The watch is then taken
+	// to sit on a silent connection (a black-holed path, a wedged server):
+	// it is logged at Warn and resumed from its resourceVersion, without a
+	// relist. An httpwatch.Client holds every watch to it from its start,
+	// its first included, until a watch that heard no bookmark has shown
+	// that the server sends none (its watch cache off); the bound is then
+	// the watch's own timeout plus 30 s until a bookmark comes in time. 0
+	// keeps that looser bound for good; negative sets no bound at all
+	// (decision 36).
 	WatchIdleTimeout time.Duration
 
 	// MaxInternalErrorRetryDuration is how long a watch ending with an
@@ -179,10 +179,10 @@ type Options struct {
 
 // DefaultWatchIdleTimeout is Options.WatchIdleTimeout's default. The API
 // server's watch cache sends a quiet watch that allows them a bookmark
-// every minute, the first about two minutes after the watch opens
-// (decision 36 has the measurement), so two and a half minutes of silence
-// is more than two missed bookmarks, and a silent watch is found within
-// 2m49s (the watchdog looks every eighth of the bound).
+// every minute, the first within two minutes of the watch's opening
+// (decision 36 has the measurements), so two and a half minutes of
+// silence is more than two missed bookmarks, and a silent watch is found
+// 2m30s after its last byte.
 const DefaultWatchIdleTimeout = 150 * time.Second
 
 // DefaultOptions returns client-go's defaults: watch-list on, the default

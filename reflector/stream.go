@@ -58,9 +58,6 @@ func (r *Reflector) event(s *state, ev httpwatch.Event) time.Duration {
 	if s.events == 1 {
 		r.recovered() // the watch works
 	}
-	if ev.Type == httpwatch.Bookmark {
-		r.bookmarked(s, ev)
-	}
 	if err := r.checkKind(ev); err != nil {
 		r.report(OpWatch, err) // conformance 18: dropped, not fatal
 		return 0
@@ -146,15 +143,6 @@ func (r *Reflector) watchEnded(s *state, err error) time.Duration {
 			// InternalError).
 			return r.retry(s, phaseStart, err)
 		}
-	}
-	if errors.Is(err, httpwatch.ErrWatchIdle) && s.bookmarked.IsZero() {
-		// A watch that went silent without a single bookmark may be on a
-		// server that no longer sends them: until the next showing, the
-		// bound falls back to the watch's timeout, so such a server is
-		// not restarted every WatchIdleTimeout. A watch that had heard
-		// bookmarks went silent on its connection: the next keeps the
-		// tight bound, for a flaky link fails again.
-		s.bookmarking = false
 	}
 	if s.initial != nil {
 		r.report(OpWatchList, ErrNoInitialEventsEnd)

@@ -178,6 +178,10 @@ var Table = []Row{
 		return "the server did not answer the watch in time: it may be overloaded, or the path to it lost the request"
 	}},
 	{Key: "TLS handshake timeout", Class: Transient, Then: Resume, Ends: Cut, Quiet: true, Match: tlsHandshakeTimeout},
+	// A server that proved it sends no bookmarks (its watch cache off) costs
+	// one restart, at Debug; its watches then wait for their own timeout
+	// (decision 36).
+	{Key: "no bookmarks", Class: Routine, Then: Resume, Ends: Silent, Match: is(httpwatch.ErrNoBookmarks)},
 	{Key: "silent watch", Class: Transient, Then: Resume, Ends: Silent, Match: is(httpwatch.ErrWatchIdle), Hint: func(Request) string {
 		return "the watch resumed on a new connection; if this repeats, look for a proxy, NAT or load balancer between here and the server that drops quiet connections"
 	}},

@@ -58,6 +58,7 @@ var samples = map[string]error{
 	"no response headers":   fmt.Errorf("WATCH: %w within 1m0s", httpwatch.ErrResponseHeaderTimeout),
 	"TLS handshake timeout": fmt.Errorf("WATCH: %w", timeoutError("net/http: TLS handshake timeout")),
 	"silent watch":          fmt.Errorf("WATCH: %w: no byte for 2m30s", httpwatch.ErrWatchIdle),
+	"no bookmarks":          fmt.Errorf("WATCH: %w within 2m30s of the watch's start", httpwatch.ErrNoBookmarks),
 	"connection lost":       fmt.Errorf("WATCH: %w", httpwatch.ErrConnectionLost),
 	"timeout":               &net.OpError{Op: "dial", Net: "tcp", Err: timeoutError("i/o timeout")},
 	"connection cut":        &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)},
@@ -107,7 +108,7 @@ func TestPermanentAgreesWithTheClient(t *testing.T) {
 // (conformance 22, decision 38).
 func TestOnlyTheNetworkAnd429Resume(t *testing.T) {
 	network := map[string]bool{"429": true, "connection refused": true, "name not resolved": true,
-		"no response headers": true, "TLS handshake timeout": true, "silent watch": true, "connection lost": true,
+		"no response headers": true, "TLS handshake timeout": true, "silent watch": true, "no bookmarks": true, "connection lost": true,
 		"timeout": true, "connection cut": true, "unreachable": true}
 	for _, row := range cause.Table {
 		assert.Equal(t, network[row.Key], row.Then == cause.Resume, "row %q", row.Key)
