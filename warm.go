@@ -344,7 +344,7 @@ func (inf *Informer) saveFailed(msg, path string, err error) {
 	}
 	c := cause.Of(err)
 	f := faillog.Failure{
-		Key: c.Key, Level: slog.LevelWarn, Msg: msg, Again: "informer: snapshot not saved",
+		Key: c.LogKey(), Level: slog.LevelWarn, Msg: msg, Again: "informer: snapshot not saved",
 		Attrs: []any{"resource", inf.Reflector.Name, "path", path, "err", err}, Err: err,
 	}
 	if c.Class == cause.Permanent {

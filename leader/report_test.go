@@ -71,7 +71,8 @@ func TestForbiddenLeaseIsOneErrorLine(t *testing.T) {
 // first get, and Run returns an error wrapping ErrNotServed at once, after
 // one Error line. Decision 25.
 func TestLeasesNotServedEndsRun(t *testing.T) {
-	srv := watchtest.NewServer() // no leases
+	srv := watchtest.NewServer()
+	srv.Withhold(watchtest.Leases) // a server without leases
 	defer srv.Close()
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL, QPS: -1})
 	require.NoError(t, err)

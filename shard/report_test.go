@@ -98,7 +98,8 @@ func runMember(t *testing.T, m *Member) (wait func() error) {
 // once, after one Error line, and a waiting Acquire gets ErrStopped.
 // Decisions 25 and 26.
 func TestLeasesNotServedEndsRun(t *testing.T) {
-	srv := watchtest.NewServer() // no leases
+	srv := watchtest.NewServer()
+	srv.Withhold(watchtest.Leases) // a server without leases
 	t.Cleanup(srv.Close)
 	var errs leasetest.Errors
 	m, log := testMember(t, srv, func(c *Config) { c.OnError = errs.Add })
