@@ -177,7 +177,7 @@ func TestAppRunsAController(t *testing.T) {
 
 	code, body := probe(t, r, "/readyz")
 	assert.Equal(t, http.StatusOK, code, body)
-	assert.Contains(t, body, "cache configmaps.v1: synced")
+	assert.Contains(t, body, "cache configmaps.v1 (labels app): synced")
 	code, _ = probe(t, r, "/healthz")
 	assert.Equal(t, http.StatusOK, code)
 	r.stop()
