@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -50,16 +49,12 @@ func copier(ns string) func(*app.App) error {
 			if err := cm.Decode(&c); err != nil {
 				return err
 			}
-			data := map[string][]byte{}
-			for k, v := range c.Data {
-				data[k] = []byte(v)
-			}
 			name := cm.Name() + "-copy"
-			if old, ok := secrets.Get(cm.Namespace(), name); ok && old.Decode(&s) == nil && maps.EqualFunc(s.Data, data, bytes.Equal) {
+			if old, ok := secrets.Get(cm.Namespace(), name); ok && old.Decode(&s) == nil && maps.EqualFunc(s.Data, c.Data, sameBytes) {
 				return nil
 			}
 			_, err := secrets.Apply(ctx, patch.Object("v1", "Secret", cm.Namespace(), name).ControlledBy(cm).
-				Set(patch.Path("metadata", "labels", copyOf), cm.Name()).Set("data", data))
+				Set(patch.Path("metadata", "labels", copyOf), cm.Name()).SecretStringData(c.Data))
 			if err == nil {
 				a.Eventf(cm, "Copied", "data copied to Secret %s", name)
 			}
@@ -302,3 +297,5 @@ func TestAppSIGTERMReleasesLeaseSavesSnapshot(t *testing.T) {
 		assert.Zero(t, inf.Stats().Lists, "%s listed", r)
 	}
 }
+
+func sameBytes(b []byte, s string) bool { return string(b) == s }
