@@ -62,9 +62,9 @@ func (a *App) whyNotSynced() error {
 	var errs []error
 	for _, c := range a.notSynced() {
 		if p := c.lastErr.Load(); p != nil {
-			errs = append(errs, fmt.Errorf("%s not synced: %w", c.inf.Reflector.Name, *p))
+			errs = append(errs, fmt.Errorf("%s not synced: %w", c.inf.Name(), *p))
 		} else {
-			errs = append(errs, fmt.Errorf("%s not synced: no error seen, the server has not answered", c.inf.Reflector.Name))
+			errs = append(errs, fmt.Errorf("%s not synced: no error seen, the server has not answered", c.inf.Name()))
 		}
 	}
 	return errors.Join(errs...)
