@@ -158,7 +158,7 @@ type watchRequest struct {
 	initial   *bool  // sendInitialEvents, nil when absent
 	bookmarks bool
 	timeout   int64 // seconds, 0 for none
-	table     *tableOut
+	table     *apiserve.TableOutput
 }
 
 // serveWatch streams events: what the watch replays first, then every change
@@ -282,7 +282,7 @@ type stream struct {
 	buf     []byte
 	// table, when set, sends each object as a one-row Table, the column
 	// definitions only in the first.
-	table *tableOut
+	table *apiserve.TableOutput
 }
 
 // startStream sends the headers of a watch response at once, as the real
@@ -303,9 +303,9 @@ func (s *Server) startStream(w http.ResponseWriter, st *store, c cut) *stream {
 func (o *stream) write(f frame) bool {
 	if o.table != nil && f.obj != nil && (f.typ == typeAdded || f.typ == typeModified || f.typ == typeDeleted) {
 		o.buf = append(o.buf[:0], `{"type":"`+f.typ+`","object":`...)
-		o.buf = apiserve.AppendTable(o.buf, o.table.printer, [][]byte{full(o.st, f.obj)}, apiserve.ListMeta{ResourceVersion: strconv.FormatInt(f.obj.rv, 10)}, o.table.req)
+		o.buf = apiserve.AppendTable(o.buf, o.table.Printer, [][]byte{apiserve.Whole(o.st.prefix, f.obj.body)}, apiserve.ListMeta{ResourceVersion: strconv.FormatInt(f.obj.rv, 10)}, o.table.Request)
 		o.buf = append(o.buf, "}\n"...)
-		o.table.req.NoHeaders = true
+		o.table.Request.NoHeaders = true
 	} else {
 		o.buf = appendFrame(o.buf[:0], o.st, f)
 	}
