@@ -69,7 +69,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	if f, ok := s.takeFailure(r); ok {
 		e := failureError(f, rt.verb)
 		if f.InStream && rt.verb == "watch" {
-			s.startStream(w, rt.st, noCut).write(frame{typ: typeError, err: e})
+			s.startStream(w, rt.st, noCut).write(frame{typ: apiserve.Failed, err: e})
 			return
 		}
 		e.Write(w)
