@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/stallproxy"
 	"github.com/listwatch/listwatch/internal/testlog"
@@ -65,7 +66,7 @@ func TestInformerResumesWatchOnSilentConnection(t *testing.T) {
 			done := make(chan struct{})
 			go func() { inf.Run(ctx); close(done) }()
 			t.Cleanup(func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") })
-			require.NoError(t, inf.WaitForSync(ctx))
+			require.NoError(t, inf.Wait(ctx))
 
 			heard := func(name, rv string) {
 				t.Helper()
@@ -93,4 +94,56 @@ func TestInformerResumesWatchOnSilentConnection(t *testing.T) {
 			require.Contains(t, warned[0].String(), tc.want)
 		})
 	}
+}
+
+// decision 36: over HTTP/1.1 a new informer's first watch, whose
+// connection goes silent before the server has sent a single bookmark,
+// is found within 3 minutes of injected time, and resumed without a
+// relist: its client hopes from its first watch that the server sends
+// bookmarks, so the bound holds from the watch's start. (Before, it
+// waited for the watch's own timeout plus 30 s: 5.5 to 10.5 minutes.)
+// After the first bookmark the same stall is said at Warn
+// (TestInformerResumesWatchOnSilentConnection).
+func TestInformerFindsWatchStalledBeforeItsFirstBookmark(t *testing.T) {
+	s := watchtest.NewUnstartedServer()
+	s.BookmarkInterval = 0 // the server sends no bookmark at all
+	s.Start()
+	t.Cleanup(s.Close)
+	p := stallproxy.New(t, s.Listener.Addr().String())
+	clk := clock.NewFake(time.Unix(1000, 0))
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: "http://" + p.Addr(), QPS: -1, Clock: clk})
+	require.NoError(t, err)
+	t.Cleanup(client.CloseIdleConnections)
+	logger, log := testlog.NewLogger()
+	client.Logger = logger
+
+	inf := NewInformer(client.Resource(watchtest.Pods), 0)
+	inf.Logger, inf.Clock = logger, clk
+	rec := newRecorder()
+	_, err = inf.AddEventHandler(rec)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inf.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") })
+	require.NoError(t, inf.Wait(ctx))
+	require.Eventually(t, func() bool { return inf.Stats().Watches == 1 }, testwait.Timeout, time.Millisecond)
+
+	p.Stall()
+	a, err := s.Create(watchtest.Pods, `{"metadata":{"name":"a","namespace":"ns"}}`)
+	require.NoError(t, err)
+	wctx, wcancel := context.WithTimeout(ctx, testwait.Timeout)
+	defer wcancel()
+	require.NoError(t, clk.WaitForWaiters(wctx, 1), "the watch waits for the server")
+	clk.Step(3 * time.Minute)
+	require.Eventually(t, func() bool { v, _ := rec.snapshot(); return v["ns/a"] == a.ResourceVersion() },
+		testwait.Timeout, time.Millisecond, "the change made during the stall is heard")
+
+	st := inf.Stats()
+	require.EqualValues(t, 1, st.Lists, "the watch resumed without a relist")
+	require.EqualValues(t, 1, st.WatchEnds.Silent)
+	// Before the first bookmark a silence may be all a server without a
+	// watch cache does: said at Debug (httpwatch.ErrNoBookmarks).
+	require.Empty(t, log.Above())
+	require.Contains(t, log.All(), "no bookmark from the server within 2m30s of the watch's start")
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/listwatch/listwatch/apiserve"
 )
 
-// Decision 37: an answer longer than 128 KiB is gzipped for a client whose
+// Decision 40: an answer longer than 128 KiB is gzipped for a client whose
 // Accept-Encoding names gzip; a shorter one, or one for a client that did
 // not ask, goes as written, however it is cut into writes.
 func TestCompressPastTheRealThreshold(t *testing.T) {

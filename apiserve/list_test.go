@@ -75,7 +75,7 @@ func serveList(t *testing.T, st apiserve.Store, q apiserve.ListQuery, l apiserve
 	return rec.Code, gjson.ParseBytes(rec.Body.Bytes())
 }
 
-// Decision 37: the core lists a Store as the real server lists: the
+// Decision 40: the core lists a Store as the real server lists: the
 // latest, an exact version, pages of one snapshot however the store
 // changes, 410 for a version or token older than its history and 504 for
 // one it never reaches; items are written as the store holds them.
@@ -119,7 +119,7 @@ func TestServeListReadsTheStoreAsTheRealServer(t *testing.T) {
 	require.True(t, strings.HasPrefix(l.Raw, `{"apiVersion":"example.com/v1","items":[`))
 }
 
-// Decision 37: a watch sees an object that starts matching its selectors
+// Decision 40: a watch sees an object that starts matching its selectors
 // as ADDED and one that stops as DELETED with its state before.
 func TestSelectedTurnsChangesIntoWhatAWatchSees(t *testing.T) {
 	for _, tc := range []struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/listwatch/listwatch/apiserve"
 )
 
-// Decision 37: a client listing JSON after media types the core cannot
+// Decision 40: a client listing JSON after media types the core cannot
 // write gets JSON; one asking for a Table gets one; one asking only for
 // what the core cannot write gets the real server's 406.
 func TestNegotiatePicksWhatTheCoreWrites(t *testing.T) {
@@ -51,7 +51,7 @@ func TestNegotiatePicksWhatTheCoreWrites(t *testing.T) {
 	}
 }
 
-// Decision 37: a body the core cannot read is the real server's 415,
+// Decision 40: a body the core cannot read is the real server's 415,
 // naming what it reads.
 func TestCheckBodyRefusesWhatItCannotRead(t *testing.T) {
 	for _, ct := range []string{"", "application/json", "application/json; charset=utf-8"} {

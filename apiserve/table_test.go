@@ -35,7 +35,7 @@ func cells(t *testing.T, p apiserve.Printer, obj string) []any {
 
 const created = `"creationTimestamp":"2026-12-07T10:00:00Z"`
 
-// Decision 37: the built-in resources kubectl prints most have the real
+// Decision 40: the built-in resources kubectl prints most have the real
 // server's columns and cells, wide ones included.
 func TestPrintersFillTheRealColumns(t *testing.T) {
 	for _, tc := range []struct {
@@ -96,7 +96,7 @@ func slicesIndexName(cols []apiserve.Column) int {
 	return -1
 }
 
-// Decision 37: a custom resource prints its additionalPrinterColumns by
+// Decision 40: a custom resource prints its additionalPrinterColumns by
 // their JSONPaths and types; without any, Name and Age.
 func TestCustomPrinterFollowsPrinterColumns(t *testing.T) {
 	p := apiserve.CustomPrinter([]apiserve.PrinterColumn{
@@ -123,7 +123,7 @@ func TestCustomPrinterFollowsPrinterColumns(t *testing.T) {
 	require.Equal(t, []any{"w", "90s"}, cells(t, def, `{"metadata":{"name":"w",`+created+`}}`))
 }
 
-// Decision 37: a Table is laid out as the real server lays it out; a row
+// Decision 40: a Table is laid out as the real server lays it out; a row
 // carries the object's metadata as stored, without managedFields, or the
 // whole object, or nothing.
 func TestAppendTableLayout(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/listwatch/listwatch/apiserve"
 )
 
-// Decision 37: /version answers as a 1.37.2 release does, each field given
+// Decision 40: /version answers as a 1.37.2 release does, each field given
 // replacing the default.
 func TestVersionAnswersAsTheRelease(t *testing.T) {
 	rec := httptest.NewRecorder()

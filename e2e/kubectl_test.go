@@ -60,7 +60,7 @@ type kubectlStep struct {
 // list stays true.
 var kubectlDifferences = map[string]string{
 	"create configmap": "kubectl sends built-in types as protobuf; watchtest reads JSON only and answers the real 415 UnsupportedMediaType, on which client-go does not fall back to JSON (it does only for CBOR)",
-	"apply, validated": "kubectl validates against /openapi/v3 (or v2), which watchtest does not serve: the schemas of every built-in kind are what explain prints and validation reads, and no small answer satisfies both; --validate=false is the workaround (decision 37)",
+	"apply, validated": "kubectl validates against /openapi/v3 (or v2), which watchtest does not serve: the schemas of every built-in kind are what explain prints and validation reads, and no small answer satisfies both; --validate=false is the workaround (decision 40)",
 	"explain":          "kubectl explain prints the schemas of /openapi/v3, which watchtest does not serve (see \"apply, validated\")",
 }
 
@@ -211,7 +211,7 @@ func kubectlSteps() []kubectlStep {
 	}
 }
 
-// Decision 37: an unmodified kubectl 1.37.2 gives the same exit codes and
+// Decision 40: an unmodified kubectl 1.37.2 gives the same exit codes and
 // the same output (times, uids, versions and ages masked) against
 // watchtest as against kube-apiserver 1.37.2, but for the differences
 // kubectlDifferences names.

@@ -77,6 +77,9 @@ type Client struct {
 	// it closed; lost the connections explained so far.
 	pingTimeout time.Duration
 	lost        lostConns
+	// bookmarks is what the client has learned of its server's bookmarks
+	// (bookmarksHoped, ...; see newWatchdog).
+	bookmarks atomic.Int32
 }
 
 // NewClient returns a client for the server cfg describes. It uses only
@@ -251,8 +254,8 @@ func (c *Client) retryPolicy(method string) retryablehttp.CheckRetry {
 			return false, ctx.Err()
 		}
 		if err != nil {
-			if certificateRefused(err) || !idempotent && !IsConnectionRefused(err) {
-				return false, err // a certificate that fails now fails every time
+			if IsPermanent(err) || !idempotent && !IsConnectionRefused(err) {
+				return false, err // a certificate that fails now, or a missing plugin, fails every time
 			}
 			return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
 		}

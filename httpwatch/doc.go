@@ -89,8 +89,9 @@
 // per read rather than once per event; Stop ends it and waits for it.
 // client-go's channel-based contract maps as
 // follows (docs/behaviour.md, items 1–6): a non-200 answer is a *StatusError from
-// Watch; a connection that ends before the answer gives an empty Watcher
-// (Next returns an error that is io.EOF and says how it ended); a clean end of the body is io.EOF; a connection
+// Watch; a connection that ends before the answer is the error from Watch
+// that says how (client-go gives an empty stream; decision 38); a clean end
+// of the body is io.EOF; a connection
 // cut mid-stream is an error for which IsProbableEOF is true (client-go
 // ends such a stream silently); a malformed stream or unknown event type is
 // a *DecodeError (client-go sends a synthetic ERROR event); an ERROR event
@@ -100,8 +101,9 @@
 // Nothing waits for ever on a silent connection (decision 36): an HTTP/2
 // connection whose ping goes unanswered fails every request on it with an
 // error wrapping ErrConnectionLost, said once at Warn; a watch that hears
-// no byte for its ListOptions.IdleTimeout (by default its TimeoutSeconds
-// plus 30 s) ends with ErrWatchIdle; every other request has the
+// no byte for its bound (ListOptions.IdleTimeout while its server is
+// taken to send bookmarks, else its TimeoutSeconds plus 30 s) ends with
+// ErrWatchIdle; every other request has the
 // Config.Timeout of its attempt. IsProbableEOF reports all three, so a
 // watch resumes and a read is retried.
 //

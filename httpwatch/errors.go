@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/internal/redact"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/tidwall/gjson"
 )
@@ -308,7 +309,8 @@ func IsConnectionRefused(err error) bool { return errors.Is(err, syscall.ECONNRE
 // IsProbableEOF reports a connection that ended or stalled rather than a
 // server that refused: io.EOF, io.ErrUnexpectedEOF, a reset or closed
 // connection, an HTTP/2 GOAWAY or stream reset, a connection given up as
-// silent (ErrConnectionLost, ErrWatchIdle), or a network timeout. For a
+// silent (ErrConnectionLost, ErrWatchIdle, ErrNoBookmarks), or a network
+// timeout. For a
 // watch these mean "the stream is over, resume it"; the Watcher reports them
 // from Next wrapped, and Watch turns them into an empty stream (see Watch).
 func IsProbableEOF(err error) bool {
@@ -316,7 +318,7 @@ func IsProbableEOF(err error) bool {
 		return false
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, ErrConnectionLost) || errors.Is(err, ErrWatchIdle) ||
+		errors.Is(err, ErrConnectionLost) || errors.Is(err, ErrWatchIdle) || errors.Is(err, ErrNoBookmarks) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed) {
 		return true
 	}
@@ -378,7 +380,9 @@ func (e *UnexpectedObjectError) Error() string {
 // fix heals them once it is made, but a wait can stop waiting and the log can
 // say so at Error. A server certificate that does not verify (an unknown
 // authority, a name it does not carry, expired) is permanent too: the CA,
-// the server name or the certificate has to change. Transient failures
+// the server name or the certificate has to change, and so is an exec
+// credential plugin that is not installed
+// (kubeconfig.ErrExecPluginMissing). Transient failures
 // (timeouts, 5xx, 429, refused or cut connections, expired versions) are
 // not permanent.
 //
@@ -386,7 +390,8 @@ func (e *UnexpectedObjectError) Error() string {
 // single object it means the object is gone, which callers test with
 // IsNotFound.
 func IsPermanent(err error) bool {
-	if errors.Is(err, ErrUnknownResource) || errors.Is(err, ErrNamespaceRequired) || certificateRefused(err) {
+	if errors.Is(err, ErrUnknownResource) || errors.Is(err, ErrNamespaceRequired) || certificateRefused(err) ||
+		errors.Is(err, kubeconfig.ErrExecPluginMissing) {
 		return true
 	}
 	se, ok := asStatus(err)

@@ -12,111 +12,221 @@ import (
 )
 
 // ErrWatchIdle is wrapped by the error of a watch that heard nothing from
-// the server, not a byte, for its ListOptions.IdleTimeout while waiting
-// for it (decision 36): the connection is taken to be silent, as through a
-// black-holed path or a wedged server, which nothing else would report on
-// HTTP/1.1. IsProbableEOF reports it: the watch resumes from its
-// resourceVersion.
+// the server, not a byte, for longer than its bound while waiting for it
+// (decision 36; see ListOptions.IdleTimeout): the connection is taken to
+// be silent, as through a black-holed path or a wedged server, which
+// nothing else would report on HTTP/1.1. IsProbableEOF reports it: the
+// watch resumes from its resourceVersion.
 var ErrWatchIdle = errors.New("watch heard nothing")
 
-// idleGrace is how long past its TimeoutSeconds a watch with no
-// IdleTimeout waits for the server to end it, and noTimeoutIdle how long a
-// watch with neither waits: the API server ends a watch that asked for no
-// timeout within an hour (its --min-request-timeout, 30 min, doubled at
-// most).
+// ErrNoBookmarks is wrapped instead of ErrWatchIdle by the error of a
+// watch that allowed bookmarks, on a server not yet heard to send them,
+// and heard none before its bound (decision 36): the server may send
+// none (its watch cache off), or the connection went silent. Either way
+// the watch resumes (IsProbableEOF reports it), and the Client's watches
+// wait for their own timeout plus 30 s until a bookmark comes in time.
+var ErrNoBookmarks = errors.New("no bookmark from the server")
+
+// idleGrace is how long past its TimeoutSeconds a watch not held to
+// bookmarks waits for the server to end it, and noTimeoutIdle how long a
+// watch without TimeoutSeconds waits: the API server ends a watch that
+// asked for no timeout within an hour (its --min-request-timeout, 30 min,
+// doubled at most).
 const (
 	idleGrace     = 30 * time.Second
 	noTimeoutIdle = time.Hour + idleGrace
 )
 
-// idleLimit is how long a watch with opts may wait for a byte.
-func idleLimit(opts ListOptions) time.Duration {
-	switch {
-	case opts.IdleTimeout != 0:
-		return max(opts.IdleTimeout, 0)
-	case opts.TimeoutSeconds > 0:
-		return time.Duration(opts.TimeoutSeconds)*time.Second + idleGrace
+// What a Client has learned of whether its server breaks the silence of a
+// quiet watch with bookmarks (decision 36). It starts hopeful: a server
+// not yet heard of is taken to send them, so the first watch of a process
+// is guarded from its start too.
+const (
+	bookmarksHoped int32 = iota // nothing learned yet
+	bookmarksSent               // a watch heard one in time: for good
+	bookmarksNone               // a hopeful watch heard none before its bound
+)
+
+// newWatchdog returns the watchdog of a watch of c with opts, nil when
+// opts ask for no bound.
+//
+// The bound is opts.IdleTimeout for a watch that does not allow
+// bookmarks. For one that does, it is IdleTimeout while the server is
+// taken to send them in time (bookmarksHoped, bookmarksSent), and the
+// watch's own TimeoutSeconds plus 30 s (an hour and 30 s without) once a
+// hopeful watch heard none (bookmarksNone) until one comes in time again;
+// an IdleTimeout of 0 keeps that looser bound for good.
+func newWatchdog(c *Client, opts ListOptions) *watchdog {
+	if opts.IdleTimeout < 0 {
+		return nil
 	}
-	return noTimeoutIdle
+	loose := noTimeoutIdle
+	if opts.TimeoutSeconds > 0 {
+		loose = time.Duration(opts.TimeoutSeconds)*time.Second + idleGrace
+	}
+	d := &watchdog{c: c, opened: c.clock.Now(), wake: make(chan struct{}, 1), quit: make(chan struct{})}
+	switch {
+	case !opts.AllowWatchBookmarks && opts.IdleTimeout > 0:
+		d.limit.Store(int64(opts.IdleTimeout))
+	case opts.AllowWatchBookmarks && opts.IdleTimeout > 0:
+		d.tight = opts.IdleTimeout
+		d.limit.Store(int64(opts.IdleTimeout))
+		switch c.bookmarks.Load() {
+		case bookmarksHoped:
+			d.hopeful = true
+		case bookmarksNone:
+			d.limit.Store(int64(loose))
+		}
+	default:
+		d.limit.Store(int64(loose))
+	}
+	return d
 }
 
-// idleBody ends a watch body whose reads wait for the server longer than
-// limit. Only a read that waits counts: a consumer that stops reading
-// (a slow sink) is not the server's silence.
-type idleBody struct {
+// A watchdog ends a watch whose body has waited for the server longer
+// than its bound: the one goroutine that watches over a watch (decision
+// 36). Only a read that waits counts. A consumer that stops taking events
+// (a slow handler) stops the framing goroutine on its hand-off, not in a
+// read, so its time is never the server's silence.
+//
+// Each read of the body resets a timer to the bound, and stops it when it
+// returns: while bytes flow the watchdog sleeps, and a quiet stream costs
+// one wake-up per bound. The goroutine starts with the first read and
+// ends with the body: a watch nobody reads holds none.
+type watchdog struct {
 	io.ReadCloser
-	limit time.Duration
-	clock clock.Clock
-	timer clock.Timer
-	// onIdle runs once when the limit is reached, before the body is
-	// closed under the waiting read.
-	onIdle func()
+	c      *Client
+	tight  time.Duration // the bound while the server sends bookmarks; 0: not held to them
+	opened time.Time
 
+	limit   atomic.Int64 // the bound now, in ns
 	reading atomic.Int64 // when the pending read began (UnixNano); 0: none
 	fired   atomic.Bool
-	// The watchdog runs from the first read until the body ends or is
-	// closed: a body nobody reads holds no goroutine.
+	// hopeful: opened before the client heard its server send bookmarks;
+	// hoped: it fired having heard none, and the client has not since.
+	hopeful bool
+	hoped   atomic.Bool
+	// heard is set by the consumer at a bookmark; bookmarked is when the
+	// last came, the consumer's own.
+	heard      atomic.Bool
+	bookmarked time.Time
+
+	timer      clock.Timer
+	wake       chan struct{} // the bound changed: look again
 	start, end sync.Once
-	quit       chan struct{} // closed by end: the watchdog returns
+	quit       chan struct{} // closed by end: the goroutine returns
 }
 
-func newIdleBody(body io.ReadCloser, limit time.Duration, clk clock.Clock, onIdle func()) *idleBody {
-	return &idleBody{ReadCloser: body, limit: limit, clock: clk, onIdle: onIdle, quit: make(chan struct{})}
+// wrap makes d watch over body.
+func (d *watchdog) wrap(body io.ReadCloser) io.ReadCloser {
+	d.ReadCloser = body
+	return d
 }
 
-func (b *idleBody) Read(p []byte) (int, error) {
-	b.start.Do(func() {
-		b.timer = b.clock.NewTimer(b.limit)
-		b.timer.Stop()
-		go b.watchdog(b.timer)
+func (d *watchdog) Read(p []byte) (int, error) {
+	d.start.Do(func() {
+		d.timer = d.c.clock.NewTimer(time.Duration(d.limit.Load()))
+		d.timer.Stop()
+		go d.watch()
 	})
-	if b.timer == nil { // closed before its first read
-		return b.ReadCloser.Read(p)
+	if d.timer == nil { // closed before its first read
+		return d.ReadCloser.Read(p)
 	}
-	b.reading.Store(b.clock.Now().UnixNano())
-	b.timer.Reset(b.limit)
-	n, err := b.ReadCloser.Read(p)
-	b.timer.Stop()
-	b.reading.Store(0)
+	d.reading.Store(d.c.clock.Now().UnixNano())
+	d.timer.Reset(time.Duration(d.limit.Load()))
+	n, err := d.ReadCloser.Read(p)
+	d.timer.Stop()
+	d.reading.Store(0)
 	if err != nil {
-		b.stop() // no read will wait again
-		if b.fired.Load() {
-			err = fmt.Errorf("%w: no byte from the server for %v", ErrWatchIdle, b.limit)
+		d.stop() // no read will wait again
+		switch limit := time.Duration(d.limit.Load()); {
+		case d.hoped.Load():
+			err = fmt.Errorf("%w within %v of the watch's start: it may send none (its watch cache off), or the connection went silent; "+
+				"watches now wait for their own timeout plus %v until one comes in time", ErrNoBookmarks, limit, idleGrace)
+		case d.fired.Load():
+			err = fmt.Errorf("%w: nothing from the server for %v", ErrWatchIdle, limit)
 		}
 	}
 	return n, err
 }
 
-func (b *idleBody) Close() error {
-	b.stop()
-	return b.ReadCloser.Close()
+func (d *watchdog) Close() error {
+	d.stop()
+	return d.ReadCloser.Close()
 }
 
-// stop ends the watchdog, if it runs, and forbids it to start.
-func (b *idleBody) stop() {
-	b.start.Do(func() {})
-	b.end.Do(func() { close(b.quit) })
+// stop ends the goroutine, if it runs, and forbids it to start.
+func (d *watchdog) stop() {
+	d.start.Do(func() {})
+	d.end.Do(func() { close(d.quit) })
 }
 
-// watchdog closes the body when a read has waited for limit. A stale
-// tick, from a read that has returned since, is ignored.
-func (b *idleBody) watchdog(timer clock.Timer) {
+// bookmark notes a bookmark the consumer took, but for the one ending a
+// watch-list's initial events, which any server sends. One that came
+// within the tight bound of the watch's opening or of its previous
+// bookmark shows that the server sends them in time (a server without a
+// watch cache sends one only after ten minutes without an event, etcd's
+// progress interval): the client holds every watch to the bound from its
+// start from now on, and this one from now.
+func (d *watchdog) bookmark(ev Event) {
+	if d.tight == 0 || endsInitialEvents(ev) {
+		return
+	}
+	now := d.c.clock.Now()
+	since := d.bookmarked
+	if since.IsZero() {
+		since = d.opened
+	}
+	d.bookmarked = now
+	d.heard.Store(true)
+	if now.Sub(since) > d.tight {
+		return
+	}
+	d.c.bookmarks.Store(bookmarksSent)
+	if d.limit.Swap(int64(d.tight)) != int64(d.tight) {
+		select {
+		case d.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// endsInitialEvents reports whether ev is the bookmark ending a
+// watch-list's initial events.
+func endsInitialEvents(ev Event) bool {
+	return ev.Object != nil && ev.Object.Get(`metadata.annotations.k8s\.io/initial-events-end`).String() == "true"
+}
+
+// watch closes the body once a read has waited for the bound. A tick that
+// finds no read waiting is stale (the read returned since); one that finds
+// a read that has not waited the bound yet, after a change of the bound or
+// a race with the read's own reset, sets the timer for the rest.
+func (d *watchdog) watch() {
 	for {
 		select {
-		case <-timer.C():
-		case <-b.quit:
-			timer.Stop()
+		case <-d.timer.C():
+		case <-d.wake:
+		case <-d.quit:
+			d.timer.Stop()
 			return
 		}
-		since := b.reading.Load()
-		if since == 0 || b.clock.Now().Sub(time.Unix(0, since)) < b.limit {
+		since := d.reading.Load()
+		if since == 0 {
 			continue
 		}
-		b.fired.Store(true)
-		if b.onIdle != nil {
-			b.onIdle()
+		if left := time.Duration(d.limit.Load()) - d.c.clock.Now().Sub(time.Unix(0, since)); left > 0 {
+			d.timer.Reset(left)
+			continue
 		}
-		b.ReadCloser.Close() // unblocks the read, which reports ErrWatchIdle
+		if d.hopeful && !d.heard.Load() {
+			// Hoped for bookmarks and heard none: fall back, once per
+			// client, until one comes in time.
+			d.c.bookmarks.CompareAndSwap(bookmarksHoped, bookmarksNone)
+			d.hoped.Store(d.c.bookmarks.Load() == bookmarksNone)
+		}
+		d.fired.Store(true)
+		d.c.CloseIdleConnections() // they went the same way, and may be as silent
+		d.ReadCloser.Close()       // unblocks the read, which reports ErrWatchIdle
 		return
 	}
 }

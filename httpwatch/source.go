@@ -31,14 +31,19 @@ type ListOptions struct {
 	// object, then a BOOKMARK annotated "k8s.io/initial-events-end" (a
 	// streaming list; needs ResourceVersionMatch "NotOlderThan").
 	SendInitialEvents bool
-	// IdleTimeout is client-side and never sent: a watch that waits this
-	// long for a byte from the server (no event, no bookmark) ends with an
-	// error wrapping ErrWatchIdle, and the client drops its idle
-	// connections, which may be as silent. Zero means TimeoutSeconds plus
-	// 30 s (the server should have ended the watch by then), or an hour and
-	// 30 s without TimeoutSeconds; negative means no limit. The reflector
-	// sets a tighter one once the server has shown that it sends bookmarks
-	// to quiet watches (reflector.Reflector.WatchIdleTimeout).
+	// IdleTimeout is client-side and never sent: it bounds how long the
+	// watch may wait for a byte from the server (no event, no bookmark)
+	// before it ends with an error wrapping ErrWatchIdle, and the client
+	// drops its idle connections, which may be as silent (decision 36).
+	// With AllowWatchBookmarks it holds only while the server is taken to
+	// send bookmarks to quiet watches in time: the Client hopes so of a
+	// server it has not heard of yet, learns it from a bookmark that comes
+	// within IdleTimeout of the watch's opening or of the previous one, and
+	// gives the hope up when a hopeful watch heard none before its bound.
+	// Until a bookmark comes in time again, and when IdleTimeout is zero,
+	// the bound is TimeoutSeconds plus 30 s (the server should have ended
+	// the watch by then), or an hour and 30 s without TimeoutSeconds.
+	// Negative means no bound at all.
 	IdleTimeout time.Duration
 }
 

@@ -151,7 +151,7 @@ func waitSynced(ctx context.Context, synced func() bool) bool {
 	return true
 }
 
-// Decision 37: a client-go dynamic informer on watchtest, through a cut
+// Decision 40: a client-go dynamic informer on watchtest, through a cut
 // watch, a compaction and the 410 that follows, ends with the cache it
 // ends with on kube-apiserver after the same writes, and each cache is
 // its server's list.

@@ -329,7 +329,9 @@ func (c *Config) hasTLS() bool {
 // for error messages.
 func (c *Config) httpTransport(ea *execAuth) (*http.Transport, string, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = c.dialer().DialContext
+	// A dialer of our own turns HTTP/2 off unless asked for.
+	t.DialContext, t.ForceAttemptHTTP2 = c.dialer().DialContext, true
+	t.TLSHandshakeTimeout = tlsHandshakeTimeout
 	if after, timeout := c.HealthCheck(); after > 0 {
 		t.HTTP2 = &http.HTTP2Config{SendPingTimeout: after, PingTimeout: timeout}
 	}

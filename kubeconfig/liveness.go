@@ -35,9 +35,14 @@ const (
 	DefaultTimeout = time.Minute
 )
 
-// dialTimeout bounds establishing one TCP connection, as net/http's
-// default transport does.
-const dialTimeout = 30 * time.Second
+// dialTimeout bounds establishing one TCP connection, and
+// tlsHandshakeTimeout its TLS handshake, as net/http's default transport
+// does: a server that accepts and then says nothing holds no request
+// longer.
+const (
+	dialTimeout         = 30 * time.Second
+	tlsHandshakeTimeout = 10 * time.Second
+)
 
 // HealthCheck returns the HTTP/2 health check c asks for, defaults
 // applied: ping after this long without a frame, close the connection

@@ -1,8 +1,12 @@
 package kubeconfig
 
 import (
+	"encoding/pem"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -67,4 +71,34 @@ func TestTransportPingsSilentConnections(t *testing.T) {
 			require.NotNil(t, tr.DialContext)
 		})
 	}
+}
+
+// decision 36: the transport RoundTripper builds bounds a TLS handshake
+// by 10 s, so a server that accepts a connection and says nothing holds
+// no request longer; and, though it dials with a dialer of its own
+// (keepalive), still speaks HTTP/2, whose ping finds a silent connection.
+func TestTransportBoundsHandshakeAndSpeaksHTTP2(t *testing.T) {
+	cfg := Config{Host: "https://h"}
+	tr, _, err := cfg.httpTransport(nil)
+	require.NoError(t, err)
+	require.Equal(t, 10*time.Second, tr.TLSHandshakeTimeout)
+
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, r.Proto)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	cfg = Config{Host: srv.URL, CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})}
+	rt, err := cfg.RoundTripper()
+	require.NoError(t, err)
+	c := &http.Client{Transport: rt}
+	t.Cleanup(c.CloseIdleConnections)
+	resp, err := c.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, "HTTP/2.0", string(body), "the server saw")
+	require.Equal(t, 2, resp.ProtoMajor)
 }

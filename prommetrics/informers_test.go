@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
@@ -75,7 +76,9 @@ func TestScrapeInformerHealth(t *testing.T) {
 	dir := t.TempDir()
 	started := time.Now()
 	a := startAgent(t, s.URL, dir)
-	require.NoError(t, a.f.WaitForSync(testwait.Context(t)))
+	// The 403 ends a wait at once (decision 37); the informer retries and
+	// syncs, and a later wait says so.
+	require.Eventually(t, func() bool { return a.f.Wait(testwait.Context(t)) == nil }, wait, 5*time.Millisecond)
 	pods := map[string]string{"resource": "pods.v1", "namespace": ""}
 	with := func(k, v string) map[string]string { return map[string]string{"resource": "pods.v1", k: v} }
 
@@ -85,7 +88,7 @@ func TestScrapeInformerHealth(t *testing.T) {
 		return sc.Value("listwatch_snapshot_last_save_timestamp_seconds", pods) > 0
 	}, wait, 5*time.Millisecond, "the snapshot after the first sync")
 	assert.Equal(t, 1.0, sc.Value("listwatch_informer_synced", pods))
-	assert.Zero(t, sc.Value("listwatch_informer_restored", pods))
+	assert.Zero(t, sc.Value("listwatch_informer_restored_objects", pods))
 	assert.Equal(t, 2.0, sc.Value("listwatch_informer_objects", pods))
 	var size int
 	for _, o := range a.pods.Indexer().List() {
@@ -133,9 +136,10 @@ func TestScrapeInformerHealth(t *testing.T) {
 	a.stop()
 	s.Close()
 	b := startAgent(t, s.URL, dir)
-	testwait.Recv(t, b.pods.Loaded(), "the snapshot restored")
-	sc = exampletest.Scrape(t, b.metrics)
-	assert.Equal(t, 1.0, sc.Value("listwatch_informer_restored", pods))
+	require.Eventually(t, func() bool {
+		sc = exampletest.Scrape(t, b.metrics)
+		return sc.Value("listwatch_informer_restored_objects", pods) == 4
+	}, wait, 5*time.Millisecond, "the snapshot restored")
 	assert.Zero(t, sc.Value("listwatch_informer_synced", pods))
 	assert.Equal(t, 4.0, sc.Value("listwatch_informer_objects", pods))
 }
@@ -163,4 +167,43 @@ func TestInformersOutsideAFactory(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"objects", "objects-2"}, names)
 	assert.Error(t, Register(reg, Sources{Informers: []*listwatch.Informer{one}}), "a second Register on one registry")
+}
+
+// decision 36's alert metric: a watch found silent is counted under
+// cause="silent", and under no other cause.
+func TestScrapeCountsSilentWatchRestarts(t *testing.T) {
+	s := watchtest.NewUnstartedServer()
+	s.BookmarkInterval = 0 // a quiet watch hears nothing
+	s.Start()
+	t.Cleanup(s.Close)
+	clk := clock.NewFake(time.Unix(1000, 0))
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1, Clock: clk})
+	require.NoError(t, err)
+	t.Cleanup(client.CloseIdleConnections)
+	f := listwatch.NewFactory(client)
+	f.Configure = func(_ httpwatch.Resource, inf *listwatch.Informer) {
+		inf.Clock = clk
+		inf.Reflector.WatchList = false
+	}
+	pods := f.ForResource(watchtest.Pods)
+	reg := prometheus.NewRegistry()
+	require.NoError(t, Register(reg, Sources{Factory: f}))
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	f.Start(ctx)
+	t.Cleanup(func() { cancel(); f.Shutdown() })
+	require.NoError(t, f.Wait(testwait.Context(t)))
+	require.Eventually(t, func() bool { return pods.Stats().Watches == 1 }, wait, time.Millisecond)
+
+	require.NoError(t, clk.WaitForWaiters(testwait.Context(t), 1), "the watch waits for the server")
+	clk.Step(reflector.DefaultWatchIdleTimeout)
+	restarts := func(cause string) float64 {
+		return exampletest.Scrape(t, srv.URL).Value("listwatch_informer_watch_restarts_total",
+			map[string]string{"resource": "pods.v1", "cause": cause})
+	}
+	require.Eventually(t, func() bool { return restarts("silent") == 1 }, wait, 5*time.Millisecond)
+	for _, cause := range []string{"timeout", "gone", "cut", "failed"} {
+		assert.Zero(t, restarts(cause), cause)
+	}
 }

@@ -39,22 +39,21 @@ type reply struct {
 // end reports whether the stream is over after rep.
 func (rep reply) end() bool { return rep.err != nil || rep.ev.Type == httpwatch.Error }
 
-// newFeed starts the feed of w, opened with ctx, which cancel ends, and
-// watched over by quiet, if not nil, which the feed stops with w. flush,
+// newFeed starts the feed of w, opened with ctx, which cancel ends. flush,
 // if not nil, is the Sink's Flush: the feed calls it before the loop may
 // wait for w (see Flusher) and once w is closed. first, if not nil, is
 // reading w's first reply (phaseConfirm): the feed hands it out first and
 // reads w only after it.
-func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, quiet *silence, direct bool, flush func(), first *firstRead) feed {
+func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, direct bool, flush func(), first *firstRead) feed {
 	if direct {
-		f := &directFeed{stopper: newStopper(ctx, cancel, w, quiet), flush: flush, first: first}
+		f := &directFeed{stopper: newStopper(ctx, cancel, w), flush: flush, first: first}
 		if first == nil {
 			f.notify()
 		}
 		return f
 	}
 	f := &readAhead{
-		stopper: newStopper(ctx, cancel, w, quiet),
+		stopper: newStopper(ctx, cancel, w),
 		first:   first,
 		flush:   flush,
 		ready:   make(chan struct{}, 1),
@@ -70,8 +69,7 @@ func newFeed(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher
 // watch's context (Run's, or a Relist), whichever comes first: the end of
 // the context unblocks a loop or reader waiting in Next.
 type stopper struct {
-	w       httpwatch.Watcher
-	silence *silence // nil: no watchdog
+	w httpwatch.Watcher
 	// unhook cancels the stop arranged on the context; false means the
 	// stop has already begun. cancel releases the context.
 	unhook  func() bool
@@ -79,8 +77,8 @@ type stopper struct {
 	stopped chan struct{} // closed once the stop on the context is done
 }
 
-func newStopper(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher, quiet *silence) stopper {
-	s := stopper{w: w, silence: quiet, cancel: cancel, stopped: make(chan struct{})}
+func newStopper(ctx context.Context, cancel context.CancelFunc, w httpwatch.Watcher) stopper {
+	s := stopper{w: w, cancel: cancel, stopped: make(chan struct{})}
 	s.unhook = context.AfterFunc(ctx, func() {
 		w.Stop()
 		close(s.stopped)
@@ -96,33 +94,7 @@ func (s *stopper) stop() {
 	} else {
 		<-s.stopped
 	}
-	if s.silence != nil {
-		s.silence.stop()
-	}
 	s.cancel()
-}
-
-// notifyRead has w call flush, if not nil, and tell the silence watchdog,
-// if any, before it waits: before each read of the server. Call it on the
-// goroutine that reads w, before its first Next.
-func (s *stopper) notifyRead(flush func()) {
-	switch quiet := s.silence; {
-	case quiet != nil && flush != nil:
-		s.w.NotifyRead(func() { flush(); quiet.wait() })
-	case quiet != nil:
-		s.w.NotifyRead(quiet.wait)
-	case flush != nil:
-		s.w.NotifyRead(flush)
-	}
-}
-
-// nextEvent is the watch's Next, watched over by its silence watchdog if any.
-func (s *stopper) nextEvent() (httpwatch.Event, error) {
-	ev, err := s.w.Next()
-	if q := s.silence; q != nil && (q.waiting || err != nil) {
-		err = q.waited(err)
-	}
-	return ev, err
 }
 
 // directFeed is read by the loop itself; the watcher flushes the Sink
@@ -135,7 +107,11 @@ type directFeed struct {
 
 // notify has w flush the Sink before it waits: the loop may wait only
 // then. The loop alone reads w from now on.
-func (f *directFeed) notify() { f.notifyRead(f.flush) }
+func (f *directFeed) notify() {
+	if f.flush != nil {
+		f.w.NotifyRead(f.flush)
+	}
+}
 
 func (f *directFeed) next(ctx context.Context, alarm <-chan time.Time) (reply, bool) {
 	if f.first != nil {
@@ -154,7 +130,7 @@ func (f *directFeed) next(ctx context.Context, alarm <-chan time.Time) (reply, b
 		f.notify()
 		return rep, true
 	}
-	ev, err := f.nextEvent()
+	ev, err := f.w.Next()
 	return reply{ev, err}, true
 }
 
@@ -198,17 +174,13 @@ type readAhead struct {
 
 func (f *readAhead) read() {
 	defer close(f.done)
-	if f.first == nil {
-		f.notifyRead(nil) // the feed flushes before it waits for the reader
-	}
 	for {
 		var rep reply
 		if f.first != nil {
 			<-f.first.done // Stop, in close, ends its Next
 			rep, f.first = f.first.rep, nil
-			f.notifyRead(nil)
 		} else {
-			ev, err := f.nextEvent()
+			ev, err := f.w.Next()
 			rep = reply{ev, err}
 		}
 		f.mu.Lock()

@@ -111,7 +111,7 @@ func TestNoFlushWithoutFlusher(t *testing.T) {
 	assert.Nil(t, r.flusher())
 	r.flush() // no Flush to call
 	w := newWatcher()
-	f := newFeed(context.Background(), func() {}, w, nil, true, nil, nil)
+	f := newFeed(context.Background(), func() {}, w, true, nil, nil)
 	assert.Nil(t, w.beforeWait, "nothing to call before a read")
 	f.close()
 }

@@ -42,7 +42,8 @@ type Flusher interface {
 // lists (page by page, or as a watch-list stream), then watches from the
 // list's resourceVersion, resuming after every clean end of a watch and
 // relisting when the server says the version is gone. It follows
-// client-go's reflector (docs/behaviour.md, items 8–31 and decision 1):
+// client-go's reflector (docs/behaviour.md, items 8–31 and decision 1),
+// but for the network (decision 38):
 //
 //   - The first list asks for resourceVersion "0" (the watch cache); relists
 //     ask for the last synced version, so the cache never goes back in time.
@@ -50,10 +51,14 @@ type Flusher interface {
 //     resourceVersion" falls back to "" (a consistent read).
 //   - A watch that ends cleanly is reopened at once from the last version seen
 //     (bookmarks included). A 410 relists at the last synced version. A watch
-//     that cannot start because the connection was refused or the server
-//     answered 429 is retried after a backoff without a relist.
-//   - Every other failure waits one step of Backoff (800 ms doubling to
-//     30 s with full jitter, reset after 2 minutes) before relisting.
+//     that the network fails to open or cuts at once (refused, reset, DNS,
+//     TLS-handshake and i/o timeouts, a connection found dead), or that the
+//     server answers 429, is retried from the same version after a backoff,
+//     for as long as that lasts, without a relist (decision 38: client-go
+//     retries only a refused connection so).
+//   - Every other failure, what the server says, waits one step of Backoff
+//     (800 ms doubling to 30 s with full jitter, reset after 2 minutes)
+//     before relisting.
 //   - An error carrying the server's Retry-After waits that long instead of
 //     a step (and takes none), but never longer than Backoff.Cap (30 s).
 //   - With WatchList set (the default, as upstream since 1.35) the sync is a
@@ -70,7 +75,7 @@ type Flusher interface {
 // OnError as a *SyncError (decision 6). The log says what is wrong once,
 // not once per retry (decision 20): the first failure of a kind at Warn,
 // or at Error with what to do when retrying cannot cure it
-// (httpwatch.IsPermanent), repeats summarised with their count at most
+// (a permanent cause, decision 38), repeats summarised with their count at most
 // every 5 minutes, a recovery at Info, routine errors (SyncError.Routine)
 // at Debug.
 //
@@ -151,18 +156,18 @@ type Options struct {
 	MinWatchTimeout time.Duration
 
 	// WatchIdleTimeout is how long a watch may hear nothing from the
-	// server, not a byte, once the server has shown that it breaks the
-	// silence of a quiet watch with bookmarks in time: a bookmark within
-	// WatchIdleTimeout of a watch's opening or of its previous bookmark.
-	// The watch is then taken to sit on a silent connection (a
-	// black-holed path, a wedged server): it is ended, logged at Warn, and
-	// resumed from its resourceVersion, without a relist; the next watches
-	// are held to it from their start. Until that showing, and again after
-	// a watch that had heard no bookmark at all ended so, the bound is the
-	// watch's own timeout plus 30 s, so a server that sends no bookmarks to
-	// quiet watches (its watch cache off) never has a quiet watch
-	// restarted. 0 keeps that looser bound for good; negative sets no
-	// bound at all (decision 36).
+	// server, not a byte, while the server is taken to break the silence
+	// of a quiet watch with bookmarks: every watch asks its source for it
+	// (httpwatch.ListOptions.IdleTimeout), whose one watchdog ends a
+	// watch that waited that long for the server. The watch is then taken
+	// to sit on a silent connection (a black-holed path, a wedged server):
+	// it is logged at Warn and resumed from its resourceVersion, without a
+	// relist. An httpwatch.Client holds every watch to it from its start,
+	// its first included, until a watch that heard no bookmark has shown
+	// that the server sends none (its watch cache off); the bound is then
+	// the watch's own timeout plus 30 s until a bookmark comes in time. 0
+	// keeps that looser bound for good; negative sets no bound at all
+	// (decision 36).
 	WatchIdleTimeout time.Duration
 
 	// MaxInternalErrorRetryDuration is how long a watch ending with an
@@ -174,10 +179,10 @@ type Options struct {
 
 // DefaultWatchIdleTimeout is Options.WatchIdleTimeout's default. The API
 // server's watch cache sends a quiet watch that allows them a bookmark
-// every minute, the first about two minutes after the watch opens
-// (decision 36 has the measurement), so two and a half minutes of silence
-// is more than two missed bookmarks, and a silent watch is found within
-// 2m49s (the watchdog looks every eighth of the bound).
+// every minute, the first within two minutes of the watch's opening
+// (decision 36 has the measurements), so two and a half minutes of
+// silence is more than two missed bookmarks, and a silent watch is found
+// 2m30s after its last byte.
 const DefaultWatchIdleTimeout = 150 * time.Second
 
 // DefaultOptions returns client-go's defaults: watch-list on, the default

@@ -14,7 +14,6 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // t0 is the fake time of newTestReflector's clock.
@@ -166,44 +165,30 @@ func TestReflectorTransitions(t *testing.T) {
 			},
 		},
 		{
-			name: "decision 36: until the server has shown bookmarks, a watch's silence is bounded only by its own timeout",
+			name: "decision 36: each watch carries WatchIdleTimeout, for its source to bound its silence by",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchOf(newWatcher())) },
 			from: at(phaseWatch, synced("10")), want: phaseStream, mem: synced("10"),
-			checkOpt: func(t *testing.T, src *scriptSource) { assert.Zero(t, src.watchOpts[0].IdleTimeout) },
-			check: func(t *testing.T, next state) {
-				require.NotNil(t, next.silence)
-				assert.False(t, armed(next.silence))
+			checkOpt: func(t *testing.T, src *scriptSource) {
+				assert.Equal(t, DefaultWatchIdleTimeout, src.watchOpts[0].IdleTimeout)
 			},
 		},
 		{
-			name: "decision 36: once it has, by WatchIdleTimeout from the start",
-			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchOf(newWatcher())) },
-			from: at(phaseWatch, memory{lastRV: "10", bookmarking: true}), want: phaseStream, mem: memory{lastRV: "10", bookmarking: true},
-			check: func(t *testing.T, next state) {
-				require.NotNil(t, next.silence)
-				assert.True(t, armed(next.silence))
-				assert.Equal(t, DefaultWatchIdleTimeout, next.silence.limit)
-			},
-		},
-		{
-			name: "decision 36: a zero WatchIdleTimeout keeps the watch's own bound only",
+			name: "decision 36: a zero WatchIdleTimeout asks for the watch's own bound only",
 			prep: func(r *Reflector, src *scriptSource) {
 				r.WatchIdleTimeout = 0
 				src.watches = append(src.watches, watchOf(newWatcher()))
 			},
-			from: at(phaseWatch, memory{lastRV: "10", bookmarking: true}), want: phaseStream, mem: memory{lastRV: "10", bookmarking: true},
+			from: at(phaseWatch, synced("10")), want: phaseStream, mem: synced("10"),
 			checkOpt: func(t *testing.T, src *scriptSource) { assert.Zero(t, src.watchOpts[0].IdleTimeout) },
-			check:    func(t *testing.T, next state) { assert.Nil(t, next.silence) },
 		},
 		{
-			name: "decision 36: a negative WatchIdleTimeout sets no bound at all",
+			name: "decision 36: a negative WatchIdleTimeout asks for no bound at all",
 			prep: func(r *Reflector, src *scriptSource) {
 				r.WatchIdleTimeout = -1
 				src.watches = append(src.watches, watchOf(newWatcher()))
 			},
-			from: at(phaseWatch, memory{lastRV: "10", bookmarking: true}), want: phaseStream, mem: memory{lastRV: "10", bookmarking: true},
+			from: at(phaseWatch, synced("10")), want: phaseStream, mem: synced("10"),
 			checkOpt: func(t *testing.T, src *scriptSource) { assert.Negative(t, src.watchOpts[0].IdleTimeout) },
-			check:    func(t *testing.T, next state) { assert.Nil(t, next.silence) },
 		},
 		{
 			name: "conformance 22: a refused watch start backs off and watches again",
@@ -223,6 +208,73 @@ func TestReflectorTransitions(t *testing.T) {
 			from: at(phaseWatch, synced("10")), want: phaseStart, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
 		},
 		{
+			name: "conformance 22: a watch start the server fails (503) relists after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) {
+				src.watches = append(src.watches, watchFail(&httpwatch.StatusError{Code: 503, Reason: "ServiceUnavailable"}))
+			},
+			from: at(phaseWatch, synced("10")), want: phaseStart, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a restored state whose watch cannot reach the server stays unconfirmed and resumes, unlisted",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errTLSHandshake)) },
+			from: at(phaseWatch, unconfirmed), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(unconfirmed),
+		},
+		{
+			name: "decision 38: a watch start failed by a dial timeout resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errDialTimeout)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch start failed by a TLS handshake timeout resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errTLSHandshake)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch start failed by a reset resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errReset)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch start failed by an EOF before the response resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errNoResponse)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch start failed by a connection found dead (ErrConnectionLost) resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errLost)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch start failed by a name that does not resolve resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errDNS)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch start failed by an unreachable network resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errUnreachable)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch start failed by no response headers in time resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errHeaderTimeout)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch-list that cannot reach the server tries the watch-list again after a backoff, no paged list",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errTLSHandshake)) },
+			from: at(phaseWatchList, synced("10")), want: phaseWatchList, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch the network cut within a second, before any event, resumes after a backoff: no relist",
+			from: streamOf(newWatcher(end(fmt.Errorf("read: %w", errReset))), synced("5")), want: phaseWatch,
+			wait: 800 * time.Millisecond, mem: backedOff(synced("5")),
+		},
+		{
+			name: "decision 38: so does one found dead at once",
+			from: streamOf(newWatcher(end(errLost)), synced("5")), want: phaseWatch,
+			wait: 800 * time.Millisecond, mem: backedOff(synced("5")),
+		},
+		{
 			name: "conformance 17: events reach the sink and move the RV",
 			from: streamOf(newWatcher(ev(httpwatch.Added, obj("a", "2"))), synced("1")), want: phaseStream,
 			calls: []string{"add a@2"}, mem: synced("2"),
@@ -235,63 +287,17 @@ func TestReflectorTransitions(t *testing.T) {
 		{
 			name: "conformance 17, conformance 58: a bookmark moves the RV and changes no object",
 			from: streamOf(newWatcher(ev(httpwatch.Bookmark, obj("", "9"))), synced("1")), want: phaseStream,
-			mem: memory{lastRV: "9", bookmarking: true}, // no call: the sink hears of no object (decision 36: it arms)
+			mem: synced("9"), // no call: the sink hears of no object
 		},
 		{
-			name: "decision 36: a bookmark within WatchIdleTimeout of the watch's opening shows that the server sends them in time",
+			name: "decision 36: a silent watch resumes without a relist",
 			from: func() state {
-				s := streamOf(newWatcher(ev(httpwatch.Bookmark, obj("", "9"))), synced("1"))
-				s.opened = t0.Add(-DefaultWatchIdleTimeout)
-				return s
-			}(),
-			want: phaseStream, mem: memory{lastRV: "9", bookmarking: true},
-		},
-		{
-			name: "decision 36: so does one within WatchIdleTimeout of the previous bookmark",
-			from: func() state {
-				s := streamOf(newWatcher(ev(httpwatch.Bookmark, obj("", "9"))), synced("1"))
-				s.opened, s.bookmarked = t0.Add(-time.Hour), t0.Add(-DefaultWatchIdleTimeout)
-				return s
-			}(),
-			want: phaseStream, mem: memory{lastRV: "9", bookmarking: true},
-		},
-		{
-			name: "decision 36: a bookmark later than that shows nothing (etcd's progress, without a watch cache)",
-			from: func() state {
-				s := streamOf(newWatcher(ev(httpwatch.Bookmark, obj("", "9"))), synced("1"))
-				s.opened = t0.Add(-10 * time.Minute)
-				return s
-			}(),
-			want: phaseStream, mem: synced("9"),
-		},
-		{
-			name: "decision 36: nor does the bookmark that ends a watch-list's initial events",
-			from: func() state {
-				s := streamOf(newWatcher(ev(httpwatch.Bookmark, endBookmark("9"))), synced("1"))
-				s.bookmarked = t0.Add(-time.Second)
-				return s
-			}(),
-			want: phaseStream, mem: synced("9"),
-		},
-		{
-			name: "decision 36: a silent watch that had heard no bookmark resumes without a relist, and its bound loosens again",
-			from: func() state {
-				err := fmt.Errorf("WATCH /api/v1/pods: %w: no byte from the server for 2m30s", httpwatch.ErrWatchIdle)
-				s := streamOf(newWatcher(end(err)), memory{lastRV: "5", bookmarking: true})
+				err := fmt.Errorf("WATCH /api/v1/pods: %w: nothing from the server for 2m30s", httpwatch.ErrWatchIdle)
+				s := streamOf(newWatcher(end(err)), synced("5"))
 				s.events = 3
 				return s
 			}(),
 			want: phaseWatch, mem: synced("5"),
-		},
-		{
-			name: "decision 36: a silent watch that had heard bookmarks resumes with the tight bound kept",
-			from: func() state {
-				err := fmt.Errorf("WATCH /api/v1/pods: %w: no byte from the server for 2m30s", httpwatch.ErrWatchIdle)
-				s := streamOf(newWatcher(end(err)), memory{lastRV: "5", bookmarking: true})
-				s.events, s.bookmarked = 3, t0.Add(-time.Minute)
-				return s
-			}(),
-			want: phaseWatch, mem: memory{lastRV: "5", bookmarking: true},
 		},
 		{
 			name: "conformance 19: synthetic ADDED of a watch from RV 0 do not move the RV",
@@ -562,6 +568,27 @@ func TestReflectorTransitions(t *testing.T) {
 
 var errConnRefused = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 
+// The ways the network fails a watch before the server answers, as
+// net/http reports them (decision 38).
+var (
+	errDialTimeout   = &net.OpError{Op: "dial", Net: "tcp", Err: timeoutError("i/o timeout")}
+	errTLSHandshake  = fmt.Errorf("WATCH /api/v1/pods: %w", timeoutError("net/http: TLS handshake timeout"))
+	errReset         = &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	errNoResponse    = fmt.Errorf("WATCH /api/v1/pods: %w", io.EOF)
+	errLost          = fmt.Errorf("WATCH /api/v1/pods: %w: no answer to an HTTP/2 ping", httpwatch.ErrConnectionLost)
+	errDNS           = &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "api.example", IsNotFound: true}}
+	errUnreachable   = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ENETUNREACH)}
+	errHeaderTimeout = fmt.Errorf("WATCH /api/v1/pods: %w within 1m0s", httpwatch.ErrResponseHeaderTimeout)
+)
+
+// timeoutError is a net.Error that timed out, as net/http's handshake
+// timeout is.
+type timeoutError string
+
+func (e timeoutError) Error() string { return string(e) }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
+
 // streamOf is a state reading w, opened at t0, remembering m. Its reader
 // starts with started, so that a table of cases starts no goroutines.
 func streamOf(w *scriptWatcher, m memory) state {
@@ -604,7 +631,7 @@ func started(s state) state {
 			}
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		s.feed = newFeed(ctx, cancel, u.w, nil, s.resyncAt.IsZero() && s.initial == nil, nil, s.first)
+		s.feed = newFeed(ctx, cancel, u.w, s.resyncAt.IsZero() && s.initial == nil, nil, s.first)
 	}
 	return s
 }
@@ -635,6 +662,3 @@ func stopped(w httpwatch.Watcher) bool {
 		return false
 	}
 }
-
-// armed reports whether s, stopped, had been armed.
-func armed(s *silence) bool { return s.running }

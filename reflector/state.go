@@ -62,9 +62,6 @@ type memory struct {
 	// MaxInternalErrorRetryDuration limits (conformance 23).
 	internal window
 	backoff  progress
-	// bookmarking: the server has shown that it sends bookmarks to a
-	// quiet watch, so WatchIdleTimeout bounds a watch's silence.
-	bookmarking bool
 	// restoring: the Sink is being filled with a Restore's state, so
 	// nothing may reach it and nothing is listed until that is done.
 	restoring bool
@@ -79,12 +76,9 @@ type window struct{ first, last time.Time }
 
 // watching is the open watch of phaseStream; the zero value elsewhere.
 type watching struct {
-	feed    feed     // the watcher and whatever reads it
-	silence *silence // the feed's watchdog, if any (decision 36)
-	opened  time.Time
-	events  int // events read, bookmarks and dropped ones included
-	// bookmarked is when the watch's last bookmark came.
-	bookmarked time.Time
+	feed   feed // the watcher and whatever reads it
+	opened time.Time
+	events int // events read, bookmarks and dropped ones included
 	// fromAny is set for a watch started at "" or "0": its synthetic ADDED
 	// events are not ordered by resourceVersion (conformance 19).
 	fromAny bool

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/cause"
 	"github.com/listwatch/listwatch/raw"
 )
 
@@ -40,8 +41,8 @@ func (r *Reflector) openWatch(ctx context.Context, s *state) time.Duration {
 	fromAny := opts.ResourceVersion == "" || opts.ResourceVersion == "0"
 	return r.open(ctx, s, opts, fromAny, false, func(err error) time.Duration {
 		r.report(OpWatchStart, err)
-		if httpwatch.IsConnectionRefused(err) || httpwatch.IsTooManyRequests(err) {
-			return r.retry(s, phaseWatch, err) // conformance 22
+		if cause.Of(err).Then == cause.Resume {
+			return r.retry(s, phaseWatch, err) // conformance 22, decision 38: the network or a 429
 		}
 		return r.retry(s, phaseStart, err)
 	})
@@ -60,7 +61,7 @@ func (r *Reflector) openWatchList(ctx context.Context, s *state) time.Duration {
 	opts.SendInitialEvents = true
 	return r.open(ctx, s, opts, false, true, func(err error) time.Duration {
 		switch {
-		case httpwatch.IsConnectionRefused(err) || httpwatch.IsTooManyRequests(err):
+		case cause.Of(err).Then == cause.Resume: // conformance 30, decision 38
 			r.report(OpWatchList, err)
 			return r.retry(s, phaseWatchList, err)
 		case opts.ResourceVersion != "" && versionUnavailable(err):
@@ -80,9 +81,7 @@ func (r *Reflector) openWatchList(ctx context.Context, s *state) time.Duration {
 // failure is failed's to handle, and failed's wait is returned. When ctx
 // ends first, s is left as it is: Run returns.
 func (r *Reflector) open(ctx context.Context, s *state, opts httpwatch.ListOptions, fromAny, initial bool, failed func(error) time.Duration) time.Duration {
-	if r.WatchIdleTimeout < 0 {
-		opts.IdleTimeout = -1 // no bound, not even httpwatch's own
-	}
+	opts.IdleTimeout = r.WatchIdleTimeout // the source watches over the silence (decision 36)
 	wctx, cancel := r.watchContext(ctx)
 	w, err := r.watch(wctx, opts)
 	if ctx.Err() != nil {
@@ -120,35 +119,10 @@ func (r *Reflector) opened(ctx context.Context, cancel context.CancelFunc, s *st
 	}
 	// Without a resync period nor a watch-list to watch over, nothing can
 	// fall due while this watch is open: the loop may block in Next itself.
-	s.silence = r.watchSilence(w, s.bookmarking)
-	s.feed = newFeed(ctx, cancel, w, s.silence, s.resyncAt.IsZero() && !initial, r.flusher(), s.first)
+	s.feed = newFeed(ctx, cancel, w, s.resyncAt.IsZero() && !initial, r.flusher(), s.first)
 	s.fromAny = fromAny
 	if initial {
 		s.initial = map[string]*raw.Object{}
 		s.warnAt = s.opened.Add(initialWait)
 	}
-}
-
-// bookmarked notes a bookmark of the open watch: one that comes within
-// WatchIdleTimeout of the watch's opening or of its previous bookmark shows
-// that the server breaks a watch's silence with them in time. (A server
-// without a watch cache sends one only after ten minutes without an event,
-// etcd's progress interval.) The bookmark ending a watch-list's initial
-// events is not one of those.
-func (r *Reflector) bookmarked(s *state, ev httpwatch.Event) {
-	if endsInitialEvents(ev) {
-		return
-	}
-	now := r.clock().Now()
-	since := s.bookmarked
-	if since.IsZero() {
-		since = s.opened
-	}
-	if r.WatchIdleTimeout > 0 && now.Sub(since) <= r.WatchIdleTimeout {
-		s.bookmarking = true
-		if s.silence != nil {
-			s.silence.arm()
-		}
-	}
-	s.bookmarked = now
 }

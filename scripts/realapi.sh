@@ -93,8 +93,11 @@ build_toxiproxy() {
 cmd_build() {
   mkdir -p "$BIN"
   [ -x "$BIN/etcd" ] || { log "building etcd v$ETCD_VERSION"; build_etcd; }
-  [ -x "$BIN/kube-apiserver" ] || { log "building kube-apiserver v$KUBE_VERSION (several minutes)"; build_apiserver; }
-  [ -x "$BIN/kubectl" ] || { log "building kubectl v$KUBE_VERSION"; build_kubectl; }
+  # A binary cached before the version stamp came says v0.0.0-master, which
+  # the /version comparison of e2e would take for a difference: rebuild it.
+  "$BIN/kube-apiserver" --version 2>/dev/null | grep -qx "Kubernetes v$KUBE_VERSION" ||
+    { log "building kube-apiserver v$KUBE_VERSION (several minutes)"; build_apiserver; }
+  "$BIN/kubectl" version --client 2>/dev/null | grep -qx "Client Version: v$KUBE_VERSION" || { log "building kubectl v$KUBE_VERSION"; build_kubectl; }
   [ -x "$BIN/toxiproxy-server" ] || { log "building toxiproxy-server v$TOXIPROXY_VERSION"; build_toxiproxy; }
 }
 

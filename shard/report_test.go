@@ -117,7 +117,7 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 	lines := log.Lines(slog.LevelWarn)
 	require.Len(t, lines, 1)
 	assert.Equal(t, slog.LevelError, lines[0].Level)
-	assert.Contains(t, lines[0].Text, "shard member: cannot get lease ns/g-a: 404 Not Found; the server does not serve coordination.k8s.io/v1 leases")
+	assert.Contains(t, lines[0].Text, "shard member: cannot get lease ns/g-a: 404 Not Found; check the resource name, version and group: the server does not serve leases.coordination.k8s.io")
 	require.Len(t, errs.All(), 1)
 	assert.ErrorIs(t, testwait.Recv(t, acquired, "Acquire to return once Run had"), ErrStopped)
 }

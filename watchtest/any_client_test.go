@@ -38,7 +38,7 @@ func sendH(t *testing.T, s *watchtest.Server, method, path, body string, header 
 	return resp.StatusCode, b, resp.Header
 }
 
-// Decision 37: client-go's Accept, protobuf first, is answered in JSON;
+// Decision 40: client-go's Accept, protobuf first, is answered in JSON;
 // an Accept with nothing the server writes is the real 406.
 func TestAnyClientAcceptListsGetJSON(t *testing.T) {
 	s := newServer(t)
@@ -56,7 +56,7 @@ func TestAnyClientAcceptListsGetJSON(t *testing.T) {
 	}
 }
 
-// Decision 37: a create or update whose body is protobuf or CBOR is the
+// Decision 40: a create or update whose body is protobuf or CBOR is the
 // real server's 415 naming what the server reads, not a 400 about JSON.
 func TestAnyClientUnreadableBodyIs415(t *testing.T) {
 	s := newServer(t)
@@ -76,7 +76,7 @@ func TestAnyClientUnreadableBodyIs415(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// Decision 37: a list larger than 128 KiB is gzipped for a client that
+// Decision 40: a list larger than 128 KiB is gzipped for a client that
 // accepts gzip, a smaller one is not; a watch never is.
 func TestAnyClientGzipPastTheThreshold(t *testing.T) {
 	s := newServer(t)
@@ -104,7 +104,7 @@ func TestAnyClientGzipPastTheThreshold(t *testing.T) {
 	require.Equal(t, 2, bytes.Count(body, []byte("\n")))
 }
 
-// Decision 37: /version answers as kube-apiserver 1.37.2 does, or as the
+// Decision 40: /version answers as kube-apiserver 1.37.2 does, or as the
 // server's Version says.
 func TestAnyClientVersion(t *testing.T) {
 	s := watchtest.NewUnstartedServer()
@@ -118,7 +118,7 @@ func TestAnyClientVersion(t *testing.T) {
 	require.Equal(t, "37", gjson.GetBytes(body, "minor").String())
 }
 
-// Decision 37: kubectl get's Accept gets a Table with the real server's
+// Decision 40: kubectl get's Accept gets a Table with the real server's
 // columns, for a list (with its list metadata), one object and a watch
 // (column definitions only in the first event); includeObject is honoured.
 func TestAnyClientTable(t *testing.T) {
@@ -165,7 +165,7 @@ func TestAnyClientTable(t *testing.T) {
 	require.Equal(t, "b", events[1].Get("object.rows.0.cells.0").String())
 }
 
-// Decision 37: a custom resource's Table has its additionalPrinterColumns;
+// Decision 40: a custom resource's Table has its additionalPrinterColumns;
 // without any, Name and Age.
 func TestAnyClientCustomResourceTable(t *testing.T) {
 	s := newServer(t)

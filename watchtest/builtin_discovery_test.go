@@ -14,7 +14,7 @@ import (
 
 var storageVersionHash = regexp.MustCompile(`,"storageVersionHash":"[^"]*"`)
 
-// Decision 37: discovery lists every built-in resource of kube-apiserver
+// Decision 40: discovery lists every built-in resource of kube-apiserver
 // 1.37.2, registered or not, exactly as the real server's documents do
 // (golden fixtures; storageVersionHash, which watchtest has no storage
 // for, aside), so kubectl api-resources prints the same.
@@ -34,7 +34,7 @@ func TestBuiltInDiscoveryMatchesRealServer(t *testing.T) {
 	}
 }
 
-// Decision 37: a built-in resource no test registered is served, empty,
+// Decision 40: a built-in resource no test registered is served, empty,
 // and takes writes; a resource the real server does not have is not, nor
 // one withheld.
 func TestUnregisteredBuiltInIsEmpty(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 // Discovery is served by the serving core from kube-apiserver 1.37.2's own
 // built-in resources, every one of them whether a test registered it or
 // not (one it never did is served as an empty resource), and the custom
-// resources added (decision 37). Clients use discovery to tell a misspelt
+// resources added (decision 40). Clients use discovery to tell a misspelt
 // resource and a namespaced one addressed without a namespace from a
 // missing object, and kubectl to resolve names and short names.
 

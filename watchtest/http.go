@@ -32,7 +32,7 @@ type route struct {
 func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	if q := req.URL.Query().Get("watch"); q != "true" && q != "1" {
 		// Streams are never compressed; anything else large is, for a
-		// client that asks (decision 37).
+		// client that asks (decision 40).
 		var done func()
 		w, done = apiserve.Compress(w, req)
 		defer done()
@@ -105,7 +105,7 @@ func (s *Server) serveGet(w http.ResponseWriter, rt route) {
 }
 
 // negotiate reads what a request sends and asks for as the real server
-// does (decision 37): a read answers JSON or, when asked, a Table; a body
+// does (decision 40): a read answers JSON or, when asked, a Table; a body
 // that is not JSON is a 415 that names what the server reads.
 func (s *Server) negotiate(req *http.Request, rt *route) *apiserve.Error {
 	switch rt.verb {

@@ -8,7 +8,7 @@ import (
 )
 
 // The real server records in metadata.managedFields, for every write, who
-// set which fields (decision 37). watchtest records the ownership it
+// set which fields (decision 40). watchtest records the ownership it
 // tracks for server-side apply (see owners) the same way: one entry per
 // manager, operation and subresource, with the time it last took fields
 // and its fields as a FieldsV1 set. Writes from Go (seeds) leave an object

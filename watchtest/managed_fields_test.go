@@ -11,7 +11,7 @@ import (
 	"github.com/listwatch/listwatch/watchtest"
 )
 
-// Decision 37: every write over HTTP records metadata.managedFields as the
+// Decision 40: every write over HTTP records metadata.managedFields as the
 // real server does — the manager (fieldManager, else the User-Agent's
 // product), operation Update or Apply, apiVersion, time, FieldsV1 — and a
 // later apply conflicts with the fields a create or update set. Writes
@@ -79,7 +79,7 @@ func TestManagedFieldsOnEveryWrite(t *testing.T) {
 	require.False(t, o.Get("metadata.managedFields").Exists(), "a seed from Go records no manager")
 }
 
-// Decision 37: kubectl's server-side apply takes over, without conflict,
+// Decision 40: kubectl's server-side apply takes over, without conflict,
 // what kubectl's client-side apply set and its last-applied annotation
 // still holds, as the real server upgrades an object; another manager,
 // or a field changed since, still conflicts.
@@ -112,7 +112,7 @@ func quote(s string) string {
 	return string(b)
 }
 
-// Decision 37: managedFields a write sends, different from the stored
+// Decision 40: managedFields a write sends, different from the stored
 // ones, are the ownership it starts from, as on the real server: kubectl
 // rewrites client-side apply's entry as its own Apply entry before its
 // first server-side apply, which then removes what it no longer applies.

@@ -381,7 +381,7 @@ func (s *Server) commitWriteLocked(st *store, old, o *object, opts writeOptions)
 }
 
 // withManaged is o with its ownership stamped and shown as
-// metadata.managedFields (decision 37); an object nobody owns anything of
+// metadata.managedFields (decision 40); an object nobody owns anything of
 // shows none.
 func (s *Server) withManaged(r resource, o *object, prev owners) (*object, error) {
 	if len(o.owners) == 0 {
