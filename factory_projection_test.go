@@ -42,7 +42,7 @@ func TestFactoryProjection(t *testing.T) {
 	f.LabelSelector = "app=web"
 	f.Projection, err = raw.NewProjection("metadata.labels", "spec.nodeName", "status.phase")
 	require.NoError(t, err)
-	f.Configure = func(_ httpwatch.Resource, inf *Informer) { inf.Reflector.WatchList = false }
+	f.Configure = func(_ httpwatch.Resource, inf *Informer) { inf.Reflector.PagedList = true }
 	pods := f.ForResource(podsRes)
 	rec := newRecorder()
 	_, err = pods.AddEventHandler(rec)

@@ -110,10 +110,8 @@ type Informer struct {
 // errors name it after the source's resource, "pods.v1 in default"
 // (reflector.NameOf), until Reflector.Name says otherwise.
 func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer {
-	opts := reflector.DefaultOptions()
-	opts.Name = reflector.NameOf(source.Info())
 	inf := &Informer{
-		Reflector:   opts,
+		Reflector:   reflector.Options{Name: reflector.NameOf(source.Info())},
 		Processor:   processor.DefaultOptions(),
 		Logger:      slog.Default(),
 		Clock:       clock.Real,

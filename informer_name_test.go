@@ -61,7 +61,7 @@ func TestInformerIsNamedAfterItsResource(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inf := tc.informer(t)
-			inf.Reflector.WatchList = false
+			inf.Reflector.PagedList = true
 			log := &testlog.Log{}
 			inf.Logger = slog.New(log)
 			run(t, inf)

@@ -230,7 +230,7 @@ func cacheView(inf *Informer) map[string]string {
 func startInformer(t *testing.T, src *memSource, resync time.Duration) (*Informer, func()) {
 	t.Helper()
 	inf := NewInformer(src, resync)
-	inf.Reflector.Backoff = reflector.Backoff{} // relist at once: these tests are about the informer
+	inf.Reflector.Backoff = reflector.Backoff{Initial: -1} // relist at once: these tests are about the informer
 	return inf, func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
