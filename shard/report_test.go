@@ -15,6 +15,7 @@ import (
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/watchtest"
 )
 
@@ -95,7 +96,7 @@ func runMember(t *testing.T, m *Member) (wait func() error) {
 
 // A server that does not serve leases (404 on the collection) can never
 // give the member keys: Run returns an error wrapping ErrNotServed at
-// once, after one Error line, and a waiting Acquire gets ErrStopped.
+// once, after one Error line, and a waiting Acquire gets processor.ErrStopped.
 // Decisions 25 and 26.
 func TestLeasesNotServedEndsRun(t *testing.T) {
 	srv := watchtest.NewServer() // no leases
@@ -118,7 +119,7 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 	assert.Equal(t, slog.LevelError, lines[0].Level)
 	assert.Contains(t, lines[0].Text, "shard member: cannot get lease ns/g-a: 404 Not Found; the server does not serve coordination.k8s.io/v1 leases")
 	require.Len(t, errs.All(), 1)
-	assert.ErrorIs(t, testwait.Recv(t, acquired, "Acquire to return once Run had"), ErrStopped)
+	assert.ErrorIs(t, testwait.Recv(t, acquired, "Acquire to return once Run had"), processor.ErrStopped)
 }
 
 // Before its first round a member knows of no owner for any key: Acquire
