@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
@@ -256,7 +257,7 @@ func TestFactoryWaitForSyncReturnsReasons(t *testing.T) {
 	defer stop()
 	err = f.WaitForSync(short)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+	assert.ErrorIs(t, err, discovery.ErrUnknownResource)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "nosuchthings.v1 not synced")
 	assert.NotContains(t, err.Error(), "pods not synced", "pods synced")

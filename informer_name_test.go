@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/internal/testlog"
@@ -66,7 +67,7 @@ func TestInformerIsNamedAfterItsResource(t *testing.T) {
 			inf.Logger = slog.New(log)
 			run(t, inf)
 			err := inf.WaitForSyncFailFast(testwait.Context(t))
-			require.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+			require.ErrorIs(t, err, discovery.ErrUnknownResource)
 			assert.Contains(t, err.Error(), tc.want+" not synced")
 			var se *reflector.SyncError
 			require.ErrorAs(t, err, &se)

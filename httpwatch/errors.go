@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/internal/redact"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/tidwall/gjson"
@@ -245,10 +246,10 @@ func IsExpired(err error) bool {
 // IsNotFound reports reason NotFound, or code 404 with no reason: the
 // object is gone. A 404 that means the resource is not served, or is
 // namespaced and was addressed without a namespace, is not accepted: its
-// error wraps ErrUnknownResource or ErrNamespaceRequired instead.
+// error wraps discovery.ErrUnknownResource or ErrNamespaceRequired instead.
 func IsNotFound(err error) bool {
 	return reasonOrCode(err, "NotFound", http.StatusNotFound) &&
-		!errors.Is(err, ErrUnknownResource) && !errors.Is(err, ErrNamespaceRequired)
+		!errors.Is(err, discovery.ErrUnknownResource) && !errors.Is(err, ErrNamespaceRequired)
 }
 
 // IsConflict reports reason Conflict, or code 409 with no reason.
@@ -372,7 +373,7 @@ func (e *UnexpectedObjectError) Error() string {
 
 // IsPermanent reports an error that retrying the same list or watch will not
 // cure: the credentials are refused (401) or lack the permission (403), the
-// server serves no such resource (404 on a collection, ErrUnknownResource,
+// server serves no such resource (404 on a collection, discovery.ErrUnknownResource,
 // 405), or the request itself is wrong (400 such as an unsupported field
 // label, 406, 415, 422, ErrNamespaceRequired). Someone has to change the
 // program, its configuration or the cluster; informers still retry, so the
@@ -387,7 +388,7 @@ func (e *UnexpectedObjectError) Error() string {
 // single object it means the object is gone, which callers test with
 // IsNotFound.
 func IsPermanent(err error) bool {
-	if errors.Is(err, ErrUnknownResource) || errors.Is(err, ErrNamespaceRequired) || certificateRefused(err) {
+	if errors.Is(err, discovery.ErrUnknownResource) || errors.Is(err, ErrNamespaceRequired) || certificateRefused(err) {
 		return true
 	}
 	se, ok := asStatus(err)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/faillog"
 )
@@ -44,7 +45,7 @@ func failureKey(op Op, err error) string {
 	}
 	se, isStatus := asStatus(err)
 	switch {
-	case errors.Is(err, httpwatch.ErrUnknownResource):
+	case errors.Is(err, discovery.ErrUnknownResource):
 		return what + " unknown resource"
 	case errors.Is(err, httpwatch.ErrNamespaceRequired):
 		return what + " namespace required"
@@ -128,7 +129,7 @@ func (r *Reflector) attrs(e *SyncError) []any {
 		return append(attrs, "err", e.Err)
 	}
 	attrs = append(attrs, "code", se.Code, "reason", se.Reason, "message", se.Message)
-	if errors.Is(e.Err, httpwatch.ErrUnknownResource) || errors.Is(e.Err, httpwatch.ErrNamespaceRequired) {
+	if errors.Is(e.Err, discovery.ErrUnknownResource) || errors.Is(e.Err, httpwatch.ErrNamespaceRequired) {
 		// The server's message for a path it has no handler for is
 		// generic; the client's explanation names the likely resource.
 		attrs = append(attrs, "err", e.Err)
@@ -159,7 +160,7 @@ func (r *Reflector) hint(e *SyncError) string {
 	}
 	se, isStatus := asStatus(e.Err)
 	switch {
-	case errors.Is(e.Err, httpwatch.ErrUnknownResource):
+	case errors.Is(e.Err, discovery.ErrUnknownResource):
 		return "check the resource name, version and group: the server does not serve it"
 	case errors.Is(e.Err, httpwatch.ErrNamespaceRequired):
 		return "set a namespace: the resource is namespaced"

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/internal/testwait"
@@ -112,7 +113,7 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 	}()
 	err := runMember(t, m)()
 	require.ErrorIs(t, err, ErrNotServed)
-	assert.ErrorIs(t, err, httpwatch.ErrUnknownResource, "the 404 is explained by discovery")
+	assert.ErrorIs(t, err, discovery.ErrUnknownResource, "the 404 is explained by discovery")
 	assert.False(t, httpwatch.IsNotFound(err), "not a lease that is merely absent")
 	lines := log.Lines(slog.LevelWarn)
 	require.Len(t, lines, 1)
