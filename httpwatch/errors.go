@@ -71,13 +71,6 @@ func (e *StatusError) Error() string {
 	return b.String()
 }
 
-// ErrGone matches, through errors.Is, every error IsGone accepts: the
-// resourceVersion or continue token asked for is no longer available.
-var ErrGone = errors.New("resource version gone")
-
-// Is makes errors.Is(err, ErrGone) work.
-func (e *StatusError) Is(target error) bool { return target == ErrGone && isGone(e) }
-
 // Request names the request e answers as the API server and RBAC do: its
 // verb ("get", "patch", "watch", "deletecollection"...), its resource
 // qualified by group and subresource ("configmaps",
@@ -225,22 +218,11 @@ func reasonOrCode(err error, reason string, code int) bool {
 }
 
 // IsGone reports that a resourceVersion or continue token is no longer
-// available: code 410 or reason Gone or Expired. (Upstream splits this into
-// IsGone and IsResourceExpired and callers check both; IsExpired is here for
-// the one place that needs reason Expired alone.)
+// available: code 410 or reason Gone or Expired (upstream splits this into
+// IsGone and IsResourceExpired, and callers check both).
 func IsGone(err error) bool {
 	se, ok := asStatus(err)
-	return ok && isGone(se)
-}
-
-func isGone(se *StatusError) bool {
-	return se.Code == http.StatusGone || se.Reason == "Gone" || se.Reason == "Expired"
-}
-
-// IsExpired reports reason Expired, whatever the code.
-func IsExpired(err error) bool {
-	se, ok := asStatus(err)
-	return ok && se.Reason == "Expired"
+	return ok && (se.Code == http.StatusGone || se.Reason == "Gone" || se.Reason == "Expired")
 }
 
 // IsNotFound reports reason NotFound, or code 404 with no reason: the

@@ -92,7 +92,7 @@ func TestListAllErrors(t *testing.T) {
 	// An expired first page is the caller's problem (the reflector relists).
 	p := &pager{errs: map[int]error{0: &StatusError{Code: 410, Reason: "Expired"}}}
 	_, err := ListAll(context.Background(), p, ListOptions{}, nil)
-	require.True(t, IsExpired(err))
+	require.True(t, expired(err))
 	require.Len(t, p.calls, 1)
 
 	// Other errors on later pages say which page.

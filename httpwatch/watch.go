@@ -74,9 +74,9 @@ func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher,
 // newWatch returns the watcher of the watch body of c, with opts, whose
 // context cancel ends, and its watchdog (decision 36).
 func newWatch(c *Client, body io.ReadCloser, cancel context.CancelFunc, path string, d *raw.Decoder, opts ListOptions) *streamWatcher {
-	dog := newWatchdog(c, opts)
+	dog := newWatchdog(c, body, opts)
 	if dog != nil {
-		body = dog.wrap(body)
+		body = dog
 	}
 	w := newStreamWatcher(body, cancel, "WATCH", path, d)
 	w.dog = dog
