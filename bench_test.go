@@ -73,7 +73,7 @@ func BenchmarkInformerSync(b *testing.B) {
 				done := make(chan struct{})
 				b.StartTimer()
 				go func() { inf.Run(ctx); close(done) }()
-				<-inf.Synced()
+				<-inf.warm.synced
 				b.StopTimer()
 				src.objs = nil // keep only what the informer holds
 				perObject = float64(heapInUse()-base) / n
@@ -109,7 +109,7 @@ func BenchmarkInformerEvents(b *testing.B) {
 			done := make(chan struct{})
 			go func() { inf.Run(ctx); close(done) }()
 			defer func() { cancel(); <-done }()
-			<-inf.Synced()
+			<-inf.warm.synced
 			b.ResetTimer()
 			for i := range b.N {
 				src.put("ns", fmt.Sprint("p", i%100), "web")

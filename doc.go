@@ -18,7 +18,7 @@
 //		UpdateFunc: func(old, pod *listwatch.Object) { queue.Add(listwatch.Key(pod)) },
 //	})
 //	f.Start(ctx)
-//	if err := f.WaitForSyncFailFast(ctx); err != nil {
+//	if err := f.Wait(ctx); err != nil {
 //		return err // why the cache is not synced: a 403, a dead URL, a bad selector
 //	}
 //	running, _ := pods.Lister().List("app=web")
@@ -29,21 +29,12 @@
 // return the reason; a healthy program logs nothing above Debug. The
 // informers retry regardless, so a fix made later heals them.
 //
-// Which wait to use:
-//
-//   - WaitForSync(ctx): a controller or agent about to read the cache; it
-//     returns nil once synced, or why not when ctx ends.
-//   - WaitForSyncFailFast(ctx): the same, but returns at once on an error
-//     retrying cannot cure (a 403, a misspelt resource, a wrong CA): at the
-//     start of a tool or a deployment, where a person can act.
-//   - WaitForLoaded(ctx): a warm-started informer (decision 32) whose cache
-//     may be read before the server confirms the snapshot; fails fast too.
-//   - Factory.WaitForSync and WaitForSyncFailFast: the same for every
-//     informer a factory started.
-//
-// HasSynced, Synced and Loaded are the same signals as a func and as
-// channels, for a select or for WaitForCacheSync (client-go's shape);
-// Restored says a snapshot is in use and not yet confirmed.
+// One wait, Wait (on an Informer or a Factory, decision 37), returns nil
+// once the cache is synced with the server (after a warm start, once the
+// server confirmed the restored snapshot), and at once why not when
+// waiting cannot end well: an error retrying cannot cure (a 403, a
+// misspelt resource, a wrong CA), nothing started, the informer stopped.
+// HasSynced is the same state as a predicate, for health checks.
 //
 // Objects are *raw.Object: the raw JSON the server sent (by default
 // without metadata.managedFields), read with gjson paths or decoded on

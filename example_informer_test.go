@@ -57,14 +57,15 @@ func ExampleFactory() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // bounds every wait below
 	factory.Start(ctx)
-	for r, synced := range factory.WaitForCacheSync(ctx) {
-		fmt.Println(r.Resource, "in", r.Namespace, "synced:", synced)
+	if err := factory.Wait(ctx); err != nil {
+		panic(err)
 	}
+	fmt.Println(pods.Reflector.Name, "synced:", pods.HasSynced())
 	fmt.Println("shared:", pods == same, "cached:", pods.Stats().Objects)
 	cancel()
 	factory.Shutdown()
 	// Output:
-	// pods in shop synced: true
+	// pods.v1 in shop synced: true
 	// shared: true cached: 3
 }
 
@@ -78,7 +79,7 @@ func ExampleLister() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // bounds every wait below
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
-	if err := inf.WaitForSync(ctx); err != nil {
+	if err := inf.Wait(ctx); err != nil {
 		panic(err)
 	}
 
@@ -127,7 +128,7 @@ func ExampleInformer_AddIndexers() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // bounds every wait below
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
-	if err := inf.WaitForSync(ctx); err != nil {
+	if err := inf.Wait(ctx); err != nil {
 		panic(err)
 	}
 

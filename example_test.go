@@ -24,7 +24,7 @@ func Example() {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	factory.Start(ctx)
-	if err := factory.WaitForSyncFailFast(ctx); err != nil {
+	if err := factory.Wait(ctx); err != nil {
 		panic(err)
 	}
 

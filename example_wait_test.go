@@ -12,10 +12,10 @@ import (
 	"github.com/listwatch/listwatch/watchtest"
 )
 
-// WaitForSyncFailFast returns the reason an informer cannot sync as soon as
-// it is one that retrying will not cure, here RBAC refusing the list. The
-// informer goes on retrying, so a fix made later heals it.
-func ExampleInformer_WaitForSyncFailFast() {
+// Wait returns the reason an informer cannot sync as soon as it is one
+// that retrying will not cure, here RBAC refusing the list. The informer
+// goes on retrying, so a fix made later heals it.
+func ExampleInformer_Wait() {
 	server := watchtest.NewServer()
 	defer server.Close()
 	server.FailNext(watchtest.Failure{Code: 403, Message: `pods is forbidden: User "nobody" cannot list resource "pods"`, Times: 1000})
@@ -30,7 +30,7 @@ func ExampleInformer_WaitForSyncFailFast() {
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
 
-	err := inf.WaitForSyncFailFast(ctx)
+	err := inf.Wait(ctx)
 	fmt.Println(err)
 	fmt.Println("forbidden:", httpwatch.IsForbidden(err), "permanent:", httpwatch.IsPermanent(err))
 	cancel()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
@@ -36,8 +37,8 @@ func ExampleInformer_Snapshot() {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { inf.Run(ctx); close(done) }()
-		_ = inf.WaitForSync(ctx)
-		return func() { cancel(); <-done } // stopping saves the snapshot
+		_ = inf.Wait(ctx)
+		return func() { cancel(); next(done) } // stopping saves the snapshot
 	}
 	stop := start(make(chan string, 2))
 	stop()
@@ -47,10 +48,10 @@ func ExampleInformer_Snapshot() {
 	heard := make(chan string, 3)
 	stop = start(heard)
 	defer stop()
-	restored := []string{<-heard, <-heard}
+	restored := []string{next(heard), next(heard)}
 	slices.Sort(restored) // a snapshot holds no order
 	fmt.Println(restored)
-	fmt.Println(<-heard)
+	fmt.Println(next(heard))
 	for _, r := range server.Requests()[before:] {
 		fmt.Println(r.Verb, r.Query.Get("resourceVersion") != "")
 	}
@@ -58,4 +59,15 @@ func ExampleInformer_Snapshot() {
 	// [add a initial=true add b initial=true]
 	// add c initial=false
 	// watch true
+}
+
+// next is what c says next, or that it said nothing within ten seconds:
+// an example that goes wrong fails, it never hangs.
+func next[T any](c <-chan T) string {
+	select {
+	case v := <-c:
+		return fmt.Sprint(v)
+	case <-time.After(10 * time.Second):
+		return "nothing within 10s"
+	}
 }

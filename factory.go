@@ -19,7 +19,7 @@ import (
 //	pods := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"})
 //	pods.AddEventHandler(handler)
 //	f.Start(ctx)
-//	if err := f.WaitForSyncFailFast(ctx); err != nil {
+//	if err := f.Wait(ctx); err != nil {
 //		return err // e.g. "pods not synced: ... 403 Forbidden: pods is forbidden: ..."
 //	}
 //
@@ -132,22 +132,6 @@ func (f *Factory) Start(ctx context.Context) {
 		f.started[r] = true
 		f.wg.Go(func() { inf.Run(ctx) })
 	}
-}
-
-// WaitForCacheSync waits until every started informer has synced or ctx is
-// done, and reports each one's state, as client-go's factory does.
-// WaitForSync says, besides, why an informer has not synced.
-func (f *Factory) WaitForCacheSync(ctx context.Context) map[httpwatch.Resource]bool {
-	started := f.startedInformers()
-	res := make(map[httpwatch.Resource]bool, len(started))
-	for r, inf := range started {
-		select {
-		case <-inf.Synced():
-		case <-ctx.Done():
-		}
-		res[r] = inf.HasSynced()
-	}
-	return res
 }
 
 // Shutdown stops every started informer, whether the context given to

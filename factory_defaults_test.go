@@ -66,7 +66,7 @@ func TestFactoryManagedFieldsAndTransform(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				defer func() { cancel(); f.Shutdown() }()
 				f.Start(ctx)
-				require.True(t, WaitForCacheSync(ctx, pods.HasSynced))
+				require.NoError(t, pods.Wait(ctx))
 				wctx, wcancel := context.WithTimeout(ctx, wait)
 				defer wcancel()
 				require.NoError(t, s.WaitForWatches(wctx, 1))
@@ -87,9 +87,9 @@ func TestFactoryManagedFieldsAndTransform(t *testing.T) {
 	}
 }
 
-// conformance 77: after Shutdown, Start starts nothing, so WaitForCacheSync,
-// which reports started informers only (conformance 78), leaves out an
-// informer made after Shutdown.
+// conformance 77: after Shutdown, Start starts nothing, so Wait says at
+// once that an informer made after Shutdown was never started
+// (conformance 78), rather than wait for it.
 func TestFactoryStartAfterShutdownStartsNothing(t *testing.T) {
 	s := watchtest.NewServer()
 	defer s.Close()
@@ -100,7 +100,7 @@ func TestFactoryStartAfterShutdownStartsNothing(t *testing.T) {
 	f.ForResource(podsRes)
 	ctx, cancel := context.WithCancel(context.Background())
 	f.Start(ctx)
-	require.Len(t, f.WaitForCacheSync(ctx), 1)
+	require.NoError(t, f.Wait(ctx))
 	cancel()
 	f.Shutdown()
 
@@ -108,8 +108,9 @@ func TestFactoryStartAfterShutdownStartsNothing(t *testing.T) {
 	ctx2, cancel2 := context.WithTimeout(context.Background(), wait)
 	defer func() { cancel2(); f.Shutdown() }()
 	f.Start(ctx2)
-	synced := f.WaitForCacheSync(ctx2)
-	assert.Contains(t, synced, podsRes)
-	assert.NotContains(t, synced, cmsRes, "an informer made after Shutdown was started")
+	err = f.Wait(ctx2)
+	require.ErrorIs(t, err, ErrNotStarted, "an informer made after Shutdown was started")
+	assert.NoError(t, ctx2.Err(), "said at once, not at the deadline")
+	assert.Contains(t, err.Error(), "configmaps.v1")
 	assert.False(t, cms.HasSynced())
 }

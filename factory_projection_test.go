@@ -51,7 +51,7 @@ func TestFactoryProjection(t *testing.T) {
 	defer f.Shutdown()
 	defer cancel()
 	f.Start(ctx)
-	require.True(t, f.WaitForCacheSync(ctx)[podsRes])
+	require.NoError(t, f.Wait(ctx))
 
 	projected := func(o *Object) string {
 		return fmt.Sprintf(`{"kind":"Pod","apiVersion":"v1","metadata":{"name":%q,"namespace":"ns","uid":%q,"resourceVersion":%q,`+

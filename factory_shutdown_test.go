@@ -27,7 +27,7 @@ func TestFactoryShutdownStopsWhatStartStarted(t *testing.T) {
 	f.Start(context.Background()) // never cancelled
 	cms := f.ForResource(cmsRes)
 	f.Start(context.Background()) // a second Start, for the new informer
-	require.NoError(t, f.WaitForSync(testwait.Context(t)))
+	require.NoError(t, f.Wait(testwait.Context(t)))
 
 	done := make(chan struct{})
 	go func() { f.Shutdown(); close(done) }()

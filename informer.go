@@ -51,7 +51,7 @@ type HandlerFuncs = processor.HandlerFuncs[*Object]
 //     instead of a tombstone to unwrap.
 //   - A failing list or watch is logged once, not once per retry, at Error
 //     with what to do when retrying cannot cure it (decision 20), and
-//     WaitForSync returns the reason (decision 21).
+//     Wait returns the reason (decision 21).
 //   - A Projection path no cached object has is reported after the first
 //     sync (decision 22).
 //   - The queue's consumer and the handlers are woken once per read of
@@ -75,8 +75,8 @@ type Informer struct {
 	Clock clock.Clock
 	// Snapshot, if its Dir is set, keeps a snapshot of the cache in a file
 	// and starts from it (a warm start, decision 32): handlers hear its
-	// objects as initial adds, the cache serves them at once (see Restored
-	// and Loaded), and the watch resumes from its resourceVersion; the
+	// objects as initial adds, the cache serves them at once (see Stats().Snapshot
+	// and decision 37), and the watch resumes from its resourceVersion; the
 	// informer is synced once the server confirms it. A restored
 	// snapshot's version takes the place of Reflector.ResourceVersion.
 	Snapshot snapshot.Options
@@ -93,8 +93,11 @@ type Informer struct {
 	started     bool
 	stopped     bool
 	checkPeriod time.Duration
-	onError     func(error) // OnError as Run found it
-	syncErr     lastError   // for the waits
+	onError     func(error)   // OnError as Run found it
+	syncErr     lastError     // for the waits
+	running     chan struct{} // closed as Run begins
+	done        chan struct{} // closed once Run has returned
+	runGrace    time.Duration // DefaultRunGrace; shorter in tests
 	projection  projectionCheck
 	warm        warm
 }
@@ -113,6 +116,9 @@ func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer
 		resync:      resync,
 		checkPeriod: max(resync, 0),
 		warm:        newWarm(),
+		running:     make(chan struct{}),
+		done:        make(chan struct{}),
+		runGrace:    DefaultRunGrace,
 		processor:   processor.New[*Object](),
 		indexer:     indexer.New(store.MetaNamespaceKey[*Object], indexer.Indexers[*Object]{indexer.Namespace: indexer.NamespaceIndex[*Object]}),
 	}
@@ -235,12 +241,10 @@ func (inf *Informer) Lister() *Lister { return &Lister{cache: inf.indexer} }
 
 // HasSynced reports whether the first full list has been applied to the
 // cache and handed to the handlers' buffers, or the watch resumed from a
-// restored snapshot confirmed it (decision 32). A handler's own
-// Registration says when the handler itself has seen it.
+// restored snapshot confirmed it (decision 32): what Wait waits for, as a
+// predicate for health checks. A handler's own Registration says when the
+// handler itself has seen it.
 func (inf *Informer) HasSynced() bool { return inf.fifo.HasSynced() || inf.warm.isConfirmed() }
-
-// Synced returns a channel closed once HasSynced is true.
-func (inf *Informer) Synced() <-chan struct{} { return inf.warm.synced }
 
 // LastSyncResourceVersion is the resourceVersion the cache is synced to
 // ("" before the first list).
@@ -294,6 +298,8 @@ func (inf *Informer) Run(ctx context.Context) {
 		return
 	}
 	inf.started = true
+	close(inf.running)
+	defer close(inf.done)
 	inf.configure()
 	warm, key, keep := inf.warmKey()
 	inf.mu.Unlock()

@@ -20,7 +20,7 @@ import (
 // decision 20, decision 21: a server whose certificate the client does
 // not trust (here: no CA given, so the system roots) will not be trusted
 // on the next try: one Error line at once, with what to check, and
-// WaitForSyncFailFast returns the reason instead of waiting for ever.
+// Wait returns the reason instead of waiting for ever.
 func TestInformerWrongCAFailsFast(t *testing.T) {
 	srv := httptest.NewTLSServer(http.NotFoundHandler())
 	defer srv.Close()
@@ -36,7 +36,7 @@ func TestInformerWrongCAFailsFast(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	err = inf.WaitForSyncFailFast(ctx)
+	err = inf.Wait(ctx)
 	require.Error(t, err)
 	assert.NoError(t, ctx.Err(), "returned for the certificate, not the deadline")
 	assert.True(t, httpwatch.IsPermanent(err), "%v", err)

@@ -60,7 +60,7 @@ func runUntilCleanup(t *testing.T, inf *Informer) {
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") })
-	require.True(t, WaitForCacheSync(ctx, inf.HasSynced))
+	require.NoError(t, inf.Wait(ctx))
 }
 
 // conformance 70, decision 17: an informer is configured through fields
@@ -176,9 +176,7 @@ func TestFactoryHonoursResourceNamespace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() { cancel(); f.Shutdown() }()
 	f.Start(ctx)
-	for r, ok := range f.WaitForCacheSync(ctx) {
-		require.True(t, ok, "%v synced", r)
-	}
+	require.NoError(t, f.Wait(ctx))
 	assert.Equal(t, []string{"shop/a"}, shop.Indexer().ListKeys())
 	assert.Equal(t, []string{"other/b"}, other.Indexer().ListKeys())
 }

@@ -71,7 +71,7 @@ func TestInformerCutListIsNotRoutine(t *testing.T) {
 			inf, log := loudInformer(t, gate.URL, "")
 			inf.Reflector.PagedList = true
 			runInBackground(t, inf)
-			require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+			require.NoError(t, inf.Wait(testwait.Context(t)))
 			require.Eventually(t, func() bool { return len(log.Above()) >= 3 }, wait, time.Millisecond, "%q", log.Above())
 			lines := log.Above()
 			require.Len(t, lines, 3, "%q", lines)

@@ -104,27 +104,3 @@ func TestInformerReportsApplyErrors(t *testing.T) {
 		t.Fatal("the watch error handler did not see the refused change")
 	}
 }
-
-// conformance 75: WaitForCacheSync polls until a later poll sees every
-// check true.
-func TestWaitForCacheSyncPollsUntilTrue(t *testing.T) {
-	fake := clock.NewFake(time.Unix(0, 0))
-	var polls atomic.Int64
-	thirdPollTrue := func() bool { return polls.Add(1) >= 3 }
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	res := make(chan bool, 1)
-	go func() { res <- waitForCacheSync(ctx, fake, func() bool { return true }, thirdPollTrue) }()
-	for range 2 {
-		// A fired timer leaves the clock until the poller re-arms it.
-		require.NoError(t, fake.WaitForWaiters(ctx, 1))
-		fake.Step(syncedPollPeriod)
-	}
-	select {
-	case ok := <-res:
-		assert.True(t, ok)
-	case <-ctx.Done():
-		t.Fatal("WaitForCacheSync did not return after a poll saw true")
-	}
-	assert.EqualValues(t, 3, polls.Load())
-}

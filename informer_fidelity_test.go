@@ -29,7 +29,7 @@ func TestInformerMisspeltFieldLabelFailsOnWatchtest(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	err = inf.WaitForSyncFailFast(ctx)
+	err = inf.Wait(ctx)
 	require.Error(t, err)
 	assert.NoError(t, ctx.Err(), "a permanent error ends the wait at once")
 	assert.Contains(t, err.Error(), "field label not supported: spec.nodename")

@@ -93,7 +93,7 @@ func TestInformerFailuresAreLoudAndReturned(t *testing.T) {
 			[]string{"verb=GET", "path=/api/v1/pods", "code=401", "message=Unauthorized", "hint=check the credentials"},
 			httpwatch.IsUnauthorized},
 		{"403 on the resource", status("forbidden.json"), "", true, "ERROR reflector: list failed",
-			[]string{"verb=GET", "path=/api/v1/pods", `User "nobody" cannot list`, "hint=check RBAC: the identity may not list pods"},
+			[]string{"verb=GET", "path=/api/v1/pods", `User "nobody" cannot list`, "hint=check RBAC: grant list on pods at cluster scope"},
 			httpwatch.IsForbidden},
 		{"400 unsupported field label", fieldLabel, "spec.nodeNam=n1", true, "ERROR reflector: list failed",
 			[]string{"verb=GET", "message=field label not supported: spec.nodeNam", `hint=check the field selector "spec.nodeNam=n1"`},
@@ -107,27 +107,21 @@ func TestInformerFailuresAreLoudAndReturned(t *testing.T) {
 			// so a fourth count means the first was reported.
 			require.Eventually(t, func() bool { return inf.Stats().Errors > 3 }, wait, time.Millisecond, "it retried")
 
-			// Patient: the wait ends with its context, giving the reason.
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-			defer cancel()
-			err := inf.WaitForSync(ctx)
-			require.Error(t, err)
-			assert.ErrorIs(t, err, context.DeadlineExceeded)
-			checkReason(t, err, tc.is, tc.permanent)
-
-			// Fail fast: a permanent error ends the wait at once; another
-			// waits as long as ctx allows.
+			// A permanent error ends the wait at once (decision 37);
+			// another waits as long as ctx allows, then gives the reason.
 			limit := 300 * time.Millisecond
 			if tc.permanent {
 				limit = wait
 			}
-			ctx, cancel = context.WithTimeout(context.Background(), limit)
+			ctx, cancel := context.WithTimeout(context.Background(), limit)
 			defer cancel()
-			err = inf.WaitForSyncFailFast(ctx)
+			err := inf.Wait(ctx)
 			require.Error(t, err)
 			if tc.permanent {
 				assert.NoError(t, ctx.Err(), "returned before the deadline")
 				assert.NotErrorIs(t, err, context.DeadlineExceeded)
+			} else {
+				assert.ErrorIs(t, err, context.DeadlineExceeded)
 			}
 			checkReason(t, err, tc.is, tc.permanent)
 			assert.NotContains(t, err.Error(), secretToken)
@@ -184,17 +178,19 @@ func TestInformerHealsAfterPermanentError(t *testing.T) {
 	runInBackground(t, inf)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	require.True(t, httpwatch.IsForbidden(inf.WaitForSyncFailFast(ctx)))
+	require.True(t, httpwatch.IsForbidden(inf.Wait(ctx)))
 
 	mu.Lock()
 	allowed = true
 	mu.Unlock()
-	require.NoError(t, inf.WaitForSync(ctx))
+	// Wait returns the 403 at once until a retry gets through: a program
+	// waiting through a fix calls it again (decision 37).
+	require.Eventually(t, func() bool { return inf.Wait(ctx) == nil }, wait, time.Millisecond)
 	require.Eventually(t, func() bool { return len(log.Above()) == 2 }, wait, time.Millisecond)
 	lines := log.Above()
 	assert.True(t, strings.HasPrefix(lines[1], "INFO reflector: recovered after "), lines[1])
 	assert.Contains(t, lines[1], "resource=pods failures=")
-	assert.NoError(t, inf.WaitForSyncFailFast(ctx), "synced: nothing to report")
+	assert.NoError(t, inf.Wait(ctx), "synced: nothing to report")
 }
 
 // proxyTo forwards r to base, streaming the answer.
@@ -227,9 +223,10 @@ func proxyTo(t *testing.T, base string, w http.ResponseWriter, r *http.Request) 
 	}
 }
 
-// decision 21: a Factory's waits join the reasons of every informer not
-// synced; fail fast returns the permanent ones.
-func TestFactoryWaitForSyncReturnsReasons(t *testing.T) {
+// decision 21, decision 37: a Factory's wait returns at once the
+// permanent errors of the informers that have one, leaving out those
+// synced.
+func TestFactoryWaitReturnsReasons(t *testing.T) {
 	s := watchtest.NewServer()
 	t.Cleanup(s.Close)
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1})
@@ -250,21 +247,15 @@ func TestFactoryWaitForSyncReturnsReasons(t *testing.T) {
 	// must have got where it stays before it, however slow the machine.
 	long, stop2 := context.WithTimeout(ctx, wait)
 	defer stop2()
-	require.NoError(t, pods.WaitForSync(long))
-	require.Error(t, none.WaitForSyncFailFast(long))
+	require.NoError(t, pods.Wait(long))
+	require.Error(t, none.Wait(long))
 
-	short, stop := context.WithTimeout(ctx, 300*time.Millisecond)
-	defer stop()
-	err = f.WaitForSync(short)
-	require.Error(t, err)
-	assert.ErrorIs(t, err, discovery.ErrUnknownResource)
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Contains(t, err.Error(), "nosuchthings.v1 not synced")
-	assert.NotContains(t, err.Error(), "pods not synced", "pods synced")
-
-	err = f.WaitForSyncFailFast(long)
+	err = f.Wait(long)
 	require.Error(t, err)
 	assert.NoError(t, long.Err(), "returned before the deadline")
+	assert.ErrorIs(t, err, discovery.ErrUnknownResource)
+	assert.Contains(t, err.Error(), "nosuchthings.v1 not synced")
+	assert.NotContains(t, err.Error(), "pods.v1 not synced", "pods synced")
 	assert.True(t, httpwatch.IsPermanent(err), "%v", err)
 	var se *reflector.SyncError
 	require.ErrorAs(t, err, &se)
@@ -287,7 +278,7 @@ func TestInformerSteadyStateIsQuiet(t *testing.T) {
 	runInBackground(t, inf)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	require.NoError(t, inf.WaitForSyncFailFast(ctx))
+	require.NoError(t, inf.Wait(ctx))
 	require.Equal(t, 10_000, inf.Stats().Objects)
 
 	for round := range 3 {
@@ -335,7 +326,7 @@ func TestInformerReportsUnmatchedProjectionPaths(t *testing.T) {
 	runInBackground(t, inf)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	require.NoError(t, inf.WaitForSync(ctx))
+	require.NoError(t, inf.Wait(ctx))
 	require.Eventually(t, func() bool { return inf.Stats().UnmatchedPaths == 2 }, wait, time.Millisecond)
 
 	inf.Relist()

@@ -66,14 +66,15 @@ func TestInformerIsNamedAfterItsResource(t *testing.T) {
 			log := &testlog.Log{}
 			inf.Logger = slog.New(log)
 			run(t, inf)
-			err := inf.WaitForSyncFailFast(testwait.Context(t))
+			err := inf.Wait(testwait.Context(t))
 			require.ErrorIs(t, err, discovery.ErrUnknownResource)
 			assert.Contains(t, err.Error(), tc.want+" not synced")
 			var se *reflector.SyncError
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, tc.want, se.Resource)
-			require.Eventually(t, func() bool { return len(log.Above()) > 0 }, wait, time.Millisecond)
-			line := log.Above()[0]
+			// A warm start says so at Info first (decision 32).
+			require.Eventually(t, func() bool { return len(log.Lines(slog.LevelWarn)) > 0 }, wait, time.Millisecond)
+			line := log.Lines(slog.LevelWarn)[0].String()
 			assert.Contains(t, line, "ERROR reflector: ")
 			assert.Contains(t, line, "resource="+tc.want+" ")
 			assert.Contains(t, line, "path="+tc.path+" ")

@@ -496,12 +496,3 @@ func TestLister(t *testing.T) {
 	_, err = l.Get("ns1", "zzz")
 	assert.True(t, httpwatch.IsNotFound(err), "a missing object is NotFound: %v", err)
 }
-
-// conformance 75: WaitForCacheSync returns true once all are synced, false
-// when the context ends first.
-func TestWaitForCacheSync(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	assert.False(t, WaitForCacheSync(ctx, func() bool { return true }, func() bool { return false }))
-	assert.True(t, WaitForCacheSync(context.Background(), func() bool { return true }))
-}

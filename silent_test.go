@@ -66,7 +66,7 @@ func TestInformerResumesWatchOnSilentConnection(t *testing.T) {
 			done := make(chan struct{})
 			go func() { inf.Run(ctx); close(done) }()
 			t.Cleanup(func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") })
-			require.NoError(t, inf.WaitForSync(ctx))
+			require.NoError(t, inf.Wait(ctx))
 
 			heard := func(name, rv string) {
 				t.Helper()
@@ -126,7 +126,7 @@ func TestInformerFindsWatchStalledBeforeItsFirstBookmark(t *testing.T) {
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") })
-	require.NoError(t, inf.WaitForSync(ctx))
+	require.NoError(t, inf.Wait(ctx))
 	require.Eventually(t, func() bool { return inf.Stats().Watches == 1 }, testwait.Timeout, time.Millisecond)
 
 	p.Stall()

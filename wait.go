@@ -4,87 +4,75 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/reflector"
 )
 
-// WaitForSync waits until the informer's first list is in its cache (or,
-// after a warm start, the server confirmed the restored snapshot: decision
-// 32) and returns nil, or until ctx is done and returns why it has not synced: an
-// error wrapping ctx.Err() and the last sync error the informer met (a
-// *reflector.SyncError wrapping, say, an *httpwatch.StatusError), so that
-// errors.As, errors.Is and the httpwatch predicates see both. Routine
-// errors (a relist after 410, a cut watch) are never the reason.
+// ErrNotStarted is wrapped by the error Wait returns at once when there is
+// nothing running to wait for: an informer whose Run was not called, a
+// factory that started nothing, or an informer a factory made after its
+// last Start.
+var ErrNotStarted = errors.New("not started")
+
+// DefaultRunGrace is how long Informer.Wait lets a Run called in a
+// goroutine (go inf.Run(ctx)) take to begin before it says the informer
+// was never started.
+const DefaultRunGrace = time.Second
+
+// Wait returns nil once the informer is synced (HasSynced): its first list
+// is in the cache, or, after a warm start, the server confirmed the
+// restored snapshot (decision 32; a snapshot merely read from disk is not
+// enough, so that whatever Wait lets through acts on the server's state).
+// It returns an error at once, rather than wait out ctx, when waiting
+// cannot end well (decision 21):
 //
-// A failure that will not fix itself waits as long as ctx allows; see
-// WaitForSyncFailFast to stop at once. Either way the informer goes on
-// retrying, so a fix made later (RBAC granted, a CRD installed) heals it.
-func (inf *Informer) WaitForSync(ctx context.Context) error {
-	err, _ := inf.wait(ctx, false, false)
+//   - the last sync error is one retrying cannot cure (httpwatch.IsPermanent:
+//     401, 403, an unknown resource, an unsupported field selector, a
+//     wrong CA), wrapped;
+//   - Run was not called within DefaultRunGrace of Wait (ErrNotStarted);
+//   - Run returned before the informer synced (processor.ErrStopped).
+//
+// When ctx ends first, the error wraps ctx.Err() and the last sync error
+// seen, if any. Routine errors (a relist after 410, a cut watch) are never
+// the reason. Whatever Wait returns, the informer goes on retrying, so a
+// fix made later (RBAC granted, a CRD installed) heals it: a program that
+// waits through such a fix calls Wait again after a pause.
+func (inf *Informer) Wait(ctx context.Context) error {
+	err, _ := inf.wait(ctx)
 	return err
 }
 
-// WaitForSyncFailFast is WaitForSync that also returns as soon as the last
-// sync error is one retrying cannot cure (httpwatch.IsPermanent: 401, 403,
-// 404 on the resource, 400 or 422 such as an unsupported field selector,
-// an unknown resource), with that error. Use it where a person or a
-// restart can act on the error sooner than the informer's retries would
-// heal it: at the start of a command-line tool or a deployment.
-func (inf *Informer) WaitForSyncFailFast(ctx context.Context) error {
-	err, _ := inf.wait(ctx, true, false)
-	return err
-}
-
-// WaitForLoaded is WaitForSyncFailFast that also returns nil as soon as
-// Loaded is closed: a snapshot restored (decision 32), readable before the
-// server confirms it, or the first sync. A program that reads a
-// warm-started cache waits with it, and still learns at once of an error
-// that will not fix itself (a 403 on the first start, with no snapshot)
-// instead of waiting on Loaded for ever. With a snapshot, its objects
-// usually load in milliseconds, before the server answers; if a permanent
-// error comes first, it is returned.
-func (inf *Informer) WaitForLoaded(ctx context.Context) error {
-	err, _ := inf.wait(ctx, true, true)
-	return err
-}
-
-// wait is the waits; permanent says it returned for a permanent error.
-// With loaded, a closed Loaded is enough.
-func (inf *Informer) wait(ctx context.Context, failFast, loaded bool) (err error, permanent bool) {
-	var loadedC <-chan struct{} // nil, never ready, unless loaded
-	if loaded {
-		loadedC = inf.Loaded()
-	}
-	ready := func() bool {
-		select {
-		case <-loadedC:
-			return true
-		default:
-			return inf.HasSynced()
-		}
+// wait is Wait; permanent says it returned for a permanent error, so that
+// Factory.Wait can stop waiting for the others.
+func (inf *Informer) wait(ctx context.Context) (err error, permanent bool) {
+	if err := inf.waitRunning(ctx); err != nil {
+		return err, false
 	}
 	for {
 		changed, last := inf.syncErr.get()
-		if ready() {
+		if inf.HasSynced() {
 			return nil, false
 		}
-		if failFast && last != nil && httpwatch.IsPermanent(last) {
+		if last != nil && httpwatch.IsPermanent(last) {
 			return fmt.Errorf("%s not synced: %w", inf.name(), last), true
 		}
 		select {
-		case <-inf.Synced():
-			return nil, false
-		case <-loadedC:
+		case <-inf.warm.synced:
 			return nil, false
 		case <-changed:
+		case <-inf.done:
+			if inf.HasSynced() {
+				return nil, false
+			}
+			return fmt.Errorf("%s not synced: informer %w", inf.name(), processor.ErrStopped), false
 		case <-ctx.Done():
-			if ready() {
+			if inf.HasSynced() {
 				return nil, false
 			}
 			if _, last = inf.syncErr.get(); last == nil {
@@ -92,6 +80,28 @@ func (inf *Informer) wait(ctx context.Context, failFast, loaded bool) (err error
 			}
 			return fmt.Errorf("%s not synced: %w; last error: %w", inf.name(), ctx.Err(), last), false
 		}
+	}
+}
+
+// waitRunning returns once Run has begun, or why it may never.
+func (inf *Informer) waitRunning(ctx context.Context) error {
+	select {
+	case <-inf.running:
+		return nil
+	default:
+	}
+	// Real time, not the informer's Clock: this bounds how long the Go
+	// scheduler takes to start a goroutine, which a fake clock does not
+	// model.
+	t := time.NewTimer(inf.runGrace)
+	defer t.Stop()
+	select {
+	case <-inf.running:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("%s not synced: informer %w: call Run (or Factory.Start) before Wait", inf.name(), ErrNotStarted)
+	case <-ctx.Done():
+		return fmt.Errorf("%s not synced: %w (Run not called)", inf.name(), ctx.Err())
 	}
 }
 
@@ -134,19 +144,18 @@ func (l *lastError) get() (<-chan struct{}, error) {
 	return l.changed, l.err
 }
 
-// WaitForSync waits until every started informer has synced and returns
-// nil, or until ctx is done and returns the reasons of those that have not
-// (see Informer.WaitForSync), joined.
-func (f *Factory) WaitForSync(ctx context.Context) error { return f.wait(ctx, false) }
-
-// WaitForSyncFailFast is WaitForSync that also returns as soon as one
-// informer's last sync error is one retrying cannot cure, with the
-// permanent errors seen (see Informer.WaitForSyncFailFast). Every informer
-// goes on retrying.
-func (f *Factory) WaitForSyncFailFast(ctx context.Context) error { return f.wait(ctx, true) }
-
-func (f *Factory) wait(ctx context.Context, failFast bool) error {
-	infs := slices.Collect(maps.Values(f.startedInformers()))
+// Wait returns nil once every informer the factory made is synced (see
+// Informer.Wait). It returns at once with an error wrapping ErrNotStarted
+// when Start has started nothing, or when an informer was made after the
+// last Start (so it would never sync), naming it; and as soon as one
+// informer meets a failure retrying cannot cure, with the permanent errors
+// seen. When ctx ends first, it returns the reasons of those not synced,
+// joined. Every informer goes on retrying.
+func (f *Factory) Wait(ctx context.Context) error {
+	infs, err := f.waitable()
+	if err != nil {
+		return err
+	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	errs := make([]error, len(infs))
@@ -154,7 +163,7 @@ func (f *Factory) wait(ctx context.Context, failFast bool) error {
 	var wg sync.WaitGroup
 	for i, inf := range infs {
 		wg.Go(func() {
-			errs[i], permanent[i] = inf.wait(ctx, failFast, false)
+			errs[i], permanent[i] = inf.wait(ctx)
 			if permanent[i] {
 				stop() // the others' reasons are beside the point
 			}
@@ -173,46 +182,25 @@ func (f *Factory) wait(ctx context.Context, failFast bool) error {
 	return errors.Join(errs...)
 }
 
-// startedInformers returns the informers Start has started.
-func (f *Factory) startedInformers() map[httpwatch.Resource]*Informer {
+// waitable returns the informers Wait waits for, or why it cannot.
+func (f *Factory) waitable() ([]*Informer, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	started := map[httpwatch.Resource]*Informer{}
+	var infs []*Informer
+	var unstarted []string
 	for r, inf := range f.informers {
-		if f.started[r] {
-			started[r] = inf
+		if !f.started[r] {
+			unstarted = append(unstarted, inf.Reflector.Name)
+			continue
 		}
+		infs = append(infs, inf)
 	}
-	return started
-}
-
-// WaitForCacheSync waits until every check reports true or ctx is done, and
-// says which. It polls every 100 ms, like client-go. It remains for what
-// the informers' waits do not cover: a handler's Registration.HasSynced
-// (its handler has seen the first list) and checks of one's own.
-func WaitForCacheSync(ctx context.Context, synced ...func() bool) bool {
-	return waitForCacheSync(ctx, clock.Real, synced...)
-}
-
-// syncedPollPeriod is how often WaitForCacheSync polls (conformance 75).
-const syncedPollPeriod = 100 * time.Millisecond
-
-func waitForCacheSync(ctx context.Context, clk clock.Clock, synced ...func() bool) bool {
-	t := clk.NewTimer(syncedPollPeriod)
-	defer t.Stop()
-	for {
-		all := true
-		for _, s := range synced {
-			all = all && s()
-		}
-		if all {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C():
-			t.Reset(syncedPollPeriod)
-		}
+	switch {
+	case len(f.informers) == 0:
+		return nil, fmt.Errorf("factory has no informers: %w (call ForResource, then Start, before Wait)", ErrNotStarted)
+	case len(unstarted) > 0:
+		slices.Sort(unstarted)
+		return nil, fmt.Errorf("factory informers %s %w: call Start after the last ForResource", strings.Join(unstarted, ", "), ErrNotStarted)
 	}
+	return infs, nil
 }

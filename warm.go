@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/cause"
+	"github.com/listwatch/listwatch/internal/faillog"
 	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/snapshot"
@@ -34,8 +37,10 @@ type warm struct {
 	loadedOK bool             // the snapshot is in the cache; read after loading closed
 
 	savedRV string // the version last written or restored; Run's goroutines only, in turn
-	failing bool   // the last write failed (logged once)
-	saves   saves  // for Stats
+	// failures says failed saves by the failure policy (decision 20);
+	// Run's goroutines only, in turn.
+	failures faillog.Tracker
+	saves    saves // for Stats
 }
 
 func newWarm() warm {
@@ -111,9 +116,8 @@ func (inf *Informer) startWarm(o snapshot.Options, key snapshot.Key) {
 	snapshot.RemoveTemporary(inf.warm.path)
 	if err := writable(o.Dir); err != nil {
 		// Said now, not at the first save: the process may die before.
-		inf.logger().Warn("informer: snapshot directory not writable; snapshots will not be saved, a restart will list",
-			"resource", inf.Reflector.Name, "dir", o.Dir, "err", err)
-		inf.warm.failing = true // the saves that fail say it at Debug
+		// The saves that fail the same way are then counted at Debug.
+		inf.saveFailed("informer: snapshot directory not writable; snapshots will not be saved, a restart will list", o.Dir, err)
 	}
 	rd := inf.openSnapshot()
 	if rd == nil {
@@ -170,8 +174,12 @@ func (inf *Informer) loadSnapshot() {
 		inf.dropSnapshot(err)
 		return
 	}
-	inf.logger().Debug("informer: restored snapshot", "resource", inf.Reflector.Name, "path", w.path,
-		"objects", len(snap.Objects), "resourceVersion", snap.ResourceVersion)
+	// Said at Info, as is its confirmation (runWarm): a warm start is
+	// worth seeing work, once per start (decision 32).
+	inf.logger().Info("informer: restored snapshot; awaiting the server's confirmation", "resource", inf.Reflector.Name,
+		"objects", len(snap.Objects), "resourceVersion", snap.ResourceVersion, "path", w.path)
+	w.saves.restored.Store(int64(len(snap.Objects)))
+	w.saves.restoredRV.Store(&snap.ResourceVersion)
 	w.savedRV = snap.ResourceVersion
 	w.loadedOK = true
 	w.restored.Store(true)
@@ -237,7 +245,9 @@ func (inf *Informer) runWarm(ctx context.Context) {
 		}
 		return
 	}
-	inf.warm.restored.Store(false)
+	if inf.warm.restored.Swap(false) {
+		inf.sayWarmStartOutcome()
+	}
 	inf.warm.markSynced()
 	inf.warm.markLoaded()
 	if inf.warm.path == "" {
@@ -255,6 +265,20 @@ func (inf *Informer) runWarm(ctx context.Context) {
 		}
 		t.Reset(inf.saveNext())
 	}
+}
+
+// sayWarmStartOutcome says at Info how a warm start ended: confirmed by
+// the server with nothing listed, or listed after all (a 410: the server
+// forgot the snapshot's version).
+func (inf *Informer) sayWarmStartOutcome() {
+	st := inf.Stats()
+	log := inf.logger().With("resource", inf.Reflector.Name, "objects", st.Snapshot.Restored,
+		"resourceVersion", st.Snapshot.RestoredVersion)
+	if inf.warm.isConfirmed() && st.Lists == 0 {
+		log.Info("informer: warm start confirmed by the server; listed nothing")
+		return
+	}
+	log.Info("informer: restored snapshot out of date; listed instead", "lists", st.Lists)
 }
 
 // saveNext saves the cache and returns when to try again: after
@@ -297,25 +321,39 @@ func (inf *Informer) saveSnapshot() bool {
 		return false
 	}
 	snap := &snapshot.Snapshot{Key: w.key, ResourceVersion: rv, Objects: objs, Written: inf.clock().Now()}
-	log := inf.logger().With("resource", inf.Reflector.Name, "path", w.path)
 	start := inf.clock().Now()
 	if err := snapshot.WriteFile(w.path, snap); err != nil {
 		w.saves.failures.Add(1)
-		if !w.failing {
-			log.Warn("informer: snapshot not saved; a restart will list", "err", err)
-		} else {
-			log.Debug("informer: snapshot not saved", "err", err)
-		}
-		w.failing = true
+		inf.saveFailed("informer: snapshot not saved; a restart will list", w.path, err)
 		return true
 	}
-	if w.failing {
-		log.Info("informer: snapshot saved again")
-	}
-	w.failing = false
+	w.failures.Recovered("informer: snapshot saved again", "resource", inf.Reflector.Name, "path", w.path)
 	w.savedRV = rv
 	w.saves.note(w.path, start, inf.clock().Since(start))
 	return true
+}
+
+// saveFailed says, by the failure policy and the cause of err, that
+// snapshots cannot be written at path: the first time at Warn, or at
+// Error with what to do when retrying cannot cure it (a directory this
+// process may not write), then counted.
+func (inf *Informer) saveFailed(msg, path string, err error) {
+	w := &inf.warm
+	if w.failures.Logger == nil {
+		w.failures.Logger, w.failures.Clock = inf.logger(), inf.clock()
+	}
+	c := cause.Of(err)
+	f := faillog.Failure{
+		Key: c.LogKey(), Level: slog.LevelWarn, Msg: msg, Again: "informer: snapshot not saved",
+		Attrs: []any{"resource", inf.Reflector.Name, "path", path, "err", err}, Err: err,
+	}
+	if c.Class == cause.Permanent {
+		f.Level = slog.LevelError
+	}
+	if hint := c.HintFor(cause.Request{Resource: path}); hint != "" {
+		f.Attrs = append(f.Attrs, "hint", hint)
+	}
+	w.failures.Failed(f)
 }
 
 // captureLocked copies the cache if it holds every change queued so far,
@@ -328,12 +366,7 @@ func (inf *Informer) captureLocked() ([]*Object, bool) {
 	return inf.indexer.List(), true // the objects are immutable: the list is the copy
 }
 
-// Restored reports whether the cache holds objects restored from a
-// snapshot that the server has not confirmed yet (decision 32): readable,
-// possibly behind the server. It turns false once HasSynced turns true.
-func (inf *Informer) Restored() bool { return inf.warm.restored.Load() && !inf.HasSynced() }
-
-// Loaded returns a channel closed once the cache is worth reading: a
-// snapshot was restored into it, or it synced. With a snapshot it closes
-// as soon as its objects are read, whether the server answers or not.
-func (inf *Informer) Loaded() <-chan struct{} { return inf.warm.loaded }
+// restored reports whether the cache holds objects restored from a
+// snapshot that the server has not confirmed yet: readable, possibly
+// behind the server.
+func (inf *Informer) restored() bool { return inf.warm.restored.Load() && !inf.HasSynced() }

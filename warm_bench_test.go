@@ -81,7 +81,7 @@ func BenchmarkWarmStart(b *testing.B) {
 	}
 	// The snapshot the warm runs start from.
 	inf, stop := start(true)
-	<-inf.Synced()
+	<-inf.warm.synced
 	stop() // saves the snapshot: Run publishes the list's version before it returns
 
 	for _, warm := range []bool{false, true} {
@@ -93,12 +93,12 @@ func BenchmarkWarmStart(b *testing.B) {
 				t0 := time.Now()
 				inf, stop := start(warm)
 				if warm {
-					<-inf.Loaded()
+					<-inf.warm.loaded
 					b.StopTimer()
 					_ = s.WaitForWatches(context.Background(), 1)
 					s.SendBookmarks()
 				}
-				<-inf.Synced()
+				<-inf.warm.synced
 				synced += time.Since(t0)
 				b.StopTimer()
 				bytes += read.Load()

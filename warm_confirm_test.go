@@ -11,9 +11,9 @@ import (
 )
 
 // decision 32: a resumed watch whose first event is the server's 410 does
-// not confirm the snapshot. WaitForSync returns only once the relist is in
+// not confirm the snapshot. Wait returns only once the relist is in
 // the cache, so a pod deleted while the process was down is gone from the
-// cache the moment WaitForSync returns, not some time later.
+// cache the moment Wait returns, not some time later.
 func TestWarmStartExpiredWatchDoesNotConfirm(t *testing.T) {
 	r := newWarmRig(t, "keep", "remove")
 	r.coldRun(t)
@@ -23,12 +23,12 @@ func TestWarmStartExpiredWatchDoesNotConfirm(t *testing.T) {
 
 	inf, log := r.informer()
 	run(t, inf)
-	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 	// No Eventually: the cache must be right as the wait returns.
 	assert.Equal(t, map[string]string{"ns/keep": r.names["keep"]}, cacheView(inf),
 		"the pod deleted during the downtime is still cached: the 410 was taken as confirmation")
-	assert.False(t, inf.Restored())
-	assert.Empty(t, log.Above())
+	assert.False(t, inf.restored())
+	assert.Equal(t, []string{"INFO informer: restored snapshot; awaiting the server's confirmation", "INFO informer: restored snapshot out of date; listed instead"}, said(log))
 }
 
 // decision 32: a snapshot that cannot be used is removed as well as logged,
@@ -50,7 +50,7 @@ func TestWarmStartUnusableSnapshotIsRemoved(t *testing.T) {
 
 			inf, log := r.informer()
 			run(t, inf)
-			require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+			require.NoError(t, inf.Wait(testwait.Context(t)))
 			require.Len(t, log.Above(), 1, "%q", log.Above())
 			// Removed; the informer saves its own right after its first
 			// sync (decision 32), which may already be there.

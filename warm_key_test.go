@@ -30,7 +30,7 @@ func TestSnapshotOfOtherSourceNeedsIdentity(t *testing.T) {
 			log := &testlog.Log{}
 			inf.Logger = slog.New(log)
 			stop := run(t, inf)
-			require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+			require.NoError(t, inf.Wait(testwait.Context(t)))
 			stop() // a snapshot is saved at stop, if kept
 			entries, err := os.ReadDir(dir)
 			require.NoError(t, err)
@@ -56,7 +56,7 @@ func TestWarmStartAtMaxAgeIsUsed(t *testing.T) {
 	r.clock.Step(snapshot.DefaultMaxAge)
 	inf, log := r.informer()
 	run(t, inf)
-	testwait.Recv(t, inf.Loaded(), "the snapshot to be loaded")
-	assert.True(t, inf.Restored(), "restored, awaiting the server's confirmation")
-	assert.Empty(t, log.Above())
+	testwait.Recv(t, inf.warm.loaded, "the snapshot to be loaded")
+	assert.True(t, inf.restored(), "restored, awaiting the server's confirmation")
+	assert.Equal(t, []string{"INFO informer: restored snapshot; awaiting the server's confirmation"}, said(log))
 }

@@ -61,7 +61,7 @@ func TestWarmStartWatchesWhileLoading(t *testing.T) {
 			_, err = r.s.Delete(watchtest.Pods, "ns", "remove")
 			require.NoError(t, err)
 			select {
-			case <-inf.Loaded():
+			case <-inf.warm.loaded:
 				t.Fatal("loaded before its objects were read")
 			default:
 			}
@@ -70,7 +70,7 @@ func TestWarmStartWatchesWhileLoading(t *testing.T) {
 			_, err = pipe.Write(b[header:])
 			require.NoError(t, err)
 			require.NoError(t, pipe.Close())
-			require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+			require.NoError(t, inf.Wait(testwait.Context(t)))
 			require.Eventually(t, func() bool { return assert.ObjectsAreEqual(serverView(t, r.s), cacheView(inf)) }, wait, time.Millisecond)
 			if whole {
 				require.Eventually(t, func() bool { return len(rec.lines()) == 3 }, wait, time.Millisecond, "%q", rec.lines())
@@ -80,7 +80,7 @@ func TestWarmStartWatchesWhileLoading(t *testing.T) {
 				assert.Equal(t, []string{"add ns/keep initial=true", "add ns/remove initial=true"}, initial)
 				assert.Equal(t, "delete ns/remove unknown=false", lines[2])
 				assert.Equal(t, []string{"watch " + saved}, r.requestsSince(before), "no list")
-				assert.Empty(t, log.Above())
+				assert.Equal(t, []string{"INFO informer: restored snapshot; awaiting the server's confirmation", "INFO informer: warm start confirmed by the server; listed nothing"}, said(log))
 				return
 			}
 			require.Eventually(t, func() bool { return len(rec.lines()) == 1 }, wait, time.Millisecond, "%q", rec.lines())
@@ -112,9 +112,9 @@ func TestSlowSnapshotOpenHoldsNoLock(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		_, err := inf.AddEventHandler(newRecorder())
-		done <- errors.Join(err, inf.WaitForSync(ctx))
+		done <- errors.Join(err, inf.Wait(ctx))
 	}()
-	err = testwait.Recv(t, done, "AddEventHandler and WaitForSync while Run opens the snapshot")
+	err = testwait.Recv(t, done, "AddEventHandler and Wait while Run opens the snapshot")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 
 	// Let Run go on: the writer opens the pipe and hands it the snapshot.
@@ -123,6 +123,6 @@ func TestSlowSnapshotOpenHoldsNoLock(t *testing.T) {
 	_, err = pipe.Write(b)
 	require.NoError(t, err)
 	require.NoError(t, pipe.Close())
-	testwait.Recv(t, inf.Loaded(), "the snapshot loaded")
-	assert.True(t, inf.Restored())
+	testwait.Recv(t, inf.warm.loaded, "the snapshot loaded")
+	assert.True(t, inf.restored())
 }

@@ -19,7 +19,7 @@ func TestStatsSayWhenTheSnapshotWasSaved(t *testing.T) {
 	inf, _ := r.informer()
 	assert.Zero(t, inf.Stats().Snapshot, "nothing saved before Run")
 	run(t, inf)
-	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 	require.Eventually(t, func() bool { return !inf.Stats().Snapshot.Saved.IsZero() }, wait, time.Millisecond)
 	st := inf.Stats().Snapshot
 	fi, err := os.Stat(r.path())
@@ -37,7 +37,7 @@ func TestStatsCountSnapshotsNotSaved(t *testing.T) {
 	r.dir = dir
 	inf, _ := r.informer()
 	run(t, inf)
-	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 	require.Eventually(t, func() bool { return inf.Stats().Snapshot.Failures == 1 }, wait, time.Millisecond)
 	st := inf.Stats().Snapshot
 	assert.True(t, st.Saved.IsZero())

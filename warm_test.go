@@ -89,7 +89,7 @@ func (r *warmRig) coldRun(t *testing.T) string {
 	t.Helper()
 	inf, _ := r.informer()
 	stop := run(t, inf)
-	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 	require.Eventually(t, func() bool { return inf.LastSyncResourceVersion() != "" }, wait, time.Millisecond)
 	rv := inf.LastSyncResourceVersion()
 	// Its watch is open, so no request of it reaches the server later.
@@ -119,7 +119,9 @@ func (r *warmRig) requestsSince(n int) []string {
 
 // decision 32: a restart restores the snapshot (handlers hear its objects
 // as initial adds), makes no list, watches from the snapshot's version and
-// hears the changes made while it was down as what they are.
+// hears the changes made while it was down as what they are. It says so
+// at Info, twice: how many objects it restored from which version, then
+// that the server confirmed them and nothing was listed; Stats keeps both.
 func TestWarmStartResumesWithoutList(t *testing.T) {
 	r := newWarmRig(t, "keep", "change", "remove")
 	saved := r.coldRun(t)
@@ -138,8 +140,8 @@ func TestWarmStartResumesWithoutList(t *testing.T) {
 	_, err = inf.AddEventHandler(rec)
 	require.NoError(t, err)
 	run(t, inf)
-	testwait.Recv(t, inf.Loaded(), "the snapshot to be loaded")
-	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	testwait.Recv(t, inf.warm.loaded, "the snapshot to be loaded")
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 	require.Eventually(t, func() bool { return len(rec.lines()) == 6 }, wait, time.Millisecond, "%q", rec.lines())
 
 	lines := rec.lines()
@@ -153,8 +155,25 @@ func TestWarmStartResumesWithoutList(t *testing.T) {
 	}, lines[3:])
 	assert.Equal(t, []string{"watch " + saved}, r.requestsSince(before), "no list: one watch from the saved version")
 	assert.Equal(t, serverView(t, r.s), cacheView(inf))
-	assert.False(t, inf.Restored())
-	assert.Empty(t, log.Above(), "a warm start is steady state")
+	assert.False(t, inf.restored())
+	assert.Equal(t, []string{
+		"INFO informer: restored snapshot; awaiting the server's confirmation resource=pods.v1 objects=3 resourceVersion=" + saved + " path=" + r.path(),
+		"INFO informer: warm start confirmed by the server; listed nothing resource=pods.v1 objects=3 resourceVersion=" + saved,
+	}, log.Above(), "a warm start says so, and nothing else")
+	st := inf.Stats()
+	assert.Equal(t, 3, st.Snapshot.Restored)
+	assert.Equal(t, saved, st.Snapshot.RestoredVersion)
+	assert.Zero(t, st.Lists)
+}
+
+// said is what log holds above Debug, each line cut before its attributes.
+func said(log *testlog.Log) []string {
+	var out []string
+	for _, l := range log.Above() {
+		text, _, _ := strings.Cut(l, " resource=")
+		out = append(out, text)
+	}
+	return out
 }
 
 func serverView(t *testing.T, s *watchtest.Server) map[string]string {
@@ -176,11 +195,11 @@ func TestWarmStartIsConfirmedByTheWatch(t *testing.T) {
 			r.coldRun(t)
 			inf, _ := r.informer()
 			run(t, inf)
-			testwait.Recv(t, inf.Loaded(), "the snapshot to be loaded")
+			testwait.Recv(t, inf.warm.loaded, "the snapshot to be loaded")
 			require.Len(t, inf.Indexer().List(), 2, "readable at once")
 			// The server answered the resumed watch: it gets what is sent now.
 			require.Eventually(t, func() bool { return inf.Stats().Watches == 1 }, wait, time.Millisecond)
-			assert.True(t, inf.Restored())
+			assert.True(t, inf.restored())
 			assert.False(t, inf.HasSynced(), "an open watch alone proves nothing: a 410 may follow")
 			switch by {
 			case "bookmark":
@@ -189,8 +208,8 @@ func TestWarmStartIsConfirmedByTheWatch(t *testing.T) {
 				require.NoError(t, r.clock.WaitForWaiters(testwait.Context(t), 1))
 				r.clock.Step(snapshot.DefaultConfirmAfter)
 			}
-			testwait.Recv(t, inf.Synced(), "the watch to confirm the snapshot")
-			assert.False(t, inf.Restored())
+			testwait.Recv(t, inf.warm.synced, "the watch to confirm the snapshot")
+			assert.False(t, inf.restored())
 		})
 	}
 }
@@ -207,13 +226,13 @@ func TestWarmStartServesTheCacheWhileTheServerIsDown(t *testing.T) {
 	_, err := inf.AddEventHandler(rec)
 	require.NoError(t, err)
 	run(t, inf)
-	testwait.Recv(t, inf.Loaded(), "the snapshot to be loaded with no server")
+	testwait.Recv(t, inf.warm.loaded, "the snapshot to be loaded with no server")
 	assert.Equal(t, map[string]string{"ns/a": r.names["a"], "ns/b": r.names["b"]}, cacheView(inf))
 	require.Eventually(t, func() bool { return len(rec.lines()) == 2 }, wait, time.Millisecond, "%q", rec.lines())
-	assert.True(t, inf.Restored())
+	assert.True(t, inf.restored())
 	assert.False(t, inf.HasSynced())
 	select {
-	case <-inf.Synced():
+	case <-inf.warm.synced:
 		t.Fatal("synced with no server")
 	default:
 	}
@@ -239,7 +258,7 @@ func TestWarmStartAfterCompactionRelists(t *testing.T) {
 	_, err = inf.AddEventHandler(rec)
 	require.NoError(t, err)
 	run(t, inf)
-	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 	require.Eventually(t, func() bool { return len(rec.lines()) == 6 }, wait, time.Millisecond, "%q", rec.lines())
 	relist := rec.lines()[3:]
 	slices.Sort(relist)
@@ -255,7 +274,7 @@ func TestWarmStartAfterCompactionRelists(t *testing.T) {
 	assert.Equal(t, []string{"watch", "list"}, verbs[:2], "the watch from the snapshot's version, its 410, one relist")
 	assert.Equal(t, 1, strings.Count(strings.Join(verbs, " "), "list"))
 	assert.Equal(t, serverView(t, r.s), cacheView(inf))
-	assert.Empty(t, log.Above())
+	assert.Equal(t, []string{"INFO informer: restored snapshot; awaiting the server's confirmation", "INFO informer: restored snapshot out of date; listed instead"}, said(log))
 }
 
 // decision 32: a snapshot of anything else than what the informer reads
@@ -288,7 +307,7 @@ func TestWarmStartMismatchIsIgnored(t *testing.T) {
 			before := len(r.s.Requests())
 			inf, log := r.informer(change)
 			run(t, inf)
-			require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+			require.NoError(t, inf.Wait(testwait.Context(t)))
 			assert.Contains(t, r.requestsSince(before), "list 0", "listed")
 			above := log.Above()
 			require.Len(t, above, 1, "%q", above)
@@ -311,7 +330,7 @@ func TestWarmStartOtherServerIsIgnored(t *testing.T) {
 	other.dir = r.dir
 	inf, log := other.informer()
 	run(t, inf)
-	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 	require.Len(t, log.Above(), 1)
 	assert.Contains(t, log.Above()[0], "server differs")
 }
@@ -337,7 +356,7 @@ func TestWarmStartCorruptSnapshotIsIgnored(t *testing.T) {
 
 			inf, log := r.informer()
 			run(t, inf)
-			require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+			require.NoError(t, inf.Wait(testwait.Context(t)))
 			assert.Equal(t, serverView(t, r.s), cacheView(inf))
 			above := log.Above()
 			require.Len(t, above, 1, "%q", above)
@@ -372,7 +391,7 @@ func TestWarmStartRefusesObjectsWithoutAKeyOfTheirOwn(t *testing.T) {
 			_, err := inf.AddEventHandler(rec)
 			require.NoError(t, err)
 			run(t, inf)
-			require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+			require.NoError(t, inf.Wait(testwait.Context(t)))
 			require.Eventually(t, func() bool { return len(rec.lines()) == 1 }, wait, time.Millisecond, "%q", rec.lines())
 			assert.Equal(t, []string{"add ns/b initial=true"}, rec.lines())
 			assert.Equal(t, serverView(t, r.s), cacheView(inf))
@@ -389,7 +408,7 @@ func TestWarmStartTooOldIsIgnored(t *testing.T) {
 	before := len(r.s.Requests())
 	inf, log := r.informer()
 	run(t, inf)
-	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 	assert.Contains(t, r.requestsSince(before), "list 0")
 	require.Len(t, log.Above(), 1)
 	assert.Contains(t, log.Above()[0], "too old")
@@ -402,7 +421,7 @@ func TestWarmStartNeedsTransformVersion(t *testing.T) {
 		rc.Transform = func(o *raw.Object) (*raw.Object, error) { return o, nil }
 	})
 	stop := run(t, inf)
-	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 	stop()
 	assert.NoFileExists(t, r.path())
 	require.Len(t, log.Above(), 1)
@@ -416,7 +435,7 @@ func TestSnapshotIsSavedAtInterval(t *testing.T) {
 	r := newWarmRig(t, "a")
 	inf, _ := r.informer()
 	run(t, inf)
-	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 	first := inf.LastSyncResourceVersion()
 	require.Eventually(t, func() bool { // the save right after the first sync
 		snap, err := snapshot.ReadFile(r.path(), r.key(), snapshot.Limits{})
@@ -452,7 +471,7 @@ func TestFactorySnapshots(t *testing.T) {
 	f.ForResource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: "ns"})
 	ctx, cancel := context.WithCancel(context.Background())
 	f.Start(ctx)
-	require.NoError(t, f.WaitForSync(testwait.Context(t)))
+	require.NoError(t, f.Wait(testwait.Context(t)))
 	cancel()
 	f.Shutdown()
 	assert.FileExists(t, filepath.Join(r.dir, "pods.v1.snap"))
@@ -466,11 +485,11 @@ func TestFactorySnapshots(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	defer func() { cancel(); f.Shutdown() }()
 	f.Start(ctx)
-	testwait.Recv(t, pods.Loaded(), "pods restored")
-	testwait.Recv(t, cms.Loaded(), "configmaps restored")
+	testwait.Recv(t, pods.warm.loaded, "pods restored")
+	testwait.Recv(t, cms.warm.loaded, "configmaps restored")
 	require.Eventually(t, func() bool { return pods.Stats().Watches == 1 && cms.Stats().Watches == 1 }, wait, time.Millisecond)
 	r.s.SendBookmarks()
-	require.NoError(t, f.WaitForSync(testwait.Context(t)))
+	require.NoError(t, f.Wait(testwait.Context(t)))
 	for _, q := range r.requestsSince(before) {
 		assert.True(t, strings.HasPrefix(q, "watch "), "no list: %q", q)
 	}
@@ -484,7 +503,7 @@ func TestSnapshotWaitsForAnIdleQueue(t *testing.T) {
 	inf, start := startInformer(t, src, 0)
 	inf.Snapshot = snapshot.Options{Dir: t.TempDir(), Identity: "memSource"}
 	start()
-	require.NoError(t, inf.WaitForSync(testwait.Context(t)))
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 	_, ok := func() ([]*Object, bool) { inf.mu.Lock(); defer inf.mu.Unlock(); return inf.captureLocked() }()
 	require.True(t, ok, "idle")
 

@@ -67,7 +67,7 @@ func (e *env) startInformer(t *testing.T, rec *recorder) *listwatch.Informer {
 	t.Cleanup(func() { cancel(); testwait.RecvWithin(t, done, wait, "the informer's Run to return after cancel") })
 	sctx, scancel := context.WithTimeout(ctx, wait)
 	defer scancel()
-	require.NoError(t, inf.WaitForSync(sctx), "the informer did not sync through the proxy")
+	require.NoError(t, inf.Wait(sctx), "the informer did not sync through the proxy")
 	return inf
 }
 

@@ -196,9 +196,10 @@ func TestCustomResourceOnTheFly(t *testing.T) {
 	f.Start(fctx)
 	t.Cleanup(func() { cancel(); f.Shutdown() })
 	// The CRD's REST endpoint appears a moment after Established; the
-	// informer retries until it is served.
-	synced := f.WaitForCacheSync(ctxTimeout(t, wait))
-	require.True(t, synced[httpwatch.Resource{Group: group, Version: "v1", Resource: "widgets", Namespace: ns}], "%v", synced)
+	// informer retries until it is served, and Wait says the 404 at once
+	// until then (decision 37).
+	wctx := ctxTimeout(t, wait)
+	require.Eventually(t, func() bool { return f.Wait(wctx) == nil }, wait, 10*time.Millisecond)
 	require.True(t, cms.HasSynced())
 	require.True(t, pods.HasSynced())
 	cmClient := c.Resource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: ns})

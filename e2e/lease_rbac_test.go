@@ -63,7 +63,7 @@ func assertOneErrorLine(t *testing.T, log *testlog.Log, ns, verbs string) {
 	lines := log.Lines(slog.LevelWarn)
 	require.Len(t, lines, 1, "%v", lines)
 	assert.Equal(t, slog.LevelError, lines[0].Level)
-	assert.Contains(t, lines[0].Text, "403 Forbidden; grant "+verbs+" on leases.coordination.k8s.io in namespace "+ns)
+	assert.Contains(t, lines[0].Text, "403 Forbidden; check RBAC: grant "+verbs+" on leases.coordination.k8s.io in namespace "+ns)
 	assert.Contains(t, lines[0].Text, `User "nobody" cannot get resource "leases"`)
 }
 

@@ -38,7 +38,7 @@ func TestInformerFailuresAreLoudOnRealServer(t *testing.T) {
 	}{
 		{"no RBAC on the resource", nobody, "", "", httpwatch.IsForbidden,
 			[]string{"level=ERROR", `msg="reflector: list failed"`, "resource=configmaps.v1", "verb=GET", "path=/api/v1/configmaps",
-				`cannot list resource \"configmaps\"`, `hint="check RBAC: the identity may not list configmaps.v1"`}},
+				`cannot list resource \"configmaps\"`, `hint="check RBAC: grant list on configmaps at cluster scope`}},
 		{"unsupported field selector", "", "data.v=1", "", func(err error) bool { return httpwatch.IsPermanent(err) },
 			[]string{"level=ERROR", `msg="reflector: list failed"`, "code=400", `is not a known field selector`,
 				`hint="check the field selector \"data.v=1\"`}},

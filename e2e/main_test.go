@@ -79,20 +79,18 @@ func configMap(ns, name, value string) []byte {
 func run(t *testing.T, inf *listwatch.Informer) {
 	t.Helper()
 	startInformer(t, inf)
-	select {
-	case <-inf.Synced():
-	case <-time.After(wait):
-		t.Fatalf("informer did not sync within %s (last RV %q, stats %+v)", wait, inf.LastSyncResourceVersion(), inf.Stats())
+	if err := inf.Wait(ctxTimeout(t, wait)); err != nil {
+		t.Fatalf("informer did not sync within %s (last RV %q, stats %+v): %v", wait, inf.LastSyncResourceVersion(), inf.Stats(), err)
 	}
 }
 
-// failsFast returns inf's WaitForSyncFailFast error, which must come
+// failsFast returns inf's Wait error, which must come
 // within 2 s: a failure that will not fix itself.
 func failsFast(t *testing.T, inf *listwatch.Informer) error {
 	t.Helper()
 	ctx, stop := context.WithTimeout(context.Background(), 2*time.Second)
 	defer stop()
-	err := inf.WaitForSyncFailFast(ctx)
+	err := inf.Wait(ctx)
 	require.Error(t, err)
 	require.NoError(t, ctx.Err(), "the wait returned within 2 s: %v", err)
 	return err

@@ -85,11 +85,7 @@ func TestRunnerWithoutPatchRightsIsOneErrorLine(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	t.Cleanup(func() { cancel(); testwait.RecvWithin(t, done, wait, "Run to return after cancel") })
-	select {
-	case <-inf.Synced():
-	case <-time.After(wait):
-		t.Fatal("the runner's informer did not sync")
-	}
+	require.NoError(t, inf.Wait(ctxTimeout(t, wait)), "the runner's informer did not sync")
 
 	require.Eventually(t, func() bool { return len(log.Lines(slog.LevelError)) > 0 }, 2*time.Second, 10*time.Millisecond,
 		"an Error line within 2 s")
@@ -111,7 +107,7 @@ func TestRunnerWithoutPatchRightsIsOneErrorLine(t *testing.T) {
 
 // decision 20, decision 21: a client given the wrong CA is refused by the
 // real server's certificate at once: one Error line, and
-// WaitForSyncFailFast returns within 2 s instead of retrying for ever.
+// Wait returns within 2 s instead of retrying for ever.
 func TestWrongCAFailsFastOnRealServer(t *testing.T) {
 	cfg := config(t)
 	cfg.CAFile, cfg.CAData = "", otherCA(t)

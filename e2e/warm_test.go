@@ -85,7 +85,7 @@ func TestWarmStartOnRealServer(t *testing.T) {
 				first := listwatch.NewInformer(client(t).Resource(res), 0)
 				first.Snapshot = opts
 				stop := startInformer(t, first)
-				require.NoError(t, first.WaitForSync(ctxTimeout(t, wait)))
+				require.NoError(t, first.Wait(ctxTimeout(t, wait)))
 				stop()
 			} else {
 				killedAgent(t, ns, dir, path)
@@ -108,8 +108,8 @@ func TestWarmStartOnRealServer(t *testing.T) {
 			_, err = second.AddEventHandler(ev)
 			require.NoError(t, err)
 			startInformer(t, second)
-			testwait.RecvWithin(t, second.Loaded(), wait, "the snapshot to be restored")
-			require.NoError(t, second.WaitForSync(ctxTimeout(t, wait)))
+			require.NoError(t, second.Wait(ctxTimeout(t, wait)))
+			require.Positive(t, second.Stats().Snapshot.Restored, "the snapshot was restored")
 			converges(t, second, rc)
 			require.Eventually(t, func() bool { return assert.ObjectsAreEqual(serverState(t, rc), ev.state()) }, wait, 10*time.Millisecond)
 
@@ -189,7 +189,7 @@ func TestWarmStartAfterCompactionOnRealServer(t *testing.T) {
 	first := listwatch.NewInformer(rc, 0)
 	first.Snapshot = opts
 	stop := startInformer(t, first)
-	require.NoError(t, first.WaitForSync(ctxTimeout(t, wait)))
+	require.NoError(t, first.Wait(ctxTimeout(t, wait)))
 	converges(t, first, rc)
 	stop()
 
@@ -212,7 +212,7 @@ func TestWarmStartAfterCompactionOnRealServer(t *testing.T) {
 	_, err = second.AddEventHandler(ev)
 	require.NoError(t, err)
 	startInformer(t, second)
-	require.NoError(t, second.WaitForSync(ctxTimeout(t, wait)))
+	require.NoError(t, second.Wait(ctxTimeout(t, wait)))
 	converges(t, second, rc)
 	require.Eventually(t, func() bool { return assert.ObjectsAreEqual(serverState(t, rc), ev.state()) }, wait, 10*time.Millisecond)
 	lines := ev.lines()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/realapi"
 	"github.com/listwatch/listwatch/watchtest"
 )
 
@@ -260,10 +263,22 @@ func TestWatchtestReadsMatchRealServer(t *testing.T) {
 		step("what is left", "GET", cms, listNames),
 	)
 
-	// History the real server no longer has: its watch cache and etcd
-	// forget on their own, watchtest when compacted.
+	// History neither server has any more: both are compacted up to now.
+	// The real server forgets on its own only after about fifteen minutes
+	// (its compactor, then its watch cache's window), so a younger one
+	// still served resourceVersion 1: its etcd is compacted, and it is
+	// restarted so that its watch cache starts after that.
 	compacted := w("from a compacted resourceVersion", "?resourceVersion=1", "#.object.kind", "#.object.code", "#.object.reason")
-	compacted.before = func() { require.NoError(t, fake.Compact(fake.ResourceVersion())) }
+	compacted.before = func() {
+		require.NoError(t, fake.Compact(fake.ResourceVersion()))
+		latest, err := client(t).Resource(httpwatch.Resource{Version: "v1", Resource: "namespaces"}).ListPage(context.Background(), httpwatch.ListOptions{Limit: 1})
+		require.NoError(t, err)
+		compactEtcd(t, latest.ResourceVersion)
+		dir := realapi.Env(t, "REALAPI_DIR")
+		args, err := os.ReadFile(filepath.Join(dir, "apiserver.args"))
+		require.NoError(t, err)
+		restartAPIServer(t, dir, strings.TrimSpace(string(args)))
+	}
 	add(compacted,
 		step("exact list at a compacted resourceVersion", "GET", cms+q("resourceVersion", "1", "resourceVersionMatch", "Exact"), []string{"kind", "status", "reason", "code"}),
 		step("not-older-than list at a compacted resourceVersion", "GET", cms+q("resourceVersion", "1", "resourceVersionMatch", "NotOlderThan"), listNames),

@@ -32,7 +32,8 @@ func (f *fixture) count(name string) int64 {
 
 // A Recorder whose series fields are zero, as a literal leaves them, takes
 // the defaults: a series is flushed every 30 s and lasts 6 minutes. Its
-// own Logger is kept and hears a refused write at Debug. Decision 31.
+// own Logger is kept and hears a refused write (at Error: a 403).
+// Decision 31.
 func TestRecorderZeroFieldsTakeDefaults(t *testing.T) {
 	log := &testlog.Log{}
 	f := newFixture(t, func(r *events.Recorder) {
@@ -61,12 +62,9 @@ func TestRecorderZeroFieldsTakeDefaults(t *testing.T) {
 	f.rec.Event(f.object("refused"), events.Normal, "Labelled", "Label", "")
 	f.processed("m4")
 	assert.EqualValues(t, 1, f.rec.Dropped())
-	var debug []string
-	for _, l := range log.Lines(slog.LevelDebug) {
-		debug = append(debug, l.String())
-	}
-	require.Len(t, debug, 1, "%q", debug)
-	assert.True(t, strings.HasPrefix(debug[0], "DEBUG event not recorded err=events: create ns/refused."), debug[0])
+	above := log.Above()
+	require.NotEmpty(t, above)
+	assert.True(t, strings.HasPrefix(above[0], "ERROR events: event not recorded; events are dropped while this lasts namespace=ns err=events: create ns/refused."), above[0])
 }
 
 // Objects without a uid are rate limited by namespace and name, each on

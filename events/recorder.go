@@ -13,6 +13,7 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/faillog"
 	"github.com/listwatch/listwatch/patch"
 	"github.com/listwatch/listwatch/raw"
 )
@@ -62,14 +63,18 @@ type Recorder struct {
 	// occurrence.
 	NotePerOccurrence bool
 	// OnError, if set, sees every write that failed (the event is then
-	// dropped). Logger gets them at Debug: events are best effort.
+	// dropped). Logger hears them by the failure policy (decision 20): the
+	// first of each cause at Warn, or at Error with what to grant when
+	// retrying cannot cure it (a 403), then counted; the first write that
+	// works again at Info.
 	OnError func(error)
 	Logger  *slog.Logger
 	Clock   clock.Clock
 
-	once    sync.Once
-	queue   chan pending
-	dropped atomic.Uint64
+	once     sync.Once
+	failures faillog.Tracker // Run's goroutine only
+	queue    chan pending
+	dropped  atomic.Uint64
 
 	lastNano int64 // the last eventName's time
 
@@ -114,6 +119,7 @@ func (r *Recorder) init() {
 		if r.Clock == nil {
 			r.Clock = clock.Real
 		}
+		r.failures.Logger, r.failures.Clock = r.Logger, r.Clock
 	})
 }
 

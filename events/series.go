@@ -3,9 +3,12 @@ package events
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/cause"
+	"github.com/listwatch/listwatch/internal/faillog"
 	"github.com/listwatch/listwatch/patch"
 )
 
@@ -100,9 +103,10 @@ func (r *Recorder) create(ctx context.Context, s *series) bool {
 		_, err = r.Events.Namespace(s.namespace).Create(ctx, body)
 	}
 	if err != nil {
-		r.failed(fmt.Errorf("events: create %s/%s: %w", s.namespace, s.name, err))
+		r.failed(s.namespace, fmt.Errorf("events: create %s/%s: %w", s.namespace, s.name, err))
 		return false
 	}
+	r.recorded()
 	return true
 }
 
@@ -120,18 +124,45 @@ func (r *Recorder) writeSeries(ctx context.Context, known map[seriesKey]*series,
 		}
 	}
 	if err != nil {
-		r.failed(fmt.Errorf("events: write series of %s/%s: %w", s.namespace, s.name, err))
+		r.failed(s.namespace, fmt.Errorf("events: write series of %s/%s: %w", s.namespace, s.name, err))
 		delete(known, k)
 		return
 	}
+	r.recorded()
 	s.unwritten = false
 }
 
-// failed counts an event the server did not take and reports why.
-func (r *Recorder) failed(err error) {
+// failed counts an event the server did not take in namespace ns and
+// says why, by the failure policy (decision 20) and the event's cause: the
+// first failure of a cause at Warn, or at Error with what to do when
+// retrying cannot cure it (a 403 says what to grant), repeats counted.
+func (r *Recorder) failed(ns string, err error) {
 	r.dropped.Add(1)
-	r.Logger.Debug("event not recorded", "err", err)
 	if r.OnError != nil {
 		r.OnError(err)
 	}
+	c := cause.Of(err)
+	if c.Class == cause.Routine {
+		r.Logger.Debug("events: event not recorded", "err", err)
+		return
+	}
+	f := faillog.Failure{
+		Key:   c.LogKey(),
+		Level: slog.LevelWarn,
+		Msg:   "events: event not recorded; events are dropped while this lasts",
+		Again: "events: event not recorded",
+		Attrs: []any{"namespace", ns, "err", err},
+		Err:   err,
+	}
+	if c.Class == cause.Permanent {
+		f.Level = slog.LevelError
+	}
+	if hint := c.HintFor(cause.Request{Verb: "create and patch", Resource: "events.events.k8s.io", Namespace: ns}); hint != "" {
+		f.Attrs = append(f.Attrs, "hint", hint)
+	}
+	r.failures.Failed(f)
 }
+
+// recorded notes a write the server took: after failures, it says once
+// that events are recorded again.
+func (r *Recorder) recorded() { r.failures.Recovered("events: events recorded again") }

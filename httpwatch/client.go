@@ -254,8 +254,8 @@ func (c *Client) retryPolicy(method string) retryablehttp.CheckRetry {
 			return false, ctx.Err()
 		}
 		if err != nil {
-			if certificateRefused(err) || !idempotent && !IsConnectionRefused(err) {
-				return false, err // a certificate that fails now fails every time
+			if IsPermanent(err) || !idempotent && !IsConnectionRefused(err) {
+				return false, err // a certificate that fails now, or a missing plugin, fails every time
 			}
 			return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
 		}

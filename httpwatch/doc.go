@@ -89,8 +89,9 @@
 // per read rather than once per event; Stop ends it and waits for it.
 // client-go's channel-based contract maps as
 // follows (docs/behaviour.md, items 1–6): a non-200 answer is a *StatusError from
-// Watch; a connection that ends before the answer gives an empty Watcher
-// (Next returns an error that is io.EOF and says how it ended); a clean end of the body is io.EOF; a connection
+// Watch; a connection that ends before the answer is the error from Watch
+// that says how (client-go gives an empty stream; decision 38); a clean end
+// of the body is io.EOF; a connection
 // cut mid-stream is an error for which IsProbableEOF is true (client-go
 // ends such a stream silently); a malformed stream or unknown event type is
 // a *DecodeError (client-go sends a synthetic ERROR event); an ERROR event

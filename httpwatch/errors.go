@@ -16,6 +16,7 @@ import (
 
 	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/internal/redact"
+	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/tidwall/gjson"
 )
@@ -362,7 +363,9 @@ func (e *UnexpectedObjectError) Error() string {
 // fix heals them once it is made, but a wait can stop waiting and the log can
 // say so at Error. A server certificate that does not verify (an unknown
 // authority, a name it does not carry, expired) is permanent too: the CA,
-// the server name or the certificate has to change. Transient failures
+// the server name or the certificate has to change, and so is an exec
+// credential plugin that is not installed
+// (kubeconfig.ErrExecPluginMissing). Transient failures
 // (timeouts, 5xx, 429, refused or cut connections, expired versions) are
 // not permanent.
 //
@@ -370,7 +373,8 @@ func (e *UnexpectedObjectError) Error() string {
 // single object it means the object is gone, which callers test with
 // IsNotFound.
 func IsPermanent(err error) bool {
-	if errors.Is(err, discovery.ErrUnknownResource) || errors.Is(err, ErrNamespaceRequired) || certificateRefused(err) {
+	if errors.Is(err, discovery.ErrUnknownResource) || errors.Is(err, ErrNamespaceRequired) || certificateRefused(err) ||
+		errors.Is(err, kubeconfig.ErrExecPluginMissing) {
 		return true
 	}
 	se, ok := asStatus(err)

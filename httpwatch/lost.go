@@ -41,7 +41,7 @@ type lostConns struct {
 	pending atomic.Bool // a loss was reported that no answer has followed
 }
 
-// report says one lost connection.
+// report says one lost connection; l.mu is held.
 func (l *lostConns) report(c *Client, within string) {
 	if c.Logger == nil {
 		return
@@ -57,6 +57,35 @@ func (l *lostConns) report(c *Client, within string) {
 	l.pending.Store(true)
 }
 
+// again counts one more request that failed after a loss no answer has
+// followed yet, one that could not get through on a new connection
+// either. The recovery line says them all ("answers again after 5
+// failures"); each is a line at Debug.
+func (l *lostConns) again(c *Client, err error) {
+	if !l.pending.Load() {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pending.Load() {
+		l.count(c, err)
+	}
+}
+
+// count counts err, a request that failed after a loss; l.mu is held.
+func (l *lostConns) count(c *Client, err error) {
+	if c.Logger == nil {
+		return
+	}
+	l.tracker.Failed(faillog.Failure{
+		Key: "connection lost", Level: slog.LevelWarn,
+		Msg:   "httpwatch: request failed after a lost connection",
+		Again: "httpwatch: request failed after a lost connection",
+		Attrs: []any{"host", c.host.Host},
+		Err:   err,
+	})
+}
+
 // answered notes a response: after a loss, the server answers again. It
 // costs one atomic load while nothing was lost.
 func (l *lostConns) answered(c *Client) {
@@ -65,19 +94,22 @@ func (l *lostConns) answered(c *Client) {
 	}
 }
 
-// firstReport reports whether cause, the error a lost connection failed
-// its requests with, is new.
-func (l *lostConns) firstReport(cause error) bool {
+// lost notes err, a request that the lost connection whose error is
+// cause failed: the connection's first is reported, the others counted.
+// One lock around both, so that no request is counted before its
+// connection is reported.
+func (l *lostConns) lost(c *Client, cause, err error, within string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, e := range l.reported {
 		if e == cause {
-			return false
+			l.count(c, err)
+			return
 		}
 	}
 	l.reported[l.next] = cause
 	l.next = (l.next + 1) % len(l.reported)
-	return true
+	l.report(c, within)
 }
 
 // lostCause returns the error net/http failed a request with when its
@@ -104,10 +136,9 @@ func (c *Client) explainLost(err error) error {
 	if c.pingTimeout > 0 {
 		within = "within " + c.pingTimeout.String()
 	}
-	if c.lost.firstReport(cause) {
-		c.lost.report(c, within)
-	}
-	return fmt.Errorf("%w: no answer to an HTTP/2 ping %s: %w", ErrConnectionLost, within, err)
+	err = fmt.Errorf("%w: no answer to an HTTP/2 ping %s: %w", ErrConnectionLost, within, err)
+	c.lost.lost(c, cause, err, within)
+	return err
 }
 
 // lostBody explains a read that failed because the health check closed

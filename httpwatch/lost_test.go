@@ -96,6 +96,14 @@ func TestPingEndsWatchesOnSilentConnection(t *testing.T) {
 	warn := s.warnings()
 	require.Len(t, warn, 1, "one line for the lost connection, not one per watch")
 	require.Contains(t, warn[0], "WARN httpwatch: no answer to an HTTP/2 ping within 200ms: connection to "+s.proxy.Addr()+" closed")
+
+	// decision 20: the recovery counts every request the loss failed,
+	// both watches, not the one connection.
+	_, err := rc.List(testwait.Context(t), ListOptions{})
+	require.NoError(t, err)
+	above := s.log.Above()
+	require.Len(t, above, 2, "%q", above)
+	require.Contains(t, above[1], "INFO httpwatch: the server answers again after 2 failures")
 }
 
 // A list sent on the connection after it went silent (decision 36) does not wait out its

@@ -20,10 +20,12 @@ import (
 //   - Any other status: a *StatusError from the body, no Watcher
 //     (conformance 1). A refused connection: an error satisfying
 //     IsConnectionRefused (conformance 22).
-//   - The request failed as a connection that ended or timed out
-//     (IsProbableEOF), as during a server restart: an empty Watcher whose
-//     Next returns io.EOF at once, not an error (conformance 2), so the
-//     reflector sees a very short watch and relists.
+//   - The request failed before the server answered: the error, which
+//     says how (a dial, DNS, TLS handshake or header timeout, a reset, an
+//     EOF, ErrConnectionLost; IsProbableEOF or IsConnectionRefused report
+//     most), so the reflector resumes the watch from its version after a
+//     backoff (decision 38; client-go returns an empty stream here, which
+//     its reflector takes for a very short watch and relists after).
 //   - Then, from Next: io.EOF when the server ended the stream between
 //     frames (conformance 4, a clean end); an error satisfying IsProbableEOF
 //     (io.ErrUnexpectedEOF, reset, ...) when the connection broke, which
@@ -56,11 +58,7 @@ func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher,
 	req.Header.Set("Accept", accept)
 	resp, err := rc.c.watch.Do(req)
 	if err != nil {
-		ended := ctx.Err() != nil
 		cancel()
-		if !ended && IsProbableEOF(err) {
-			return emptyWatcher{cause: fmt.Errorf("WATCH %s: %w", path, err)}, nil
-		}
 		return nil, fmt.Errorf("WATCH %s: %w", path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
@@ -82,17 +80,6 @@ func newWatch(c *Client, body io.ReadCloser, cancel context.CancelFunc, path str
 	w.dog = dog
 	return w
 }
-
-// emptyWatcher is a stream that ended before the server answered; cause
-// says how.
-type emptyWatcher struct{ cause error }
-
-// Next returns an error that is io.EOF (conformance 2) and says why.
-func (w emptyWatcher) Next() (Event, error) { return Event{}, unanswered(w) }
-func (emptyWatcher) Stop()                  {}
-
-// NotifyRead never calls fn: Next returns at once, with no read to wait for.
-func (emptyWatcher) NotifyRead(func()) {}
 
 // streamWatcher decodes events from a watch body in two stages: a goroutine
 // of its own, started by the first Next, reads the body and frames and
@@ -283,11 +270,3 @@ func decodeEvent(f *raw.Frame) (Event, error) {
 	}
 	return ev, nil
 }
-
-// unanswered is the end of a watch whose request ended before the server
-// answered: io.EOF, for the reflector resumes it as any clean end, and the
-// cause, for a watch that keeps ending so is worth saying why.
-type unanswered struct{ cause error }
-
-func (e unanswered) Error() string   { return "EOF before the server answered: " + e.cause.Error() }
-func (e unanswered) Unwrap() []error { return []error{io.EOF, e.cause} }

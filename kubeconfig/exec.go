@@ -300,7 +300,7 @@ func (a *execAuth) exec() (*execCreds, error) {
 		if a.cfg.InstallHint != "" {
 			hint = "\n\n" + strings.TrimSpace(a.cfg.InstallHint)
 		}
-		return nil, fmt.Errorf("exec plugin %s is not installed: %w%s", a.cfg.Command, err, hint)
+		return nil, &missingPlugin{command: a.cfg.Command, err: err, hint: hint}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		err = fmt.Errorf("exec plugin %s did not finish within %v and was killed: %w", a.cfg.Command, a.timeout, err)
 	default:
@@ -312,6 +312,27 @@ func (a *execAuth) exec() (*execCreds, error) {
 	}
 	return nil, err
 }
+
+// ErrExecPluginMissing is wrapped by the error of every request whose
+// credentials come from an exec plugin that is not installed, or not where
+// the kubeconfig says. Retrying cannot cure it: the request is not
+// retried, and httpwatch.IsPermanent reports it, so the log says it at
+// once at Error with what to do and waits return it (decision 20).
+var ErrExecPluginMissing = errors.New("exec credential plugin not installed")
+
+// missingPlugin is the error of a plugin that could not be started
+// because its command does not exist.
+type missingPlugin struct {
+	command string
+	err     error
+	hint    string // the kubeconfig's installHint, with its separator
+}
+
+func (e *missingPlugin) Error() string {
+	return fmt.Sprintf("exec plugin %s is not installed: %v%s", e.command, e.err, e.hint)
+}
+
+func (e *missingPlugin) Unwrap() []error { return []error{ErrExecPluginMissing, e.err} }
 
 // secrets are what an error about the plugin must not show: the values
 // of its environment variables and whatever credential it printed, read

@@ -72,7 +72,8 @@ func TestForbiddenLeaseIsOneErrorLine(t *testing.T) {
 // first get, and Run returns an error wrapping ErrNotServed at once, after
 // one Error line. Decision 25.
 func TestLeasesNotServedEndsRun(t *testing.T) {
-	srv := watchtest.NewServer() // no leases
+	srv := watchtest.NewServer()
+	srv.Withhold(watchtest.Leases) // a server without leases
 	defer srv.Close()
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: srv.URL, QPS: -1})
 	require.NoError(t, err)
@@ -95,7 +96,7 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 	lines := log.Lines(slog.LevelWarn)
 	require.Len(t, lines, 1)
 	assert.Equal(t, slog.LevelError, lines[0].Level)
-	assert.Contains(t, lines[0].Text, "leader election: cannot get lease ns/lock: 404 Not Found; the server does not serve coordination.k8s.io/v1 leases")
+	assert.Contains(t, lines[0].Text, "leader election: cannot get lease ns/lock: 404 Not Found; check the resource name, version and group: the server does not serve leases.coordination.k8s.io")
 	require.Len(t, errs.All(), 1)
 }
 

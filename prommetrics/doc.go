@@ -16,7 +16,8 @@
 //	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 //
 // A runner brings its factory (or its informers) and the factory its
-// client; Sources names them for a program without a runner.
+// client; Sources names them for a program without a runner. A program
+// built on package app needs one line: a.Metrics = prommetrics.Handler.
 //
 // # Names
 //
@@ -45,7 +46,7 @@
 //	controller_runtime_max_concurrent_reconciles     reconcile.Runner.Workers            -
 //	leader_election_master_status{name}              reconcile.Runner.Leading            name is the Lease's name (e)
 //	listwatch_informer_synced                        Informer.HasSynced                  (no peer)
-//	listwatch_informer_restored                      Informer.Restored                   (no peer; decision 32)
+//	listwatch_informer_restored_objects              Informer.Stats Snapshot.Restored    (no peer; decision 32)
 //	listwatch_informer_objects                       Informer.Stats Objects              (no peer)
 //	listwatch_informer_bytes                         the cache, summed on each scrape    (no peer)
 //	listwatch_informer_queued                        Informer.Stats Queued               (no peer)

@@ -20,7 +20,7 @@ func newInformerDescs() informerDescs {
 	}
 	return informerDescs{
 		synced:   desc("listwatch_informer_synced", "1 once the cache holds the server's state: its first list, or a restored snapshot the server confirmed."),
-		restored: desc("listwatch_informer_restored", "1 while the cache holds a restored snapshot the server has not confirmed: readable, maybe behind (decision 32)."),
+		restored: desc("listwatch_informer_restored_objects", "Objects restored from a snapshot as the informer started, 0 if it listed; it stays set, so a warm start can be seen after the fact (decision 32)."),
 		objects:  desc("listwatch_informer_objects", "Objects in the cache."),
 		bytes:    desc("listwatch_informer_bytes", "Bytes of JSON of the objects in the cache."),
 		queued:   desc("listwatch_informer_queued", "Keys with changes not yet applied to the cache."),
@@ -58,7 +58,7 @@ func (d informerDescs) collect(ch chan<- prometheus.Metric, n named) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(v), append(lv, extra...)...)
 	}
 	gauge(d.synced, bit(inf.HasSynced()))
-	gauge(d.restored, bit(inf.Restored()))
+	gauge(d.restored, float64(st.Snapshot.Restored))
 	gauge(d.objects, float64(st.Objects))
 	gauge(d.bytes, float64(bytesOf(inf)))
 	gauge(d.queued, float64(st.Queued))

@@ -76,7 +76,9 @@ func TestScrapeInformerHealth(t *testing.T) {
 	dir := t.TempDir()
 	started := time.Now()
 	a := startAgent(t, s.URL, dir)
-	require.NoError(t, a.f.WaitForSync(testwait.Context(t)))
+	// The 403 ends a wait at once (decision 37); the informer retries and
+	// syncs, and a later wait says so.
+	require.Eventually(t, func() bool { return a.f.Wait(testwait.Context(t)) == nil }, wait, 5*time.Millisecond)
 	pods := map[string]string{"resource": "pods.v1", "namespace": ""}
 	with := func(k, v string) map[string]string { return map[string]string{"resource": "pods.v1", k: v} }
 
@@ -86,7 +88,7 @@ func TestScrapeInformerHealth(t *testing.T) {
 		return sc.Value("listwatch_snapshot_last_save_timestamp_seconds", pods) > 0
 	}, wait, 5*time.Millisecond, "the snapshot after the first sync")
 	assert.Equal(t, 1.0, sc.Value("listwatch_informer_synced", pods))
-	assert.Zero(t, sc.Value("listwatch_informer_restored", pods))
+	assert.Zero(t, sc.Value("listwatch_informer_restored_objects", pods))
 	assert.Equal(t, 2.0, sc.Value("listwatch_informer_objects", pods))
 	var size int
 	for _, o := range a.pods.Indexer().List() {
@@ -134,9 +136,10 @@ func TestScrapeInformerHealth(t *testing.T) {
 	a.stop()
 	s.Close()
 	b := startAgent(t, s.URL, dir)
-	testwait.Recv(t, b.pods.Loaded(), "the snapshot restored")
-	sc = exampletest.Scrape(t, b.metrics)
-	assert.Equal(t, 1.0, sc.Value("listwatch_informer_restored", pods))
+	require.Eventually(t, func() bool {
+		sc = exampletest.Scrape(t, b.metrics)
+		return sc.Value("listwatch_informer_restored_objects", pods) == 4
+	}, wait, 5*time.Millisecond, "the snapshot restored")
 	assert.Zero(t, sc.Value("listwatch_informer_synced", pods))
 	assert.Equal(t, 4.0, sc.Value("listwatch_informer_objects", pods))
 }
@@ -190,7 +193,7 @@ func TestScrapeCountsSilentWatchRestarts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f.Start(ctx)
 	t.Cleanup(func() { cancel(); f.Shutdown() })
-	require.NoError(t, f.WaitForSync(testwait.Context(t)))
+	require.NoError(t, f.Wait(testwait.Context(t)))
 	require.Eventually(t, func() bool { return pods.Stats().Watches == 1 }, wait, time.Millisecond)
 
 	require.NoError(t, clk.WaitForWaiters(testwait.Context(t), 1), "the watch waits for the server")

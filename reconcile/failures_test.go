@@ -41,7 +41,7 @@ func TestReconcileFailureLevels(t *testing.T) {
 		{"403 on a namespace", status(403, "Forbidden", "DELETE", "/api/v1/namespaces/ns"), "ERROR ",
 			[]string{"verb=delete resource=namespaces", "grant delete on namespaces at cluster scope"}},
 		{"401", status(401, "Unauthorized", "GET", "/api/v1/namespaces/ns/pods/a"), "ERROR ", []string{"hint=check the credentials"}},
-		{"422", status(422, "Invalid", "POST", "/api/v1/namespaces/ns/pods"), "ERROR ", []string{"verb=create", "hint=the server refuses what the reconcile sends"}},
+		{"422", status(422, "Invalid", "POST", "/api/v1/namespaces/ns/pods"), "ERROR ", []string{"verb=create", "hint=the server refuses what was sent"}},
 		{"404 on an object", &httpwatch.StatusError{Code: 404, Reason: "NotFound", Verb: "GET", Path: "/api/v1/namespaces/ns/pods/a",
 			Details: httpwatch.StatusDetails{Name: "a", Kind: "pods"}}, "WARN reconcile failed; retrying after a backoff", []string{"verb=get resource=pods code=404"}},
 		{"500", status(500, "InternalError", "PATCH", "/api/v1/namespaces/ns/configmaps/a"), "WARN reconcile failed; retrying after a backoff", nil},

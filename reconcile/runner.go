@@ -259,7 +259,7 @@ func (r *Runner) runInformers(ctx context.Context, bg *sync.WaitGroup) {
 
 func (r *Runner) waitForSync(ctx context.Context) error {
 	for _, inf := range r.informers() {
-		if err := inf.WaitForSyncFailFast(ctx); err != nil {
+		if err := inf.Wait(ctx); err != nil {
 			return fmt.Errorf("reconcile: wait for caches: %w", err)
 		}
 	}

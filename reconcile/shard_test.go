@@ -76,7 +76,8 @@ func TestShardedRunnersReconcileOwnKeys(t *testing.T) {
 // the runner too, with the member's reason: a runner whose member can
 // never hand out a key must not idle until it is stopped.
 func TestRunnerEndsWithItsMembership(t *testing.T) {
-	s := watchtest.NewServer() // no leases
+	s := watchtest.NewServer()
+	s.Withhold(watchtest.Leases) // a server without leases
 	t.Cleanup(s.Close)
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL})
 	require.NoError(t, err)

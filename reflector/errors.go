@@ -7,21 +7,24 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/cause"
 )
 
-// ErrVeryShortWatch reports a watch that closed within a second without
-// delivering a single event: the server is probably unhealthy, so the
-// reflector backs off and relists instead of hammering it.
-var ErrVeryShortWatch = errors.New("watch closed within a second without an event")
+// ErrVeryShortWatch reports a watch that the server closed cleanly within
+// a second without delivering a single event: the server is probably
+// unhealthy, so the reflector backs off and relists instead of hammering
+// it (conformance 21). A watch the network cut so is resumed after a
+// backoff instead, and reported as what cut it (decision 38).
+var ErrVeryShortWatch = cause.New("very short watch", "watch closed within a second without an event")
 
 // ErrUnexpectedKind reports a watch event carrying an object of another kind
 // than the reflector expects (or a meta.k8s.io Table, which no cache can
 // hold). The event is dropped; the watch goes on.
-var ErrUnexpectedKind = errors.New("object of an unexpected kind")
+var ErrUnexpectedKind = cause.New("unexpected kind", "object of an unexpected kind")
 
 // ErrNoInitialEventsEnd reports a watch-list stream that ended before the
 // bookmark marking the end of the initial events.
-var ErrNoInitialEventsEnd = errors.New("watch-list stream ended before the initial-events-end bookmark")
+var ErrNoInitialEventsEnd = cause.New("no initial-events-end", "watch-list stream ended before the initial-events-end bookmark")
 
 // Op is what a reflector was doing when it met an error. Its String is the
 // word used in error messages and logs.
@@ -80,7 +83,7 @@ type Stats struct {
 	Events      int64 // watch events received (bookmarks included)
 	Errors      int64 // errors reported through OnError
 	// PermanentErrors and RoutineErrors count the Errors that retrying
-	// cannot cure (httpwatch.IsPermanent) and those that are part of
+	// cannot cure (a permanent cause, decision 38) and those that are part of
 	// normal operation (SyncError.Routine); the rest are transient.
 	PermanentErrors, RoutineErrors int64
 	// WatchEnds counts the watches that ended, by cause, but for those
@@ -137,28 +140,29 @@ func (c *counters) stats() Stats {
 	return s
 }
 
-// count counts e by kind and, for an error that ended a watch, by cause.
+// count counts e by class and, for an error that ended a watch, by the
+// bucket of its cause.
 func (c *counters) count(e *SyncError) {
 	c.errors.Add(1)
+	why := cause.Of(e.Err)
 	switch {
 	case e.Routine:
 		c.routine.Add(1)
-	case httpwatch.IsPermanent(e.Err):
+	case why.Class == cause.Permanent:
 		c.permanent.Add(1)
 	}
 	if e.Op != OpWatch || errors.Is(e.Err, ErrUnexpectedKind) {
 		return // not the end of a watch
 	}
-	switch {
-	case errors.Is(e.Err, httpwatch.ErrWatchIdle) || errors.Is(e.Err, httpwatch.ErrNoBookmarks) ||
-		errors.Is(e.Err, httpwatch.ErrConnectionLost):
+	switch why.Ends {
+	case cause.Silent:
 		c.silent.Add(1)
-	case versionUnavailable(e.Err):
+	case cause.Gone:
 		c.gone.Add(1)
-	case errors.Is(e.Err, ErrVeryShortWatch):
-		c.failed.Add(1)
-	case httpwatch.IsProbableEOF(e.Err):
+	case cause.Cut:
 		c.cut.Add(1)
+	case cause.Timeout:
+		c.timeout.Add(1)
 	default:
 		c.failed.Add(1)
 	}

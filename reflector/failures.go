@@ -2,67 +2,38 @@ package reflector
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
-	"net/http"
 
 	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/cause"
 	"github.com/listwatch/listwatch/internal/faillog"
 )
 
 // A reflector retries every failure for ever, so the log says what is
 // wrong once, loudly, and then stays readable: package faillog's policy
-// (decision 20), with the reflector's classification. A failure is keyed
-// by its operation and class (failureKey), logged at Warn, or at Error
-// with what to do when retrying cannot cure it (httpwatch.IsPermanent);
-// the first sync or watch event after it is the recovery. Routine errors
-// (see SyncError.Routine) stay at Debug.
+// (decision 20), with the causes of package cause. A failure is keyed by
+// its operation and cause, logged at Warn, or at Error with what to do
+// when retrying cannot cure it; the first sync or watch event after it is
+// the recovery. Routine errors (see SyncError.Routine) stay at Debug.
 
 // routine reports whether err is part of normal operation for op: the
-// reflector relists or resumes and nothing is wrong.
+// reflector relists or resumes and nothing is wrong. An open watch that
+// its connection ends is resumed at once: that is routine too.
 func routine(op Op, err error) bool {
-	switch {
-	case versionUnavailable(err): // a relist after 410 or a compacted version
-		return true
-	case errors.Is(err, ErrNoInitialEventsEnd): // a paged list follows
-		return true
-	case errors.Is(err, httpwatch.ErrWatchIdle): // resumed, but the connection was silent
-		return false
-	case op == OpWatch && httpwatch.IsProbableEOF(err): // a cut watch resumes
-		return true
-	}
-	return false
+	c := cause.Of(err)
+	return c.Class == cause.Routine || op == OpWatch && c.Quiet
 }
 
 // failureKey is what makes two failures "the same": list or watch (a
 // watch-list is a way of listing, and a watch start a way of watching), and
-// the class of the error.
+// the cause.
 func failureKey(op Op, err error) string {
 	what := "watch"
 	if op == OpList || op == OpWatchList {
 		what = "list"
 	}
-	se, isStatus := asStatus(err)
-	switch {
-	case errors.Is(err, discovery.ErrUnknownResource):
-		return what + " unknown resource"
-	case errors.Is(err, httpwatch.ErrNamespaceRequired):
-		return what + " namespace required"
-	case isStatus:
-		return fmt.Sprint(what, " ", se.Code)
-	case httpwatch.IsConnectionRefused(err):
-		return what + " connection refused"
-	case errors.Is(err, httpwatch.ErrWatchIdle):
-		return what + " silent watch"
-	case httpwatch.IsProbableEOF(err):
-		return what + " connection lost"
-	case errors.Is(err, ErrVeryShortWatch):
-		return what + " very short watch"
-	case errors.Is(err, ErrUnexpectedKind):
-		return what + " unexpected kind"
-	}
-	return fmt.Sprintf("%s %s %T", what, op, errors.Unwrap(err))
+	return what + " " + cause.Of(err).LogKey()
 }
 
 // logFailure writes what e deserves in the log, and nothing more.
@@ -79,7 +50,7 @@ func (r *Reflector) logFailure(e *SyncError) {
 		Attrs: r.attrs(e),
 		Err:   e.Err,
 	}
-	if httpwatch.IsPermanent(e.Err) {
+	if cause.Of(e.Err).Class == cause.Permanent {
 		f.Level = slog.LevelError
 	}
 	if hint := r.hint(e); hint != "" {
@@ -152,46 +123,19 @@ func (r *Reflector) path() string {
 	return p
 }
 
-// hint says what to do about a failure that will not fix itself.
+// hint says what to do about e, or "".
 func (r *Reflector) hint(e *SyncError) string {
-	verb := "list"
+	rq := cause.Request{Verb: "list", Resource: r.Name, LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector}
 	if e.Op != OpList && e.Op != OpWatchList {
-		verb = "watch"
+		rq.Verb = "watch"
 	}
-	se, isStatus := asStatus(e.Err)
-	switch {
-	case errors.Is(e.Err, discovery.ErrUnknownResource):
-		return "check the resource name, version and group: the server does not serve it"
-	case errors.Is(e.Err, httpwatch.ErrNamespaceRequired):
-		return "set a namespace: the resource is namespaced"
-	case httpwatch.IsConnectionRefused(e.Err):
-		return "check the server address: nothing listens there (or the server is restarting)"
-	case errors.Is(e.Err, httpwatch.ErrWatchIdle):
-		return "the watch resumed on a new connection; if this repeats, look for a proxy, NAT or load balancer between here and the server that drops quiet connections"
-	case !isStatus && httpwatch.IsPermanent(e.Err): // the server's certificate
-		return "check the CA (certificate-authority) and the server name: the server's certificate does not verify against them"
-	case !isStatus || !httpwatch.IsPermanent(e.Err):
-		return ""
-	case httpwatch.IsUnauthorized(e.Err):
-		return "check the credentials: the server does not accept them (expired or wrong token, certificate?)"
-	case httpwatch.IsForbidden(e.Err):
-		return fmt.Sprintf("check RBAC: the identity may not %s %s", verb, r.Name)
-	case httpwatch.IsNotFound(e.Err):
-		return "check the resource name, version, group and namespace: the server does not serve " + r.Name + " there"
-	case se.Code == http.StatusBadRequest || se.Code == http.StatusUnprocessableEntity:
-		return r.selectorHint()
+	if res := r.Source.Info().Resource; res.Resource != "" {
+		rq.Namespace = res.Namespace
 	}
-	return "the server does not support this request"
-}
-
-func (r *Reflector) selectorHint() string {
-	switch {
-	case r.FieldSelector != "" && r.LabelSelector != "":
-		return fmt.Sprintf("check the field selector %q and the label selector %q", r.FieldSelector, r.LabelSelector)
-	case r.FieldSelector != "":
-		return fmt.Sprintf("check the field selector %q: the server may not support that field for %s", r.FieldSelector, r.Name)
-	case r.LabelSelector != "":
-		return fmt.Sprintf("check the label selector %q", r.LabelSelector)
+	if se, ok := asStatus(e.Err); ok && se.Path != "" {
+		if _, resource, ns := se.Request(); resource != "" {
+			rq.Resource, rq.Namespace = resource, ns
+		}
 	}
-	return "check the informer's options: the server refused the request"
+	return cause.Of(e.Err).HintFor(rq)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/kubeconfig"
 )
 
 func loggedReflector(src *scriptSource) (*Reflector, *testlog.Log, *clock.Fake) {
@@ -45,15 +46,17 @@ func TestReflectorLogsEachFailureAtItsLevel(t *testing.T) {
 		contains []string
 	}{
 		{"403 on list", OpList, forbidden, "", "ERROR reflector: list failed",
-			[]string{"resource=pods", "verb=GET", "path=/api/v1/pods", "code=403", `User "nobody" cannot list`, "hint=check RBAC: the identity may not list pods"}},
+			[]string{"resource=pods", "verb=GET", "path=/api/v1/pods", "code=403", `User "nobody" cannot list`, "hint=check RBAC: grant list on pods at cluster scope"}},
 		{"403 on watch", OpWatchStart, forbidden, "", "ERROR reflector: watch start failed",
-			[]string{"hint=check RBAC: the identity may not watch pods"}},
+			[]string{"hint=check RBAC: grant watch on pods at cluster scope"}},
 		{"401", OpList, &httpwatch.StatusError{Code: 401, Reason: "Unauthorized", Message: "Unauthorized"}, "", "ERROR reflector: list failed",
 			[]string{"code=401", "hint=check the credentials"}},
 		{"404", OpList, &httpwatch.StatusError{Code: 404, Reason: "NotFound", Message: "the server could not find the requested resource"}, "", "ERROR reflector: list failed",
 			[]string{"hint=check the resource name"}},
 		{"unsupported field label", OpList, &httpwatch.StatusError{Code: 400, Reason: "BadRequest", Message: `field label not supported: spec.nodeNam`}, "spec.nodeNam=n1",
 			"ERROR reflector: list failed", []string{"message=field label not supported: spec.nodeNam", `hint=check the field selector "spec.nodeNam=n1"`}},
+		{"exec plugin missing (decision 38)", OpList, fmt.Errorf("GET /api/v1/pods: get credentials: %w", &missingPlugin{}), "", "ERROR reflector: list failed",
+			[]string{"hint=install the exec credential plugin, or fix its path"}},
 		{"unknown resource", OpList, fmt.Errorf("resource %q: %w", "pod", discovery.ErrUnknownResource), "", "ERROR reflector: list failed",
 			[]string{"the server has no such resource", "hint=check the resource name"}},
 		{"unknown resource explained by discovery", OpList, fmt.Errorf(`GET /api/v1/configmap: the core API v1 serves no resource "configmap" (did you mean configmaps?): %w: %w`,
@@ -260,4 +263,27 @@ func TestReflectorRunMakesNoIdleTimer(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return")
 	}
+}
+
+// missingPlugin is kubeconfig's error for an exec plugin that is not
+// installed, as it wraps kubeconfig.ErrExecPluginMissing.
+type missingPlugin struct{}
+
+func (*missingPlugin) Error() string { return "exec plugin /nonexistent/plugin is not installed" }
+func (*missingPlugin) Unwrap() error { return kubeconfig.ErrExecPluginMissing }
+
+// decision 38, decision 20: the network's ways of failing are one outage
+// in the log: said once at Warn, as what failed first, the rest counted,
+// and the recovery counts them all.
+func TestReflectorSaysAnOutageOnce(t *testing.T) {
+	r, logs, _ := loggedReflector(&scriptSource{})
+	for _, err := range []error{errTLSHandshake, errDNS, errConnRefused, errNoResponse, errTLSHandshake} {
+		r.report(OpWatchStart, err)
+	}
+	r.recovered()
+	above := logs.Above()
+	require.Len(t, above, 2, "%q", above)
+	assert.Contains(t, above[0], "WARN reflector: watch start failed")
+	assert.Contains(t, above[0], "TLS handshake timeout")
+	assert.Contains(t, above[1], "INFO reflector: recovered after 5 failures")
 }

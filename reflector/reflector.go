@@ -42,7 +42,8 @@ type Flusher interface {
 // lists (page by page, or as a watch-list stream), then watches from the
 // list's resourceVersion, resuming after every clean end of a watch and
 // relisting when the server says the version is gone. It follows
-// client-go's reflector (docs/behaviour.md, items 8–31 and decision 1):
+// client-go's reflector (docs/behaviour.md, items 8–31 and decision 1),
+// but for the network (decision 38):
 //
 //   - The first list asks for resourceVersion "0" (the watch cache); relists
 //     ask for the last synced version, so the cache never goes back in time.
@@ -50,10 +51,14 @@ type Flusher interface {
 //     resourceVersion" falls back to "" (a consistent read).
 //   - A watch that ends cleanly is reopened at once from the last version seen
 //     (bookmarks included). A 410 relists at the last synced version. A watch
-//     that cannot start because the connection was refused or the server
-//     answered 429 is retried after a backoff without a relist.
-//   - Every other failure waits one step of Backoff (800 ms doubling to
-//     30 s with full jitter, reset after 2 minutes) before relisting.
+//     that the network fails to open or cuts at once (refused, reset, DNS,
+//     TLS-handshake and i/o timeouts, a connection found dead), or that the
+//     server answers 429, is retried from the same version after a backoff,
+//     for as long as that lasts, without a relist (decision 38: client-go
+//     retries only a refused connection so).
+//   - Every other failure, what the server says, waits one step of Backoff
+//     (800 ms doubling to 30 s with full jitter, reset after 2 minutes)
+//     before relisting.
 //   - An error carrying the server's Retry-After waits that long instead of
 //     a step (and takes none), but never longer than Backoff.Cap (30 s).
 //   - Unless PagedList is set (by default, as upstream since 1.35) the sync is a
@@ -70,7 +75,7 @@ type Flusher interface {
 // OnError as a *SyncError (decision 6). The log says what is wrong once,
 // not once per retry (decision 20): the first failure of a kind at Warn,
 // or at Error with what to do when retrying cannot cure it
-// (httpwatch.IsPermanent), repeats summarised with their count at most
+// (a permanent cause, decision 38), repeats summarised with their count at most
 // every 5 minutes, a recovery at Info, routine errors (SyncError.Routine)
 // at Debug.
 //

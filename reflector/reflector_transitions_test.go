@@ -199,6 +199,73 @@ func TestReflectorTransitions(t *testing.T) {
 			from: at(phaseWatch, synced("10")), want: phaseStart, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
 		},
 		{
+			name: "conformance 22: a watch start the server fails (503) relists after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) {
+				src.watches = append(src.watches, watchFail(&httpwatch.StatusError{Code: 503, Reason: "ServiceUnavailable"}))
+			},
+			from: at(phaseWatch, synced("10")), want: phaseStart, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a restored state whose watch cannot reach the server stays unconfirmed and resumes, unlisted",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errTLSHandshake)) },
+			from: at(phaseWatch, unconfirmed), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(unconfirmed),
+		},
+		{
+			name: "decision 38: a watch start failed by a dial timeout resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errDialTimeout)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch start failed by a TLS handshake timeout resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errTLSHandshake)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch start failed by a reset resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errReset)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch start failed by an EOF before the response resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errNoResponse)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch start failed by a connection found dead (ErrConnectionLost) resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errLost)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch start failed by a name that does not resolve resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errDNS)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch start failed by an unreachable network resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errUnreachable)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch start failed by no response headers in time resumes from the same RV after a backoff",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errHeaderTimeout)) },
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch-list that cannot reach the server tries the watch-list again after a backoff, no paged list",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errTLSHandshake)) },
+			from: at(phaseWatchList, synced("10")), want: phaseWatchList, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "decision 38: a watch the network cut within a second, before any event, resumes after a backoff: no relist",
+			from: streamOf(newWatcher(end(fmt.Errorf("read: %w", errReset))), synced("5")), want: phaseWatch,
+			wait: 800 * time.Millisecond, mem: backedOff(synced("5")),
+		},
+		{
+			name: "decision 38: so does one found dead at once",
+			from: streamOf(newWatcher(end(errLost)), synced("5")), want: phaseWatch,
+			wait: 800 * time.Millisecond, mem: backedOff(synced("5")),
+		},
+		{
 			name: "conformance 17: events reach the sink and move the RV",
 			from: streamOf(newWatcher(ev(httpwatch.Added, obj("a", "2"))), synced("1")), want: phaseStream,
 			calls: []string{"add a@2"}, mem: synced("2"),
@@ -491,6 +558,27 @@ func TestReflectorTransitions(t *testing.T) {
 }
 
 var errConnRefused = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+
+// The ways the network fails a watch before the server answers, as
+// net/http reports them (decision 38).
+var (
+	errDialTimeout   = &net.OpError{Op: "dial", Net: "tcp", Err: timeoutError("i/o timeout")}
+	errTLSHandshake  = fmt.Errorf("WATCH /api/v1/pods: %w", timeoutError("net/http: TLS handshake timeout"))
+	errReset         = &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	errNoResponse    = fmt.Errorf("WATCH /api/v1/pods: %w", io.EOF)
+	errLost          = fmt.Errorf("WATCH /api/v1/pods: %w: no answer to an HTTP/2 ping", httpwatch.ErrConnectionLost)
+	errDNS           = &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "api.example", IsNotFound: true}}
+	errUnreachable   = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ENETUNREACH)}
+	errHeaderTimeout = fmt.Errorf("WATCH /api/v1/pods: %w within 1m0s", httpwatch.ErrResponseHeaderTimeout)
+)
+
+// timeoutError is a net.Error that timed out, as net/http's handshake
+// timeout is.
+type timeoutError string
+
+func (e timeoutError) Error() string { return string(e) }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
 
 // streamOf is a state reading w, opened at t0, remembering m. Its reader
 // starts with started, so that a table of cases starts no goroutines.

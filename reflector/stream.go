@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/cause"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/store"
 )
@@ -130,32 +131,37 @@ func (r *Reflector) collectInitial(s *state, ev httpwatch.Event) time.Duration {
 // objectKey is o's store key, as the informer's cache files it.
 func objectKey(o *raw.Object) string { return store.JoinKey(o.Namespace(), o.Name()) }
 
-// watchEnded handles a stream that stopped without an ERROR event: cleanly,
-// or cut by the network. The watch is closed.
+// watchEnded handles a stream that stopped without an ERROR event: cleanly
+// (io.EOF), or cut by the network. The watch is closed.
 func (r *Reflector) watchEnded(s *state, err error) time.Duration {
-	if !httpwatch.IsProbableEOF(err) {
-		// A stream we cannot decode any further: relist to be sure nothing is
-		// lost (upstream turns this into a synthetic InternalError).
-		r.report(OpWatch, err)
-		return r.retry(s, phaseStart, err)
-	}
-	if !errors.Is(err, io.EOF) {
-		r.report(OpWatch, err)
+	clean := errors.Is(err, io.EOF)
+	short := s.events == 0 && r.clock().Since(s.opened) < time.Second
+	if !clean {
+		// A watch cut now and then is routine; one cut at once, before
+		// anything came, is the network failing: said at Warn.
+		r.reportAs(OpWatch, err, routine(OpWatch, err) && !short)
+		if cause.Of(err).Then == cause.Relist {
+			// A stream we cannot decode any further: relist to be sure
+			// nothing is lost (upstream turns this into a synthetic
+			// InternalError).
+			return r.retry(s, phaseStart, err)
+		}
 	}
 	if s.initial != nil {
 		r.report(OpWatchList, ErrNoInitialEventsEnd)
 		s.enter(phaseList) // conformance 30
 		return 0
 	}
-	if s.events == 0 && r.clock().Since(s.opened) < time.Second {
-		short := ErrVeryShortWatch
-		if err != io.EOF {
-			short = fmt.Errorf("%w: %w", ErrVeryShortWatch, err) // say how it ended
+	if short {
+		if clean { // the server closed it at once: conformance 21
+			r.report(OpWatch, ErrVeryShortWatch)
+			return r.retry(s, phaseStart, ErrVeryShortWatch)
 		}
-		r.report(OpWatch, short)
-		return r.retry(s, phaseStart, short) // conformance 21
+		// The network cut it at once: the version is as good as before,
+		// but the path may be down. Resume after a backoff (decision 38).
+		return r.retry(s, phaseWatch, err)
 	}
-	if errors.Is(err, io.EOF) { // the server ended it, as at its timeout
+	if clean { // the server ended it, as at its timeout
 		r.stats.timeout.Add(1)
 		r.stats.synced(r.clock().Now())
 	}

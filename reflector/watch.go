@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/cause"
 	"github.com/listwatch/listwatch/raw"
 )
 
@@ -41,8 +42,8 @@ func (r *Reflector) openWatch(ctx context.Context, s *state) time.Duration {
 	fromAny := opts.ResourceVersion == "" || opts.ResourceVersion == "0"
 	return r.open(ctx, s, opts, fromAny, false, func(err error) time.Duration {
 		r.report(OpWatchStart, err)
-		if httpwatch.IsConnectionRefused(err) || httpwatch.IsTooManyRequests(err) {
-			return r.retry(s, phaseWatch, err) // conformance 22
+		if cause.Of(err).Then == cause.Resume {
+			return r.retry(s, phaseWatch, err) // conformance 22, decision 38: the network or a 429
 		}
 		return r.retry(s, phaseStart, err)
 	})
@@ -61,7 +62,7 @@ func (r *Reflector) openWatchList(ctx context.Context, s *state) time.Duration {
 	opts.SendInitialEvents = true
 	return r.open(ctx, s, opts, false, true, func(err error) time.Duration {
 		switch {
-		case httpwatch.IsConnectionRefused(err) || httpwatch.IsTooManyRequests(err):
+		case cause.Of(err).Then == cause.Resume: // conformance 30, decision 38
 			r.report(OpWatchList, err)
 			return r.retry(s, phaseWatchList, err)
 		case opts.ResourceVersion != "" && versionUnavailable(err):

@@ -2,7 +2,7 @@
 # Runs a real etcd + kube-apiserver on loopback for the e2e suite, and a
 # toxiproxy server (a TCP fault proxy) for the chaos suite.
 #
-#   scripts/realapi.sh build               # compile all three from their Go modules (cached)
+#   scripts/realapi.sh build               # compile them (and kubectl) from their Go modules (cached)
 #   eval "$(scripts/realapi.sh start)"     # start them; exports REALAPI_* for the tests
 #   scripts/realapi.sh stop "$REALAPI_DIR" # stop them and remove their data
 #
@@ -36,6 +36,13 @@ build_etcd() {
   )
 }
 
+# The release's version, as the release build stamps it (else both binaries
+# say v0.0.0-master).
+kube_version_ldflags() {
+  local v=k8s.io/component-base/version minor=${KUBE_VERSION#1.}
+  echo "-X $v.gitMajor=1 -X $v.gitMinor=${minor%%.*} -X $v.gitVersion=v$KUBE_VERSION -X $v.gitTreeState=clean"
+}
+
 build_apiserver() {
   local src="$REALAPI_HOME/src/kube-apiserver"
   mkdir -p "$src"
@@ -51,7 +58,23 @@ build_apiserver() {
     done >> go.mod
     printf '//go:build tools\n\npackage kubeapiserver\n\nimport _ "k8s.io/kubernetes/cmd/kube-apiserver"\n' > tools.go
     go mod tidy >/dev/null
-    go build -trimpath -ldflags='-s -w' -o "$BIN/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+    go build -trimpath -ldflags="-s -w $(kube_version_ldflags)" -o "$BIN/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+  )
+}
+
+# kubectl comes from the same k8s.io/kubernetes release and the same module
+# graph as kube-apiserver, so that e2e compares a client and a server of one
+# release.
+build_kubectl() {
+  local src="$REALAPI_HOME/src/kubectl"
+  mkdir -p "$src"
+  (
+    cd "$src"
+    sed 's/^module .*/module realapi\/kubectl/' "$REALAPI_HOME/src/kube-apiserver/go.mod" > go.mod
+    cp "$REALAPI_HOME/src/kube-apiserver/go.sum" go.sum 2>/dev/null || true
+    printf '//go:build tools\n\npackage kubectl\n\nimport _ "k8s.io/kubernetes/cmd/kubectl"\n' > tools.go
+    go mod tidy >/dev/null
+    go build -trimpath -ldflags="-s -w $(kube_version_ldflags)" -o "$BIN/kubectl" k8s.io/kubernetes/cmd/kubectl
   )
 }
 
@@ -70,7 +93,11 @@ build_toxiproxy() {
 cmd_build() {
   mkdir -p "$BIN"
   [ -x "$BIN/etcd" ] || { log "building etcd v$ETCD_VERSION"; build_etcd; }
-  [ -x "$BIN/kube-apiserver" ] || { log "building kube-apiserver v$KUBE_VERSION (several minutes)"; build_apiserver; }
+  # A binary cached before the version stamp came says v0.0.0-master, which
+  # the /version comparison of e2e would take for a difference: rebuild it.
+  "$BIN/kube-apiserver" --version 2>/dev/null | grep -qx "Kubernetes v$KUBE_VERSION" ||
+    { log "building kube-apiserver v$KUBE_VERSION (several minutes)"; build_apiserver; }
+  "$BIN/kubectl" version --client 2>/dev/null | grep -qx "Client Version: v$KUBE_VERSION" || { log "building kubectl v$KUBE_VERSION"; build_kubectl; }
   [ -x "$BIN/toxiproxy-server" ] || { log "building toxiproxy-server v$TOXIPROXY_VERSION"; build_toxiproxy; }
 }
 
@@ -132,6 +159,7 @@ export REALAPI_TOKEN_NOBODY=$nobody
 export REALAPI_CA=$dir/certs/apiserver.crt
 export REALAPI_DIR=$dir
 export REALAPI_TOXIPROXY=127.0.0.1:$toxi_port
+export REALAPI_KUBECTL=$BIN/kubectl
 export REALAPI_AUTHZ=${REALAPI_AUTHZ:-AlwaysAllow}
 OUT
       return 0

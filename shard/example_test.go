@@ -53,8 +53,8 @@ func Example() {
 
 	inf := listwatch.NewInformer(m.Source(client.Resource(httpwatch.Resource{Version: "v1", Resource: "configmaps"})), 0)
 	go inf.Run(ctx)
-	if !listwatch.WaitForCacheSync(ctx, inf.HasSynced) {
-		fmt.Println("not synced:", ctx.Err())
+	if err := inf.Wait(ctx); err != nil {
+		fmt.Println("not synced:", err)
 		return
 	}
 	fmt.Println("cached:", inf.Indexer().Len())

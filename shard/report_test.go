@@ -100,7 +100,8 @@ func runMember(t *testing.T, m *Member) (wait func() error) {
 // once, after one Error line, and a waiting Acquire gets processor.ErrStopped.
 // Decisions 25 and 26.
 func TestLeasesNotServedEndsRun(t *testing.T) {
-	srv := watchtest.NewServer() // no leases
+	srv := watchtest.NewServer()
+	srv.Withhold(watchtest.Leases) // a server without leases
 	t.Cleanup(srv.Close)
 	var errs leasetest.Errors
 	m, log := testMember(t, srv, func(c *Config) { c.OnError = errs.Add })
@@ -118,7 +119,7 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 	lines := log.Lines(slog.LevelWarn)
 	require.Len(t, lines, 1)
 	assert.Equal(t, slog.LevelError, lines[0].Level)
-	assert.Contains(t, lines[0].Text, "shard member: cannot get lease ns/g-a: 404 Not Found; the server does not serve coordination.k8s.io/v1 leases")
+	assert.Contains(t, lines[0].Text, "shard member: cannot get lease ns/g-a: 404 Not Found; check the resource name, version and group: the server does not serve leases.coordination.k8s.io")
 	require.Len(t, errs.All(), 1)
 	assert.ErrorIs(t, testwait.Recv(t, acquired, "Acquire to return once Run had"), processor.ErrStopped)
 }

@@ -61,7 +61,7 @@ func TestSourceFiltersAndRelistMovesKeys(t *testing.T) {
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
 	defer func() { cancel(); testwait.Recv(t, done, "the informer to stop") }()
-	testwait.Recv(t, inf.Synced(), "the informer to sync")
+	require.NoError(t, inf.Wait(testwait.Context(t)))
 
 	owned := func(members ...string) []string {
 		var out []string

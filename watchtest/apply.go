@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/listwatch/listwatch/apiserve"
 )
 
 // owners maps a field manager to what it owns of an object. A value is
@@ -19,6 +21,10 @@ type fieldOwner struct {
 	apply      bool   // operation Apply; otherwise Update
 	apiVersion string // shown in conflicts with an Update manager
 	fields     map[string]bool
+	// time is when the manager last took or gave up fields, and
+	// subresource where it wrote: what metadata.managedFields shows.
+	time        string
+	subresource string
 }
 
 // A field path is kept as its keys joined by pathSep, which no JSON key
@@ -139,6 +145,16 @@ func applyTo(live, cfg map[string]any, prev owners, manager string, force bool) 
 			}
 		}
 	}
+	if len(conflicts) > 0 && !force && manager == "kubectl" {
+		// As the real server upgrades an object from client-side apply:
+		// kubectl's server-side apply takes, without conflict, the fields
+		// the last-applied annotation holds with their live values.
+		allowed := lastApplied(live)
+		conflicts = slices.DeleteFunc(conflicts, func(c applyConflict) bool { return allowed[c.path] })
+		if len(conflicts) == 0 {
+			return applyTo(live, cfg, prev, manager, true)
+		}
+	}
 	if len(conflicts) > 0 {
 		return nil, nil, applyConflicts(conflicts)
 	}
@@ -159,6 +175,30 @@ func applyTo(live, cfg map[string]any, prev owners, manager string, force bool) 
 	return merged, next.pruned(), nil
 }
 
+// lastAppliedAnnotation is where kubectl's client-side apply keeps what it
+// applied.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// lastApplied is the set of leaf fields the live object's last-applied
+// annotation holds with the values the object has.
+func lastApplied(live map[string]any) map[string]bool {
+	meta, _ := live["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	la, _ := ann[lastAppliedAnnotation].(string)
+	doc, err := decodeJSON([]byte(la))
+	if la == "" || err != nil {
+		return nil
+	}
+	have := leaves(live)
+	allowed := map[string]bool{}
+	for p, v := range leaves(doc) {
+		if hv, ok := have[p]; ok && jsonEqual(hv, v) {
+			allowed[p] = true
+		}
+	}
+	return allowed
+}
+
 func ownedByAny(o owners, p string) bool {
 	for _, fo := range o {
 		for f := range fo.fields {
@@ -177,10 +217,10 @@ func (o owners) pruned() owners {
 }
 
 // updateOwners records a write other than an apply: its manager takes the
-// fields it changed, and fields it removed are no one's. Objects no apply
-// ever touched keep no ownership at all, which costs nothing.
-func updateOwners(old, o *object, manager string) owners {
-	if len(old.owners) == 0 {
+// fields it changed, and fields it removed are no one's. Objects that
+// only writes from Go ever touched keep no ownership at all.
+func updateOwners(old, o *object, opts writeOptions, apiVersion string) owners {
+	if len(old.owners) == 0 && opts.seed {
 		return nil
 	}
 	before, err1 := decodeJSON(old.body)
@@ -188,12 +228,12 @@ func updateOwners(old, o *object, manager string) owners {
 	if err1 != nil || err2 != nil {
 		return old.owners
 	}
-	was, now := leaves(before), leaves(after)
+	was, now := withMarkers(leaves(before), before), withMarkers(leaves(after), after)
 	next := old.owners.clone()
-	key := manager + pathSep + "update" // apart from an Apply entry of the same name
+	key := updateKey(opts.manager, opts.subresource)
 	mine := next[key]
 	if mine == nil {
-		mine = &fieldOwner{name: manager, apiVersion: "v1", fields: map[string]bool{}}
+		mine = &fieldOwner{name: opts.manager, apiVersion: apiVersion, subresource: opts.subresource, fields: map[string]bool{}}
 		next[key] = mine
 	}
 	for p, v := range now {
@@ -218,14 +258,14 @@ func updateOwners(old, o *object, manager string) owners {
 func (o owners) clone() owners {
 	c := make(owners, len(o))
 	for k, fo := range o {
-		c[k] = &fieldOwner{name: fo.name, apply: fo.apply, apiVersion: fo.apiVersion, fields: maps.Clone(fo.fields)}
+		c[k] = &fieldOwner{name: fo.name, apply: fo.apply, apiVersion: fo.apiVersion, fields: maps.Clone(fo.fields), time: fo.time, subresource: fo.subresource}
 	}
 	return c
 }
 
 // applyConflicts is the real server's 409 for an apply that would take
 // fields from other managers.
-func applyConflicts(cs []applyConflict) *apiError {
+func applyConflicts(cs []applyConflict) *apiserve.Error {
 	slices.SortFunc(cs, func(a, b applyConflict) int {
 		if c := strings.Compare(showPath(a.path), showPath(b.path)); c != 0 {
 			return c
@@ -238,10 +278,10 @@ func applyConflicts(cs []applyConflict) *apiError {
 		}
 		return fmt.Sprintf("%q using %s", c.owner.name, c.owner.apiVersion)
 	}
-	d := &statusDetails{}
+	d := &apiserve.StatusDetails{}
 	byManager := map[string][]string{}
 	for _, c := range cs {
-		d.Causes = append(d.Causes, statusCause{Reason: "FieldManagerConflict", Message: "conflict with " + who(c), Field: showPath(c.path)})
+		d.Causes = append(d.Causes, apiserve.StatusCause{Reason: "FieldManagerConflict", Message: "conflict with " + who(c), Field: showPath(c.path)})
 		byManager[who(c)] = append(byManager[who(c)], showPath(c.path))
 	}
 	var msg string
@@ -254,5 +294,5 @@ func applyConflicts(cs []applyConflict) *apiError {
 		}
 		msg = fmt.Sprintf("Apply failed with %d conflicts: %s", len(cs), strings.Join(parts, "\n"))
 	}
-	return &apiError{code: http.StatusConflict, reason: "Conflict", message: msg, details: d}
+	return &apiserve.Error{Code: http.StatusConflict, Reason: "Conflict", Message: msg, Details: d}
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/listwatch/listwatch/apiserve"
 )
 
 // deleteOptions are a delete's options, from its query and its
@@ -20,7 +22,7 @@ type deleteOptions struct {
 
 // parseDeleteOptions reads a delete's options. The body, if any, is a
 // DeleteOptions object; its fields win over the query's.
-func parseDeleteOptions(req *http.Request, body []byte) (deleteOptions, *apiError) {
+func parseDeleteOptions(req *http.Request, body []byte) (deleteOptions, *apiserve.Error) {
 	wo, err := parseWriteOptions(req, "DeleteOptions")
 	if err != nil {
 		return deleteOptions{}, err
@@ -42,7 +44,7 @@ func parseDeleteOptions(req *http.Request, body []byte) (deleteOptions, *apiErro
 				vals[i] = v.String()
 			}
 			if slices.ContainsFunc(vals, func(v string) bool { return v != "All" }) {
-				return o, invalidOptions("DeleteOptions", []statusCause{{Reason: "FieldValueNotSupported", Field: "dryRun", Message: fmt.Sprintf(`Unsupported value: %s: supported values: "All"`, quotedList(vals))}})
+				return o, invalidOptions("DeleteOptions", []apiserve.StatusCause{{Reason: "FieldValueNotSupported", Field: "dryRun", Message: fmt.Sprintf(`Unsupported value: %s: supported values: "All"`, quotedList(vals))}})
 			}
 			o.dryRun = true
 		}
@@ -50,7 +52,7 @@ func parseDeleteOptions(req *http.Request, body []byte) (deleteOptions, *apiErro
 	switch o.propagation {
 	case "", "Foreground", "Background", "Orphan":
 	default:
-		return o, invalidOptions("DeleteOptions", []statusCause{{Reason: "FieldValueNotSupported", Field: "propagationPolicy", Message: fmt.Sprintf(`Unsupported value: %q: supported values: "Foreground", "Background", "Orphan", "nil"`, o.propagation)}})
+		return o, invalidOptions("DeleteOptions", []apiserve.StatusCause{{Reason: "FieldValueNotSupported", Field: "propagationPolicy", Message: fmt.Sprintf(`Unsupported value: %q: supported values: "Foreground", "Background", "Orphan", "nil"`, o.propagation)}})
 	}
 	return o, nil
 }
@@ -107,10 +109,10 @@ func (s *Server) deleteLocked(st *store, old *object, opts deleteOptions) (*obje
 		}
 	}
 	if opts.dryRun {
-		o, err := d.object(old.rv)
+		o, err := d.object(old.rv, st.res.BuiltIn)
 		return o, false, err
 	}
-	o, err := d.object(s.rv + 1)
+	o, err := d.object(s.rv+1, st.res.BuiltIn)
 	if err != nil {
 		return nil, false, err
 	}
@@ -123,7 +125,7 @@ func (s *Server) deleteLocked(st *store, old *object, opts deleteOptions) (*obje
 // deleteCollection deletes the objects of a namespace ("" for all) that
 // the filter selects and returns them as they were, with the
 // resourceVersion after the deletes.
-func (s *Server) deleteCollection(r resource, namespace string, f filter, opts deleteOptions) ([]*object, int64, error) {
+func (s *Server) deleteCollection(r resource, namespace string, f apiserve.Filter, opts deleteOptions) ([]*object, int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.storeLocked(r)
@@ -143,11 +145,11 @@ func (r resource) returnsDeleted() bool {
 	return r.Group == "" && (r.Resource == "pods" || r.Resource == "namespaces")
 }
 
-func preconditionFailed(r resource, name, why string) *apiError {
-	return &apiError{
-		code: http.StatusConflict, reason: "Conflict",
-		message: fmt.Sprintf("Operation cannot be fulfilled on %s %q: %s", r.Kind, name, why),
-		details: &statusDetails{Name: name, Group: r.Group, Kind: r.Kind},
+func preconditionFailed(r resource, name, why string) *apiserve.Error {
+	return &apiserve.Error{
+		Code: http.StatusConflict, Reason: "Conflict",
+		Message: fmt.Sprintf("Operation cannot be fulfilled on %s %q: %s", r.Kind, name, why),
+		Details: &apiserve.StatusDetails{Name: name, Group: r.Group, Kind: r.Kind},
 	}
 }
 

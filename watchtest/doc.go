@@ -35,10 +35,14 @@
 // clients sent; WaitForWatches lets a test change objects only once its
 // client is watching.
 //
-// It serves discovery from the registered resources, so that the client's
-// checks that rest on it behave as in production: the aggregated v2
-// document (/api and /apis), and /api, /apis, /apis/GROUP and each group
-// version's resource list. A namespaced resource addressed without a
+// It serves discovery as kube-apiserver 1.37.2 does, through the serving
+// core of package apiserve: every built-in resource of the real server
+// (one no test registered is served, empty; Withhold takes one away, as
+// from a server without it) and the custom resources added, so that
+// kubectl api-resources prints what it prints against the real server and
+// the client's checks that rest on discovery behave as in production: the
+// aggregated v2 document (/api and /apis), and /api, /apis, /apis/GROUP
+// and each group version's resource list. A namespaced resource addressed without a
 // namespace is then httpwatch.ErrNamespaceRequired and a misspelt one
 // discovery.ErrUnknownResource, not a missing object. Field selectors may
 // name only what the real server supports for the resource (pods'
@@ -97,6 +101,19 @@
 //	widgets := httpwatch.Resource{Group: "example.com", Version: "v1", Resource: "widgets"}
 //	s.AddResource(widgets, watchtest.Definition{Kind: "Widget", Namespaced: true})
 //
+// It answers clients other than listwatch's as the real server does,
+// through the serving core of package apiserve: an Accept that lists JSON
+// after protobuf or CBOR (client-go's) gets JSON, kubectl get's gets a
+// Table with the real server's columns (a custom resource's from
+// Definition.PrinterColumns), a body that is not JSON gets the real 415,
+// an answer past 128 KiB is gzipped for a client that accepts gzip, and
+// /version answers as 1.37.2 (Server.Version). An unmodified kubectl
+// gives the same results against it as against kube-apiserver, but that
+// it sends protobuf for create configmap, secret and the like (the 415)
+// and reads /openapi/v3, which is not served, to validate and to explain:
+// the schemas of every built-in kind are what validation reads and explain
+// prints, and no small document satisfies both. Use --validate=false.
+//
 // Where it differs from a real server: there is no authentication,
 // admission, defaulting or schema validation beyond metadata, the one
 // schema every kind shares: its fields must have their types (a label
@@ -111,10 +128,12 @@
 // lists are replaced. Merged items are ordered as the real server orders
 // them: the server's items keep their order and a new item comes before
 // the server's items that follow it in the patch. Server-side apply tracks ownership per leaf field, with lists
-// owned whole rather than per item; it records ownership only once an
-// apply touched the object (fields written before by create or update
-// belong to no one and never conflict), and it does not show
-// metadata.managedFields. There is no garbage collector: a Foreground or
+// owned whole rather than per item. Every write over HTTP records its
+// manager's fields in metadata.managedFields, as the real server does
+// (the fieldManager parameter, else the User-Agent's product; operation
+// Update or Apply; FieldsV1, lists keyed as the built-in types key them),
+// so an apply conflicts with what a create or update set; objects written
+// only from Go have no entries. There is no garbage collector: a Foreground or
 // Orphan delete leaves the object with its deletionTimestamp and the
 // foregroundDeletion or orphan finalizer until a write removes it, as on a
 // real server whose controller manager is not running. Pods are deleted at
@@ -148,14 +167,17 @@
 //     or value that parses but breaks the label rules (a prefix that is
 //     not a DNS subdomain, a value too long) is worded by package
 //     selector. Both are the real 400 BadRequest.
-//   - Discovery lists only the resources added, with only their status
-//     and scale subresources (no pods/log, exec, eviction...), no
-//     storageVersionHash, every group version fresh, and no aggregated
-//     API services. Like 1.37, it does not serve aggregated v2beta1: a
+//   - Discovery has no storageVersionHash, every group version is
+//     fresh, and there are no aggregated API services. The subresources
+//     it lists beyond status and scale (pods/log, exec, eviction...) are
+//     not served. Like 1.37, it does not serve aggregated v2beta1: a
 //     client that accepts only v2beta1 gets the plain documents.
 //   - resourceVersions, uids, timestamps and continue tokens are the
-//     server's own (a token has the real one's layout, not its bytes), and
-//     metadata.managedFields is not shown.
+//     server's own (a token has the real one's layout, not its bytes).
+//     managedFields own no defaulted fields (there is no defaulting), and
+//     maps are told from structs by a fixed list of names (labels,
+//     annotations, data and the like), where the real server reads its
+//     schema.
 //   - History is kept until Compact or HistoryLimit, where a real server's
 //     watch cache keeps a window and etcd compacts every few minutes: a
 //     watch from an old resourceVersion that works here may be 410 Gone

@@ -1,15 +1,14 @@
 package watchtest
 
 import (
-	"errors"
 	"fmt"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/selector"
 )
 
 // maxBody bounds what a create or update may send.
@@ -26,9 +25,41 @@ type route struct {
 	// they do not parse.
 	opts    httpwatch.ListOptions
 	optsErr error
+	// table is how a read answers as a Table; nil for JSON.
+	table *tableOut
+}
+
+// tableOut is how to answer a read as a Table.
+type tableOut struct {
+	printer apiserve.Printer
+	req     apiserve.TableRequest
+}
+
+// full is o as a client reads it alone: with its kind and apiVersion.
+func full(st *store, o *object) []byte {
+	return append(append([]byte(nil), st.prefix...), o.body[1:]...)
+}
+
+// writeTable answers with objs as a Table.
+func writeTable(w http.ResponseWriter, t *tableOut, objs [][]byte, meta apiserve.ListMeta) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(apiserve.AppendTable(nil, t.printer, objs, meta, t.req), '\n'))
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
+	if q := req.URL.Query().Get("watch"); q != "true" && q != "1" {
+		// Streams are never compressed; anything else large is, for a
+		// client that asks (decision 40).
+		var done func()
+		w, done = apiserve.Compress(w, req)
+		defer done()
+	}
+	if req.Method == http.MethodGet && req.URL.Path == "/version" {
+		s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query()})
+		s.Version.ServeHTTP(w, req)
+		return
+	}
 	if s.serveDiscovery(w, req) {
 		s.logRequest(Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query()})
 		return
@@ -46,8 +77,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		r.PatchType = mediaType(req.Header.Get("Content-Type"))
 	}
 	s.logRequest(r)
+	if err == nil {
+		err = s.negotiate(req, &rt)
+	}
 	if err != nil {
-		writeStatus(w, err)
+		err.Write(w)
 		return
 	}
 	if f, ok := s.takeFailure(r); ok {
@@ -56,7 +90,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			s.startStream(w, rt.st, noCut).write(frame{typ: typeError, err: e})
 			return
 		}
-		writeStatus(w, e)
+		e.Write(w)
 		return
 	}
 	switch rt.verb {
@@ -74,14 +108,51 @@ func (s *Server) serveGet(w http.ResponseWriter, rt route) {
 	o := rt.st.current(objectKey(rt.namespace, rt.name))
 	s.mu.Unlock()
 	if o == nil {
-		writeStatus(w, notFound(rt.st.res, rt.name))
+		notFound(rt.st.res, rt.name).Write(w)
 		return
 	}
 	if rt.sub == "scale" {
 		writeScale(w, http.StatusOK, rt.st.res, o)
 		return
 	}
+	if rt.table != nil {
+		writeTable(w, rt.table, [][]byte{full(rt.st, o)}, apiserve.ListMeta{ResourceVersion: strconv.FormatInt(o.rv, 10)})
+		return
+	}
 	writeObject(w, http.StatusOK, rt.st, o)
+}
+
+// negotiate reads what a request sends and asks for as the real server
+// does (decision 40): a read answers JSON or, when asked, a Table; a body
+// that is not JSON is a 415 that names what the server reads.
+func (s *Server) negotiate(req *http.Request, rt *route) *apiserve.Error {
+	switch rt.verb {
+	case "create", "update":
+		if e := apiserve.CheckBody(req.Header.Get("Content-Type")); e != nil {
+			return (e)
+		}
+		return nil
+	case "get", "list", "watch":
+	default:
+		return nil
+	}
+	out, e := apiserve.Negotiate(req.Header.Get("Accept"))
+	if e != nil {
+		return (e)
+	}
+	if !out.Table || rt.sub == "scale" {
+		return nil
+	}
+	inc, e := apiserve.ParseIncludeObject(req.URL.Query().Get("includeObject"))
+	if e != nil {
+		return (e)
+	}
+	p := apiserve.PrinterFor(rt.st.res.Group, rt.st.res.Resource)
+	if !rt.st.res.BuiltIn {
+		p = apiserve.CustomPrinter(rt.st.res.PrinterColumns)
+	}
+	rt.table = &tableOut{printer: p, req: apiserve.TableRequest{Output: out, Include: inc, Now: s.Clock.Now()}}
+	return nil
 }
 
 func writeObject(w http.ResponseWriter, code int, st *store, o *object) {
@@ -97,7 +168,7 @@ func writeObject(w http.ResponseWriter, code int, st *store, o *object) {
 //	/api/v1/RESOURCE[/NAME[/SUBRESOURCE]]
 //	/api/v1/namespaces/NS/RESOURCE[/NAME[/SUBRESOURCE]]
 //	/apis/GROUP/VERSION/... likewise
-func (s *Server) route(req *http.Request) (route, *apiError) {
+func (s *Server) route(req *http.Request) (route, *apiserve.Error) {
 	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
 	var group, version string
 	switch {
@@ -106,7 +177,7 @@ func (s *Server) route(req *http.Request) (route, *apiError) {
 	case len(parts) >= 4 && parts[0] == "apis":
 		group, version, parts = parts[1], parts[2], parts[3:]
 	default:
-		return route{}, unknownResource()
+		return route{}, apiserve.UnknownResource()
 	}
 	var rt route
 	var name string
@@ -116,7 +187,7 @@ func (s *Server) route(req *http.Request) (route, *apiError) {
 	case len(parts) <= 3:
 		name, parts = parts[0], parts[1:]
 	default:
-		return route{}, unknownResource()
+		return route{}, apiserve.UnknownResource()
 	}
 	if len(parts) >= 1 {
 		rt.name = parts[0]
@@ -124,12 +195,20 @@ func (s *Server) route(req *http.Request) (route, *apiError) {
 	if len(parts) == 2 {
 		rt.sub = parts[1]
 	}
+	addr := httpwatch.Resource{Group: group, Version: version, Resource: name}
 	s.mu.Lock()
-	st := s.stores[id(httpwatch.Resource{Group: group, Version: version, Resource: name})]
+	st := s.stores[id(addr)]
+	if d, ok := catalogued(addr); st == nil && ok {
+		// A built-in resource no test registered is there, empty.
+		st = s.storeLocked(resource{Group: group, Version: version, Resource: name, Definition: d})
+	}
+	if s.withheld[id(addr)] {
+		st = nil
+	}
 	s.mu.Unlock()
 	if st == nil || rt.namespace != "" && !st.res.Namespaced || rt.name != "" && st.res.Namespaced && rt.namespace == "" ||
 		rt.sub != "" && !st.res.has(rt.sub) {
-		return route{}, unknownResource()
+		return route{}, apiserve.UnknownResource()
 	}
 	rt.st = st
 	var watch bool
@@ -142,7 +221,7 @@ func (s *Server) route(req *http.Request) (route, *apiError) {
 	case rt.sub != "" && req.Method == http.MethodPatch:
 		rt.verb = "patch"
 	case rt.sub != "":
-		return rt, methodNotAllowed()
+		return rt, apiserve.MethodNotAllowed()
 	case req.Method == http.MethodGet && watch:
 		rt.verb = "watch"
 	case req.Method == http.MethodGet && rt.name == "":
@@ -160,7 +239,7 @@ func (s *Server) route(req *http.Request) (route, *apiError) {
 	case req.Method == http.MethodDelete && (rt.namespace != "" || !st.res.Namespaced):
 		rt.verb = "deletecollection"
 	default:
-		return rt, methodNotAllowed()
+		return rt, apiserve.MethodNotAllowed()
 	}
 	return rt, nil
 }
@@ -169,14 +248,14 @@ func (s *Server) route(req *http.Request) (route, *apiError) {
 // hands it on.
 func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt route) {
 	if rt.optsErr != nil {
-		writeStatus(w, badRequest("%v", rt.optsErr))
+		badRequest("%v", rt.optsErr).Write(w)
 		return
 	}
 	o := rt.opts
 	sc := scope{namespace: rt.namespace, name: rt.name}
-	var aerr *apiError
-	if sc.filter, aerr = parseFilter(rt.st.res, o.LabelSelector, o.FieldSelector); aerr != nil {
-		writeStatus(w, aerr)
+	var ferr *apiserve.Error
+	if sc.filter, ferr = apiserve.ParseFilter(rt.st.res.core(), o.LabelSelector, o.FieldSelector); ferr != nil {
+		(ferr).Write(w)
 		return
 	}
 	rv := o.ResourceVersion
@@ -188,9 +267,9 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 			// watch's reaches the client as a 500 without a reason.
 			msg := fmt.Sprintf("resourceVersion: Invalid value: %q: %v", rv, err)
 			if rt.verb == "watch" {
-				writeStatus(w, &apiError{code: http.StatusInternalServerError, message: msg})
+				(&apiserve.Error{Code: http.StatusInternalServerError, Message: msg}).Write(w)
 			} else {
-				writeStatus(w, badRequest("invalid resource version: %s", msg))
+				badRequest("invalid resource version: %s", msg).Write(w)
 			}
 			return
 		}
@@ -202,86 +281,24 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 	}
 	match, cont := o.ResourceVersionMatch, o.Continue
 	if rt.verb == "list" {
-		if errs := checkListOptions(rv, match, cont, initial); len(errs) > 0 {
-			writeStatus(w, invalidListOptions(errs))
+		if e := apiserve.CheckListOptions(rv, match, cont, initial); e != nil {
+			e.Write(w)
 			return
 		}
-		s.serveList(w, req, rt.st, listRequest{scope: sc, limit: int(max(o.Limit, 0)), cont: cont, rv: rv, startRV: startRV, match: match})
+		s.serveList(w, req, rt.st, listRequest{scope: sc, limit: int(max(o.Limit, 0)), cont: cont, rv: rv, startRV: startRV, match: match, table: rt.table})
 		return
 	}
 	s.mu.Lock()
 	refuse := s.faults.refuseWatchList
 	s.mu.Unlock()
-	if errs := checkWatchOptions(match, cont, initial, refuse); len(errs) > 0 {
-		writeStatus(w, invalidListOptions(errs))
+	if e := apiserve.CheckWatchOptions(match, cont, initial, refuse); e != nil {
+		e.Write(w)
 		return
 	}
 	s.serveWatch(w, req, rt.st, watchRequest{
 		scope: sc, rv: rv, startRV: startRV, initial: initial,
-		bookmarks: o.AllowWatchBookmarks, timeout: max(o.TimeoutSeconds, 0),
+		bookmarks: o.AllowWatchBookmarks, timeout: max(o.TimeoutSeconds, 0), table: rt.table,
 	})
-}
-
-// selectorError is the 400 for a selector that does not parse. Like the
-// real server, the message is the parser's, without the input around it.
-func selectorError(err error) *apiError {
-	var se *selector.SyntaxError
-	if errors.As(err, &se) {
-		return badRequest("%s", se.Msg)
-	}
-	return badRequest("%v", err)
-}
-
-var supportedMatch = []string{"Exact", "NotOlderThan", ""}
-
-// checkListOptions applies the real server's rules for list parameters.
-func checkListOptions(rv, match, cont string, initial *bool) []fieldError {
-	var errs []fieldError
-	if match != "" {
-		if rv == "" {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden unless resourceVersion is provided"})
-		}
-		if cont != "" {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden when continue is provided"})
-		}
-		if match != "Exact" && match != "NotOlderThan" {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", value: match, allowed: supportedMatch})
-		}
-		if match == "Exact" && rv == "0" {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`})
-		}
-	}
-	if initial != nil {
-		errs = append(errs, fieldError{field: "sendInitialEvents", forbid: "sendInitialEvents is forbidden for list"})
-	}
-	return errs
-}
-
-// checkWatchOptions applies the real server's rules for watch parameters.
-// refuse plays a server without the WatchList feature.
-func checkWatchOptions(match, cont string, initial *bool, refuse bool) []fieldError {
-	var errs []fieldError
-	if initial != nil {
-		if match != "NotOlderThan" {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"})
-		}
-		if refuse {
-			errs = append(errs, fieldError{field: "sendInitialEvents", forbid: "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"})
-		}
-	}
-	if match != "" {
-		if initial == nil {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"})
-		}
-		if match != "NotOlderThan" {
-			errs = append(errs, fieldError{field: "resourceVersionMatch", value: match, allowed: []string{"NotOlderThan"}})
-		}
-	}
-	if cont != "" {
-		// So the real server words it, match or not.
-		errs = append(errs, fieldError{field: "resourceVersionMatch", forbid: "resourceVersionMatch is forbidden when continue is provided"})
-	}
-	return errs
 }
 
 // mediaType is a Content-Type without its parameters.
@@ -294,16 +311,14 @@ func mediaType(ct string) string {
 }
 
 // unknownGroup reports whether path is under /apis/GROUP/ for a group no
-// registered resource belongs to.
+// served resource belongs to.
 func (s *Server) unknownGroup(path string) bool {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	if len(parts) < 2 || parts[0] != "apis" {
 		return false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, st := range s.stores {
-		if st.res.Group == parts[1] {
+	for _, r := range s.apiResources() {
+		if r.Group == parts[1] {
 			return false
 		}
 	}

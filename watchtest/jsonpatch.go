@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/listwatch/listwatch/apiserve"
 )
 
 // Patches work on objects decoded into maps, slices and json.Number, so
@@ -50,7 +52,7 @@ func mergePatch(target, patch any) any {
 
 // errPatchRejected is the real server's answer to any JSON patch that
 // cannot be applied: a failed test, a missing path, an index out of range.
-var errPatchRejected = &apiError{code: http.StatusUnprocessableEntity, reason: "Invalid", message: "the server rejected our request due to an error in our request", details: &statusDetails{}}
+var errPatchRejected = &apiserve.Error{Code: http.StatusUnprocessableEntity, Reason: "Invalid", Message: "the server rejected our request due to an error in our request", Details: &apiserve.StatusDetails{}}
 
 type jsonPatchOp struct {
 	Op    string           `json:"op"`

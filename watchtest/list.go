@@ -2,11 +2,11 @@ package watchtest
 
 import (
 	"bufio"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
+
+	"github.com/listwatch/listwatch/apiserve"
 )
 
 // listRequest is a parsed list.
@@ -17,43 +17,7 @@ type listRequest struct {
 	rv      string // as given
 	startRV int64  // rv parsed, 0 for "" and "0"
 	match   string // resourceVersionMatch
-}
-
-// continueToken is the opaque continue parameter: the resourceVersion of
-// the list's snapshot and the key to go on from. The layout follows the
-// real server's, so tokens look alike in logs.
-type continueToken struct {
-	V     string `json:"v"`
-	RV    int64  `json:"rv"` // -1: go on at the latest version (after expiry)
-	Start string `json:"start"`
-}
-
-const tokenVersion = "meta.k8s.io/v1"
-
-func encodeContinue(rv int64, start string) string {
-	b, _ := json.Marshal(continueToken{V: tokenVersion, RV: rv, Start: start})
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeContinue(s string) (continueToken, error) {
-	var t continueToken
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		var padded error
-		if raw, padded = base64.URLEncoding.DecodeString(s); padded != nil {
-			return t, err
-		}
-	}
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return t, errors.New("not a JSON token")
-	}
-	if t.V != tokenVersion {
-		return t, errors.New("unknown token version " + strconv.Quote(t.V))
-	}
-	if t.RV < -1 || t.RV == 0 {
-		return t, errors.New("bad resourceVersion in token")
-	}
-	return t, nil
+	table   *tableOut
 }
 
 // serveList answers a list from the snapshot its resourceVersion semantics
@@ -65,7 +29,7 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, st *store, 
 	switch {
 	case lr.cont != "":
 		if lr.rv != "" {
-			writeStatus(w, badRequest("specifying resource version is not allowed when using continue"))
+			badRequest("specifying resource version is not allowed when using continue").Write(w)
 			return
 		}
 	case lr.startRV == 0: // "" is the latest, "0" any version: the latest is one
@@ -74,18 +38,18 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, st *store, 
 	default:
 		notOlder = true
 	}
-	var tok continueToken
+	var tok apiserve.ContinueToken
 	if lr.cont != "" {
 		var err error
-		if tok, err = decodeContinue(lr.cont); err != nil {
-			writeStatus(w, badRequest("invalid continue token: continue key is not valid: %v", err))
+		if tok, err = apiserve.DecodeContinue(lr.cont); err != nil {
+			badRequest("invalid continue token: continue key is not valid: %v", err).Write(w)
 			return
 		}
 		start = tok.Start
 	}
 	if exact || notOlder {
 		if cur, ok := s.waitForRV(req.Context(), lr.startRV); !ok {
-			writeStatus(w, tooLarge(lr.startRV, cur))
+			apiserve.TooLarge(lr.startRV, cur).Write(w)
 			return
 		}
 	}
@@ -95,17 +59,17 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, st *store, 
 	switch {
 	case lr.cont != "" && tok.RV > s.rv:
 		s.mu.Unlock()
-		writeStatus(w, badRequest("continue key is not valid: resourceVersion %d is in the future", tok.RV))
+		badRequest("continue key is not valid: resourceVersion %d is in the future", tok.RV).Write(w)
 		return
 	case lr.cont != "" && tok.RV != -1 && tok.RV < s.floorOf(st):
 		s.mu.Unlock()
-		writeStatus(w, expiredContinue(encodeContinue(-1, start)))
+		apiserve.ExpiredContinue(apiserve.EncodeContinue(-1, start)).Write(w)
 		return
 	case lr.cont != "" && tok.RV != -1:
 		snap = tok.RV
 	case exact && lr.startRV < s.floorOf(st):
 		s.mu.Unlock()
-		writeStatus(w, expired("list"))
+		apiserve.Expired("list").Write(w)
 		return
 	case exact:
 		snap = lr.startRV
@@ -115,7 +79,19 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, st *store, 
 
 	next := ""
 	if more {
-		next = encodeContinue(snap, items[len(items)-1].key+"\x00")
+		next = apiserve.EncodeContinue(snap, items[len(items)-1].key+"\x00")
+	}
+	if lr.table != nil {
+		objs := make([][]byte, len(items))
+		for i, o := range items {
+			objs[i] = full(st, o)
+		}
+		m := apiserve.ListMeta{ResourceVersion: strconv.FormatInt(snap, 10), Continue: next}
+		if remaining > 0 {
+			m.RemainingItemCount = &remaining
+		}
+		writeTable(w, lr.table, objs, m)
+		return
 	}
 	writeList(w, st, items, snap, next, remaining)
 }

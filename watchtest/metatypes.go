@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/listwatch/listwatch/apiserve"
 )
 
 // metaFields are the fields of metadata whose JSON type the real server
@@ -93,11 +95,11 @@ func (d *draft) checkMetaTypes(r resource) error {
 
 // invalidPatch is the real server's 422 for a patch whose result it cannot
 // decode: the message quotes the patched object.
-func invalidPatch(patched []byte, msg string) *apiError {
+func invalidPatch(patched []byte, msg string) *apiserve.Error {
 	detail := fmt.Sprintf("Invalid value: %q: %s", patched, msg)
-	return &apiError{
-		code: http.StatusUnprocessableEntity, reason: "Invalid",
-		message: ` "" is invalid: patch: ` + detail,
-		details: &statusDetails{Causes: []statusCause{{Reason: "FieldValueInvalid", Message: detail, Field: "patch"}}},
+	return &apiserve.Error{
+		Code: http.StatusUnprocessableEntity, Reason: "Invalid",
+		Message: ` "" is invalid: patch: ` + detail,
+		Details: &apiserve.StatusDetails{Causes: []apiserve.StatusCause{{Reason: "FieldValueInvalid", Message: detail, Field: "patch"}}},
 	}
 }

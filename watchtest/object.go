@@ -114,9 +114,31 @@ func fieldsOf(r gjson.Result) map[string]string {
 	return m
 }
 
-// encodeFields writes a JSON object with sorted keys from raw values.
-func encodeFields(m map[string]string) []byte {
-	keys := slices.Sorted(maps.Keys(m))
+// Built-in objects are written in the order of their Go types' fields, as
+// the real server writes them: metadata first, then the fields kinds have
+// in common in their order, and ObjectMeta's fields in theirs. Custom
+// resources are written with sorted keys, as unstructured objects are.
+var (
+	builtInOrder  = []string{"metadata", "spec", "immutable", "data", "binaryData", "type", "status"}
+	metadataOrder = []string{"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+		"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
+		"ownerReferences", "finalizers", "managedFields"}
+)
+
+// encodeFields writes a JSON object from raw values, the keys in order
+// first, then the others sorted.
+func encodeFields(m map[string]string, order []string) []byte {
+	keys := make([]string, 0, len(m))
+	for _, k := range order {
+		if _, ok := m[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(order, k) {
+			keys = append(keys, k)
+		}
+	}
 	n := 2
 	for k, v := range m {
 		n += len(k) + len(v) + 4
@@ -225,9 +247,10 @@ func (d *draft) hasFinalizers() (bool, error) {
 	return len(r.Array()) > 0, nil
 }
 
-// object encodes the draft into an object at resourceVersion rv. The
-// draft's metadata must already hold name, namespace and uid.
-func (d *draft) object(rv int64) (*object, error) {
+// object encodes the draft into an object at resourceVersion rv, laid out
+// as a built-in object or as a custom one. The draft's metadata must
+// already hold name, namespace and uid.
+func (d *draft) object(rv int64, builtIn bool) (*object, error) {
 	d.set("resourceVersion", strconv.FormatInt(rv, 10))
 	labels, err := d.labels()
 	if err != nil {
@@ -243,10 +266,14 @@ func (d *draft) object(rv int64) (*object, error) {
 			top[k] = v
 		}
 	}
-	top["metadata"] = string(encodeFields(d.meta))
+	var topOrder, metaOrder []string
+	if builtIn {
+		topOrder, metaOrder = builtInOrder, metadataOrder
+	}
+	top["metadata"] = string(encodeFields(d.meta, metaOrder))
 	o := &object{
 		namespace: d.str("namespace"), name: d.str("name"), uid: d.str("uid"),
-		rv: rv, body: encodeFields(top), labels: labels, finalizers: fin,
+		rv: rv, body: encodeFields(top, topOrder), labels: labels, finalizers: fin,
 		deleting: d.str("deletionTimestamp") != "",
 	}
 	o.key = objectKey(o.namespace, o.name)

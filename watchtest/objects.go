@@ -209,11 +209,20 @@ func (s *Server) createLocked(st *store, ns string, d *draft, opts writeOptions)
 	if r.BuiltIn {
 		d.dropEmptyMaps()
 	}
-	o, err := d.object(s.rv + 1)
+	if !opts.seed {
+		delete(d.meta, "managedFields") // the server's record, not the client's
+	}
+	o, err := d.object(s.rv+1, r.BuiltIn)
 	if err != nil {
 		return nil, err
 	}
 	o.owners = opts.owners
+	if o.owners == nil && !opts.seed {
+		o.owners = createOwners(o, opts.manager, r.apiVersion())
+	}
+	if o, err = s.withManaged(r, o, nil); err != nil {
+		return nil, err
+	}
 	if opts.dryRun {
 		return withoutRV(o), nil
 	}
@@ -294,7 +303,14 @@ func (s *Server) replaceLocked(st *store, old *object, d *draft, opts writeOptio
 	if !opts.seed {
 		d = r.guardStatus(prev, d, opts.subresource)
 	}
-	for _, k := range serverFields {
+	if sent, ok := d.meta["managedFields"]; ok && !opts.seed && !sameJSON(sent, prev.meta["managedFields"]) {
+		opts.sentOwners = parseManagedFields(sent)
+	}
+	kept := serverFields
+	if !opts.seed {
+		kept = append(kept[:len(kept):len(kept)], "managedFields") // the server's record, not the client's
+	}
+	for _, k := range kept {
 		if v, ok := prev.meta[k]; ok {
 			d.meta[k] = v
 		} else {
@@ -310,13 +326,13 @@ func (s *Server) replaceLocked(st *store, old *object, d *draft, opts writeOptio
 	} else {
 		delete(d.meta, "namespace")
 	}
-	o, err := d.object(old.rv)
+	o, err := d.object(old.rv, r.BuiltIn)
 	if err != nil {
 		return nil, err
 	}
 	if r.tracksGeneration() && !sameJSON(r.counted(o), r.counted(old)) {
 		d.set("generation", gjson.Parse(prev.meta["generation"]).Int()+1)
-		if o, err = d.object(old.rv); err != nil {
+		if o, err = d.object(old.rv, r.BuiltIn); err != nil {
 			return nil, err
 		}
 	}
@@ -326,17 +342,26 @@ func (s *Server) replaceLocked(st *store, old *object, d *draft, opts writeOptio
 // commitWriteLocked stores o as the next version of old, unless nothing
 // changed or the write is a dry run.
 func (s *Server) commitWriteLocked(st *store, old, o *object, opts writeOptions) *object {
+	base := old
+	if opts.sentOwners != nil {
+		b := *old
+		b.owners = opts.sentOwners
+		base = &b
+	}
 	owners := opts.owners
 	if owners == nil {
-		owners = updateOwners(old, o, opts.manager)
+		owners = updateOwners(base, o, opts, st.res.apiVersion())
 	}
-	if sameJSON(string(o.body), string(old.body)) {
+	if sameJSON(string(o.body), string(old.body)) && opts.sentOwners == nil {
 		if !opts.dryRun {
 			old.owners = owners // ownership is not part of the body; the lock guards it
 		}
 		return old
 	}
 	o.owners = owners
+	if m, err := s.withManaged(st.res, o, base.owners); err == nil {
+		o = m
+	}
 	if opts.dryRun {
 		return o
 	}
@@ -352,6 +377,31 @@ func (s *Server) commitWriteLocked(st *store, old, o *object, opts writeOptions)
 	o = withRV(o, rv)
 	s.commitLocked(st, &change{typ: typeModified, obj: o, prev: old})
 	return o
+}
+
+// withManaged is o with its ownership stamped and shown as
+// metadata.managedFields (decision 40); an object nobody owns anything of
+// shows none.
+func (s *Server) withManaged(r resource, o *object, prev owners) (*object, error) {
+	if len(o.owners) == 0 {
+		return o, nil
+	}
+	stamp(prev, o.owners, s.now())
+	doc, err := decodeJSON(o.body)
+	if err != nil {
+		return nil, err
+	}
+	d, err := newDraft(o.body)
+	if err != nil {
+		return nil, err
+	}
+	d.meta["managedFields"] = managedFieldsJSON(o.owners, doc, r)
+	m, err := d.object(o.rv, r.BuiltIn)
+	if err != nil {
+		return nil, err
+	}
+	m.owners = o.owners
+	return m, nil
 }
 
 func (s *Server) now() string {

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/listwatch/listwatch/apiserve"
 )
 
 // writeOptions are the query parameters of a create, update, patch or
@@ -24,6 +26,10 @@ type writeOptions struct {
 	// owners, when not nil, is what each manager owns after the write: an
 	// apply computed it. Other writes update the stored ownership.
 	owners owners
+	// sentOwners, when not nil, is the ownership a write sent in
+	// metadata.managedFields, different from the stored one: the real
+	// server takes it as the ownership the write starts from.
+	sentOwners owners
 }
 
 // seedOptions are those of Create and Update called from Go.
@@ -32,14 +38,14 @@ var seedOptions = writeOptions{seed: true, manager: "watchtest"}
 // parseWriteOptions reads and checks the options of a write. kind names the
 // options type in errors, as the real server does: CreateOptions,
 // UpdateOptions, PatchOptions or DeleteOptions.
-func parseWriteOptions(req *http.Request, kind string) (writeOptions, *apiError) {
+func parseWriteOptions(req *http.Request, kind string) (writeOptions, *apiserve.Error) {
 	q := req.URL.Query()
 	var o writeOptions
-	var errs []statusCause
+	var errs []apiserve.StatusCause
 	if dr, ok := q["dryRun"]; ok {
 		for _, v := range dr {
 			if v != "All" {
-				errs = append(errs, statusCause{Reason: "FieldValueNotSupported", Field: "dryRun", Message: fmt.Sprintf("Unsupported value: %s: supported values: \"All\"", quotedList(dr))})
+				errs = append(errs, apiserve.StatusCause{Reason: "FieldValueNotSupported", Field: "dryRun", Message: fmt.Sprintf("Unsupported value: %s: supported values: \"All\"", quotedList(dr))})
 				break
 			}
 		}
@@ -51,7 +57,7 @@ func parseWriteOptions(req *http.Request, kind string) (writeOptions, *apiError)
 		case "Strict":
 			o.strict = true
 		default:
-			errs = append(errs, statusCause{Reason: "FieldValueNotSupported", Field: "fieldValidation", Message: fmt.Sprintf(`Unsupported value: %q: supported values: "", "Ignore", "Strict", "Warn"`, v)})
+			errs = append(errs, apiserve.StatusCause{Reason: "FieldValueNotSupported", Field: "fieldValidation", Message: fmt.Sprintf(`Unsupported value: %q: supported values: "", "Ignore", "Strict", "Warn"`, v)})
 		}
 		o.manager = q.Get("fieldManager")
 	}
@@ -89,7 +95,7 @@ func quotedList(vs []string) string {
 
 // invalidOptions is the 422 the real server sends for options it does not
 // accept.
-func invalidOptions(kind string, causes []statusCause) *apiError {
+func invalidOptions(kind string, causes []apiserve.StatusCause) *apiserve.Error {
 	msgs := make([]string, len(causes))
 	for i, c := range causes {
 		msgs[i] = c.Field + ": " + c.Message
@@ -98,10 +104,10 @@ func invalidOptions(kind string, causes []statusCause) *apiError {
 	if len(msgs) > 1 {
 		all = "[" + strings.Join(msgs, ", ") + "]"
 	}
-	return &apiError{
-		code: http.StatusUnprocessableEntity, reason: "Invalid",
-		message: kind + `.meta.k8s.io "" is invalid: ` + all,
-		details: &statusDetails{Group: "meta.k8s.io", Kind: kind, Causes: causes},
+	return &apiserve.Error{
+		Code: http.StatusUnprocessableEntity, Reason: "Invalid",
+		Message: kind + `.meta.k8s.io "" is invalid: ` + all,
+		Details: &apiserve.StatusDetails{Group: "meta.k8s.io", Kind: kind, Causes: causes},
 	}
 }
 
@@ -117,8 +123,8 @@ var objectMetaFields = map[string]bool{
 // checkStrict applies fieldValidation=Strict as far as watchtest can
 // without schemas: duplicate fields at the top level or in metadata, and
 // fields metadata does not have, fail with the real server's 400.
-func checkStrict(r resource, body []byte) *apiError {
-	fail := func(what string) *apiError {
+func checkStrict(r resource, body []byte) *apiserve.Error {
+	fail := func(what string) *apiserve.Error {
 		return badRequest("%s in version %q cannot be handled as a %s: strict decoding error: %s", r.Kind, r.Version, r.Kind, what)
 	}
 	if k := duplicateKey(gjson.ParseBytes(body)); k != "" {

@@ -3,6 +3,8 @@ package watchtest
 import (
 	"mime"
 	"net/http"
+
+	"github.com/listwatch/listwatch/apiserve"
 )
 
 // The patch media types the real server accepts.
@@ -15,7 +17,7 @@ const (
 
 // checkPatchType answers 415 for a media type the resource cannot be
 // patched with; custom resources have no strategic merge patch.
-func checkPatchType(r resource, ct string) *apiError {
+func checkPatchType(r resource, ct string) *apiserve.Error {
 	switch ct {
 	case mergePatchType, jsonPatchType, applyPatchType:
 		return nil
@@ -23,32 +25,32 @@ func checkPatchType(r resource, ct string) *apiError {
 		if r.BuiltIn {
 			return nil
 		}
-		return &apiError{code: http.StatusUnsupportedMediaType, reason: "UnsupportedMediaType",
-			message: "the body of the request was in an unknown format - accepted media types include: " + jsonPatchType + ", " + mergePatchType + ", " + applyPatchType}
+		return &apiserve.Error{Code: http.StatusUnsupportedMediaType, Reason: "UnsupportedMediaType",
+			Message: "the body of the request was in an unknown format - accepted media types include: " + jsonPatchType + ", " + mergePatchType + ", " + applyPatchType}
 	}
-	return &apiError{code: http.StatusUnsupportedMediaType, reason: "UnsupportedMediaType", message: "415: Unsupported Media Type", details: &statusDetails{}}
+	return &apiserve.Error{Code: http.StatusUnsupportedMediaType, Reason: "UnsupportedMediaType", Message: "415: Unsupported Media Type", Details: &apiserve.StatusDetails{}}
 }
 
 func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, rt route, body []byte) {
 	r := rt.st.res
 	ct, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
 	if err := checkPatchType(r, ct); err != nil {
-		writeStatus(w, err)
+		err.Write(w)
 		return
 	}
 	opts, aerr := parseWriteOptions(req, "PatchOptions")
 	if aerr != nil {
-		writeStatus(w, aerr)
+		aerr.Write(w)
 		return
 	}
 	if ct == applyPatchType && req.URL.Query().Get("fieldManager") == "" {
-		writeStatus(w, invalidOptions("PatchOptions", []statusCause{{Reason: "FieldValueRequired", Field: "fieldManager", Message: "Required value: is required for apply patch"}}))
+		invalidOptions("PatchOptions", []apiserve.StatusCause{{Reason: "FieldValueRequired", Field: "fieldManager", Message: "Required value: is required for apply patch"}}).Write(w)
 		return
 	}
 	opts.subresource = rt.sub
 	o, created, err := s.patch(r, rt.namespace, rt.name, ct, body, opts)
 	if err != nil {
-		writeStatus(w, asAPIError(err))
+		apiserve.AsError(err).Write(w)
 		return
 	}
 	code := http.StatusOK

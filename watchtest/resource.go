@@ -3,6 +3,7 @@ package watchtest
 import (
 	"fmt"
 
+	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/httpwatch"
 )
 
@@ -49,6 +50,11 @@ type Definition struct {
 	// resource, as a CustomResourceDefinition's selectableFields declare
 	// them ("spec.color"). Built-in resources have the real server's own.
 	SelectableFields []string
+
+	// PrinterColumns are a custom resource's additionalPrinterColumns,
+	// the columns of the Table kubectl get prints; with none it prints
+	// NAME and AGE.
+	PrinterColumns []apiserve.PrinterColumn
 }
 
 // ScalePaths says where an object keeps what its autoscaling/v1 Scale
@@ -116,11 +122,31 @@ func definedAs(r httpwatch.Resource, d Definition) (resource, error) {
 	if d.Kind == "" {
 		b, ok := builtIn[id(r)]
 		if !ok {
+			b, ok = catalogued(r)
+		}
+		if !ok {
 			return resource{}, fmt.Errorf("watchtest: %s is no built-in resource watchtest knows: give its Definition (at least Kind) to AddResource", r)
 		}
 		d = b
 	}
 	return resource{Group: r.Group, Version: r.Version, Resource: r.Resource, Definition: d}, nil
+}
+
+// catalogued is the definition of a built-in resource watchtest has no
+// definition of its own for, from the real server's discovery: served
+// as any built-in, with its status subresource and, if it has one, a
+// scale subresource on .spec.replicas.
+func catalogued(r httpwatch.Resource) (Definition, bool) {
+	a, ok := apiserve.BuiltInResource(r.Group, r.Version, r.Resource)
+	if !ok {
+		return Definition{}, false
+	}
+	d := Definition{Kind: a.Kind, Namespaced: a.Namespaced, BuiltIn: true, Status: a.Has("status"),
+		ShortNames: a.ShortNames, Categories: a.Categories}
+	if a.Has("scale") {
+		d.Scale = replicaScale
+	}
+	return d, true
 }
 
 // tracksGeneration reports whether r's objects carry metadata.generation.

@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/selector"
 )
 
 // Defaults that NewUnstartedServer puts in a Server's fields.
@@ -65,14 +65,19 @@ type Server struct {
 	// cache. 0 keeps everything until Compact.
 	HistoryLimit int
 
+	// Version is what /version answers; its zero fields are
+	// kube-apiserver 1.37.2's.
+	Version apiserve.Version
+
 	mu       sync.Mutex
 	rv       int64
 	floor    int64 // the last Compact
 	stores   map[string]*store
-	seq      int64         // for uids and generated names
-	changed  chan struct{} // closed and replaced whenever rv moves
-	watchers chan struct{} // closed and replaced whenever a watch opens or ends
-	open     int           // open watches
+	withheld map[string]bool // built-in resources not served (Withhold)
+	seq      int64           // for uids and generated names
+	changed  chan struct{}   // closed and replaced whenever rv moves
+	watchers chan struct{}   // closed and replaced whenever a watch opens or ends
+	open     int             // open watches
 	closing  chan struct{}
 	closed   bool
 	faults   faults
@@ -210,11 +215,29 @@ func (s *Server) served(r httpwatch.Resource) (resource, error) {
 	}
 	d, ok := builtIn[id(r)]
 	if !ok {
+		d, ok = catalogued(r)
+	}
+	if !ok {
 		return resource{}, fmt.Errorf("watchtest: %s: %w (call AddResource with its Definition first)", r, discovery.ErrUnknownResource)
 	}
 	res := resource{Group: r.Group, Version: r.Version, Resource: r.Resource, Definition: d}
 	s.storeLocked(res)
 	return res, nil
+}
+
+// Withhold makes the server one without the built-in resources rs, as an
+// older or trimmed-down API server is: they leave discovery and their
+// paths answer 404, however the server was told of them before.
+func (s *Server) Withhold(rs ...httpwatch.Resource) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.withheld == nil {
+		s.withheld = map[string]bool{}
+	}
+	for _, r := range rs {
+		s.withheld[id(r)] = true
+		delete(s.stores, id(r))
+	}
 }
 
 func (s *Server) storeLocked(r resource) *store {
@@ -309,33 +332,4 @@ func (s *Server) waitForRV(ctx context.Context, rv int64) (int64, bool) {
 			return cur, false
 		}
 	}
-}
-
-// filter holds the selectors of a list or watch.
-type filter struct {
-	labels selector.Selector
-	fields selector.FieldSelector
-	// defaults are what field selectors read for fields an object lacks,
-	// where the real server's defaulting would have set them.
-	defaults map[string]string
-}
-
-func (f filter) empty() bool { return f.labels.Empty() && f.fields.Empty() }
-
-func (f filter) matches(o *object) bool {
-	return f.labels.Matches(o.labels) && f.fields.Matches(defaulted{o, f.defaults})
-}
-
-// defaulted reads an object's fields with defaults for missing ones.
-type defaulted struct {
-	o        *object
-	defaults map[string]string
-}
-
-func (d defaulted) Get(path string) (string, bool) {
-	if v, ok := d.o.Get(path); ok {
-		return v, true
-	}
-	v, ok := d.defaults[path]
-	return v, ok
 }

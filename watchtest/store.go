@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/listwatch/listwatch/apiserve"
 )
 
 // Event types as the server spells them.
@@ -163,7 +165,7 @@ func (st *store) trimKey(key string, floor int64) {
 type scope struct {
 	namespace string
 	name      string
-	filter    filter
+	filter    apiserve.Filter
 }
 
 // keyRange returns the first key position to look at and whether a key
@@ -188,7 +190,7 @@ func (st *store) keyRange(sc scope, start string) (int, func(string) bool) {
 func (st *store) snapshot(sc scope, rv int64, start string, limit int) (items []*object, more bool, remaining int64) {
 	keys := st.keys()
 	i, inScope := st.keyRange(sc, start)
-	count := sc.filter.empty()
+	count := sc.filter.Empty()
 	for ; i < len(keys) && inScope(keys[i]); i++ {
 		o := st.at(keys[i], rv)
 		if o == nil || !sc.matches(o) {
@@ -217,5 +219,5 @@ func (sc scope) matches(o *object) bool {
 	if sc.name != "" && o.name != sc.name {
 		return false
 	}
-	return sc.filter.matches(o)
+	return sc.filter.Matches(o.labels, o)
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/listwatch/listwatch/apiserve"
 )
 
 // watcher is one open watch: what it selects and the events waiting to be
@@ -28,10 +30,10 @@ type watcher struct {
 // frame is one event to write.
 type frame struct {
 	typ        string
-	obj        *object   // ADDED, MODIFIED, DELETED
-	rv         int64     // BOOKMARK
-	initialEnd bool      // BOOKMARK: the k8s.io/initial-events-end one
-	err        *apiError // ERROR
+	obj        *object         // ADDED, MODIFIED, DELETED
+	rv         int64           // BOOKMARK
+	initialEnd bool            // BOOKMARK: the k8s.io/initial-events-end one
+	err        *apiserve.Error // ERROR
 }
 
 // translate turns a change into what this watch sees, like the real watch
@@ -156,6 +158,7 @@ type watchRequest struct {
 	initial   *bool  // sendInitialEvents, nil when absent
 	bookmarks bool
 	timeout   int64 // seconds, 0 for none
+	table     *tableOut
 }
 
 // serveWatch streams events: what the watch replays first, then every change
@@ -163,10 +166,10 @@ type watchRequest struct {
 func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, st *store, wr watchRequest) {
 	ctx := req.Context()
 	c := s.takeCut()
-	var failure *apiError
+	var failure *apiserve.Error
 	if wr.sendInitial() && wr.startRV > 0 {
 		if cur, ok := s.waitForRV(ctx, wr.startRV); !ok {
-			failure = tooLarge(wr.startRV, cur)
+			failure = apiserve.TooLarge(wr.startRV, cur)
 		}
 	}
 	wt, initial, failure, ok := s.register(st, wr, failure)
@@ -174,8 +177,8 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, st *store,
 		return // the server is closed
 	}
 	if failure != nil {
-		if failure.code == http.StatusGone && s.ExpiredWatchAsStatus {
-			writeStatus(w, failure)
+		if failure.Code == http.StatusGone && s.ExpiredWatchAsStatus {
+			failure.Write(w)
 			return
 		}
 		s.startStream(w, st, c).write(frame{typ: typeError, err: failure})
@@ -187,6 +190,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, st *store,
 		s.mu.Unlock()
 	}()
 	out := s.startStream(w, st, c)
+	out.table = wr.table
 	for _, f := range initial {
 		if wt.stopped() || !out.write(f) {
 			return
@@ -219,7 +223,7 @@ func (wr watchRequest) sendInitial() bool { return wr.initial != nil && *wr.init
 // register decides under the lock what the watch replays and, unless it
 // fails, registers it, so no change falls between the replay and the live
 // events. ok is false once the server is closed.
-func (s *Server) register(st *store, wr watchRequest, failure *apiError) (wt *watcher, initial []frame, _ *apiError, ok bool) {
+func (s *Server) register(st *store, wr watchRequest, failure *apiserve.Error) (wt *watcher, initial []frame, _ *apiserve.Error, ok bool) {
 	wt = &watcher{st: st, scope: wr.scope, bookmarks: wr.bookmarks, done: make(chan struct{})}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -244,7 +248,7 @@ func (s *Server) register(st *store, wr watchRequest, failure *apiError) (wt *wa
 	case wr.startRV == 0: // sendInitialEvents=false from "" or "0": only what comes next
 		wt.after = s.rv
 	case wr.startRV < s.floorOf(st):
-		failure = expired("watch")
+		failure = apiserve.Expired("watch")
 	default:
 		wt.after = wr.startRV
 		i := sort.Search(len(st.changes), func(i int) bool { return st.changes[i].rv() > wr.startRV })
@@ -276,6 +280,9 @@ type stream struct {
 	written int
 	events  int
 	buf     []byte
+	// table, when set, sends each object as a one-row Table, the column
+	// definitions only in the first.
+	table *tableOut
 }
 
 // startStream sends the headers of a watch response at once, as the real
@@ -294,7 +301,14 @@ func (s *Server) startStream(w http.ResponseWriter, st *store, c cut) *stream {
 // write sends one frame and flushes it. It reports false once the client
 // is gone.
 func (o *stream) write(f frame) bool {
-	o.buf = appendFrame(o.buf[:0], o.st, f)
+	if o.table != nil && f.obj != nil && (f.typ == typeAdded || f.typ == typeModified || f.typ == typeDeleted) {
+		o.buf = append(o.buf[:0], `{"type":"`+f.typ+`","object":`...)
+		o.buf = apiserve.AppendTable(o.buf, o.table.printer, [][]byte{full(o.st, f.obj)}, apiserve.ListMeta{ResourceVersion: strconv.FormatInt(f.obj.rv, 10)}, o.table.req)
+		o.buf = append(o.buf, "}\n"...)
+		o.table.req.NoHeaders = true
+	} else {
+		o.buf = appendFrame(o.buf[:0], o.st, f)
+	}
 	b := o.buf
 	if o.cut.bytes >= 0 && o.written+len(b) >= o.cut.bytes {
 		n := o.cut.bytes - o.written
@@ -334,7 +348,7 @@ func appendFrame(b []byte, st *store, f frame) []byte {
 	b = append(b, `","object":`...)
 	switch f.typ {
 	case typeError:
-		j, _ := json.Marshal(f.err.status()) // a struct of strings and ints
+		j, _ := json.Marshal(f.err.Status()) // a struct of strings and ints
 		b = append(b, j...)
 	case typeBookmark:
 		b = append(b, st.prefix...)

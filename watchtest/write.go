@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+
+	"github.com/listwatch/listwatch/apiserve"
 )
 
 // serveWrite answers create, update, patch, delete and deletecollection.
 func (s *Server) serveWrite(w http.ResponseWriter, req *http.Request, rt route) {
 	body, err := io.ReadAll(io.LimitReader(req.Body, maxBody))
 	if err != nil {
-		writeStatus(w, badRequest("reading the request body: %v", err))
+		badRequest("reading the request body: %v", err).Write(w)
 		return
 	}
 	switch rt.verb {
@@ -36,7 +38,7 @@ func (s *Server) serveCreateOrUpdate(w http.ResponseWriter, req *http.Request, r
 		aerr = checkStrict(r, body)
 	}
 	if aerr != nil {
-		writeStatus(w, aerr)
+		aerr.Write(w)
 		return
 	}
 	opts.subresource = rt.sub
@@ -51,7 +53,7 @@ func (s *Server) serveCreateOrUpdate(w http.ResponseWriter, req *http.Request, r
 		o, err = s.update(r, rt.namespace, rt.name, json.RawMessage(body), opts)
 	}
 	if err != nil {
-		writeStatus(w, asAPIError(err))
+		apiserve.AsError(err).Write(w)
 		return
 	}
 	if rt.sub == "scale" {
@@ -79,13 +81,13 @@ func (s *Server) updateScale(r resource, ns, name string, body []byte, opts writ
 func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, rt route, body []byte) {
 	opts, aerr := parseDeleteOptions(req, body)
 	if aerr != nil {
-		writeStatus(w, aerr)
+		aerr.Write(w)
 		return
 	}
 	o, gone, err := s.delete(rt.st.res, rt.namespace, rt.name, opts)
 	switch {
 	case err != nil:
-		writeStatus(w, asAPIError(err))
+		apiserve.AsError(err).Write(w)
 	case gone:
 		writeDeleted(w, rt.st, o)
 	default:
@@ -96,21 +98,21 @@ func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, rt route,
 func (s *Server) serveDeleteCollection(w http.ResponseWriter, req *http.Request, rt route, body []byte) {
 	opts, aerr := parseDeleteOptions(req, body)
 	if aerr != nil {
-		writeStatus(w, aerr)
+		aerr.Write(w)
 		return
 	}
 	if rt.optsErr != nil {
-		writeStatus(w, badRequest("%v", rt.optsErr))
+		badRequest("%v", rt.optsErr).Write(w)
 		return
 	}
-	f, aerr := parseFilter(rt.st.res, rt.opts.LabelSelector, rt.opts.FieldSelector)
-	if aerr != nil {
-		writeStatus(w, aerr)
+	f, ferr := apiserve.ParseFilter(rt.st.res.core(), rt.opts.LabelSelector, rt.opts.FieldSelector)
+	if ferr != nil {
+		(ferr).Write(w)
 		return
 	}
 	items, rv, err := s.deleteCollection(rt.st.res, rt.namespace, f, opts)
 	if err != nil {
-		writeStatus(w, asAPIError(err))
+		apiserve.AsError(err).Write(w)
 		return
 	}
 	writeList(w, rt.st, items, rv, "", 0)

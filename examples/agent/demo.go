@@ -16,6 +16,15 @@ const (
 	demoNode  = "node-1"
 )
 
+// demoServer starts the embedded demo server, its pods churning until ctx
+// is done, and makes demoNode the node watched unless one was named.
+func demoServer(ctx context.Context) (string, func(), error) {
+	if node == "" {
+		node = demoNode
+	}
+	return (&demo.OnDemand{Pods: demoPods(), Setup: func(s *demo.Server) error { churn(ctx, s); return nil }}).Start(ctx)
+}
+
 // demoPods returns the pods the embedded server starts with.
 func demoPods() []demo.Pod {
 	pods := make([]demo.Pod, demoCount)

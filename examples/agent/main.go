@@ -1,67 +1,55 @@
-// Command agent is a node agent built on listwatch, the kind that runs as a
-// DaemonSet: it watches only the pods scheduled to its own node (a field
-// selector spec.nodeName=NODE, filtered by the server), without their
-// managedFields, and keeps a summary of them: pods by phase, containers, and
-// container restarts. It prints the summary when the cache has synced, every
-// --every, and at exit.
-//
-// Where it connects, first match wins:
-//
-//   - --server (with --token-file, --ca), or --kubeconfig or
-//     --context (a context of $KUBECONFIG or ~/.kube/config);
-//   - in-cluster, when KUBERNETES_SERVICE_HOST is set (the pod's service
-//     account; give it NODE_NAME from the downward API, spec.nodeName);
-//   - otherwise an embedded fake API server holding demo pods spread over
-//     three nodes that keep changing, so it runs anywhere.
-//
-// For example:
-//
-//	go run ./examples/agent
-//	go run ./examples/agent --node node-2 --every 2s --duration 10s
-//	NODE_NAME=worker-1 go run ./examples/agent --kubeconfig ~/.kube/config
-//
-// --metadata-only asks the server for object metadata alone, which is
-// lighter still but leaves the summary with pod counts only.
+// Command agent is a node agent, as a DaemonSet runs: it caches the pods of
+// its node (the server filters them) keeping only the fields it reads,
+// starts warm from a snapshot, serves /healthz and /readyz, and logs a
+// summary of the pods every --every. With no server given it runs against
+// an embedded demo server: go run ./examples/agent
 package main
 
 import (
-	"fmt"
-	"io"
+	"context"
+	"errors"
 	"os"
+	"path/filepath"
 	"time"
 
-	"github.com/listwatch/listwatch/examples/internal/cli"
-	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/app"
 )
 
-const about = `agent is a node agent built on listwatch: it caches only the pods of its own
-node (a server-side field selector) and prints a summary of them: pods by
-phase, containers and restarts. With no server given it runs against an
-embedded fake API server.`
+var node string // --node; node-1 on the demo server
 
-func main() { cli.Main("agent", run) }
+var every time.Duration // --every
 
-// options are the command line.
-type options struct {
-	kube            kubeconfig.Flags
-	node            string
-	every, duration time.Duration
-	metadataOnly    bool
+func main() { newApp().Main(setup) }
+
+func newApp() *app.App {
+	a := app.New("agent")
+	a.Flags.StringVar(&node, "node", os.Getenv("NODE_NAME"), "the node whose pods to cache (default $NODE_NAME)")
+	a.Flags.DurationVar(&every, "every", 10*time.Second, "log the summary this often")
+	a.SnapshotDir, a.Demo = filepath.Join(os.TempDir(), "listwatch-agent"), demoServer
+	return a
 }
 
-func parse(args []string, stderr io.Writer) (options, error) {
-	var o options
-	fs := cli.NewFlagSet("agent", about, stderr)
-	o.kube.Register(fs)
-	fs.StringVar(&o.node, "node", os.Getenv("NODE_NAME"), "node whose pods to watch (default: $NODE_NAME; node-1 on the demo server)")
-	fs.DurationVar(&o.every, "every", 10*time.Second, "print the summary this often")
-	fs.DurationVar(&o.duration, "duration", 0, "exit after this long (0: run until interrupted)")
-	fs.BoolVar(&o.metadataOnly, "metadata-only", false, "fetch pod metadata only (no phases, containers or restarts)")
-	if err := cli.Parse(fs, args); err != nil {
-		return o, err
+func setup(a *app.App) error {
+	if node == "" {
+		return errors.New("no node: set --node or NODE_NAME (from the downward API's spec.nodeName)")
 	}
-	if o.every <= 0 {
-		return o, fmt.Errorf("--every must be positive, not %s", o.every)
-	}
-	return o, nil
+	pods := a.Watch(app.Pods, app.Options{Fields: "spec.nodeName=" + node, Project: []string{"status.phase", "status.containerStatuses"}})
+	a.Go(func(ctx context.Context) error {
+		for tick := time.Tick(every); ; {
+			all, phases, restarts := pods.List(), map[string]int{}, int64(0)
+			for _, p := range all {
+				phases[p.Get("status.phase").String()]++
+				for _, n := range p.Get("status.containerStatuses.#.restartCount").Array() {
+					restarts += n.Int()
+				}
+			}
+			a.Logger.Info("pods", "node", node, "count", len(all), "phases", phases, "restarts", restarts)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick:
+			}
+		}
+	})
+	return nil
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
+	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,157 +15,150 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/examples/internal/clitest"
+	"github.com/listwatch/listwatch/internal/testlog"
 	"github.com/listwatch/listwatch/watchtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// demoEnv makes sure run picks the embedded demo server, even in a pod,
-// and its default node.
-func demoEnv(t *testing.T) {
+// start runs the agent with args until the test ends; it returns its log
+// and a function that stops it and returns Run's error.
+func start(t *testing.T, args ...string) (*testlog.Log, func() error) {
+	t.Helper()
+	a := newApp()
+	logger, log := testlog.NewLogger()
+	a.Logger = logger
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- a.Run(ctx, append([]string{"--health-addr", "", "--snapshot-dir", ""}, args...), setup)
+	}()
+	stop := func() error {
+		cancel()
+		select {
+		case err := <-done:
+			done <- err
+			return err
+		case <-time.After(30 * time.Second):
+			t.Fatal("Run did not return")
+			return nil
+		}
+	}
+	t.Cleanup(func() { _ = stop() })
+	return log, stop
+}
+
+// summaries returns the summaries logged so far.
+func summaries(log *testlog.Log) []string {
+	var out []string
+	for _, l := range log.Lines(slog.LevelInfo) {
+		if strings.HasPrefix(l.Text, "pods ") {
+			out = append(out, l.Text)
+		}
+	}
+	return out
+}
+
+// waitSummary waits for a summary matching re.
+func waitSummary(t *testing.T, log *testlog.Log, re string) {
+	t.Helper()
+	r := regexp.MustCompile(re)
+	if !assert.Eventually(t, func() bool { return r.MatchString(strings.Join(summaries(log), "\n")) }, 10*time.Second, 5*time.Millisecond) {
+		t.Fatalf("no summary matching %s in:\n%s", re, log.All())
+	}
+}
+
+// On the demo server the agent sees only node-1's ten pods, sums them up
+// once synced, and reports on its period while the demo churns.
+func TestDemoSummarisesNode1(t *testing.T) {
 	clitest.DemoEnv(t)
 	t.Setenv("NODE_NAME", "")
+	log, stop := start(t, "--every", "20ms")
+	// Pods 0, 3, ..., 27: phases cycle by i/3, the first container has
+	// restarted i%4 times.
+	waitSummary(t, log, `^pods node=node-1 count=10 phases=map\[Pending:4 Running:3 Succeeded:3\] restarts=15`)
+	require.Eventually(t, func() bool { return len(summaries(log)) >= 3 }, 10*time.Second, 5*time.Millisecond, "periodic")
+	require.NoError(t, stop())
+	assert.Empty(t, log.Lines(slog.LevelWarn))
 }
 
-// lastMatching returns the last line matching re, or "".
-func lastMatching(lines []string, re string) string {
-	r := regexp.MustCompile(re)
-	for i := len(lines) - 1; i >= 0; i-- {
-		if r.MatchString(lines[i]) {
-			return lines[i]
-		}
+func pod(name, node, phase string, restarts ...int) string {
+	var specs, statuses []string
+	for i, n := range restarts {
+		specs = append(specs, fmt.Sprintf(`{"name":"c%d"}`, i))
+		statuses = append(statuses, fmt.Sprintf(`{"name":"c%d","restartCount":%d}`, i, n))
 	}
-	return ""
+	return fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns"},"spec":{"nodeName":%q,"containers":[%s]},"status":{"phase":%q,"containerStatuses":[%s]}}`,
+		name, node, strings.Join(specs, ","), phase, strings.Join(statuses, ","))
 }
 
-// On the demo server the agent sees only node-1's ten pods, sums them up at
-// sync, reports on its period while the demo churns, and once more at exit.
-func TestDemoSummarisesNode1(t *testing.T) {
-	demoEnv(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	r := clitest.Start(ctx, run, "--every", "20ms")
-	r.Stdout.WaitFor(ctx, t, "a periodic report", clitest.Contains(`^report `))
-	r.Stop()
-	require.NoError(t, r.Wait(t))
-
-	lines := r.Stdout.Lines()
-	// Pods 0, 3, ..., 27: phases cycle by i/3, odd pods have two
-	// containers, the first container has restarted i%4 times.
-	assert.Equal(t, "synced  node-1: 10 pods (Pending=4 Running=3 Succeeded=3), 15 containers, 15 restarts", lines[0])
-	summary := regexp.MustCompile(`^(report |exit   ) node-1: \d+ pods \((\w+=\d+ ?)*\), \d+ containers, \d+ restarts$`)
-	for _, l := range lines[1:] {
-		assert.Regexp(t, summary, l)
-	}
-	assert.True(t, strings.HasPrefix(lines[len(lines)-1], "exit    node-1: "), "last line %q", lines[len(lines)-1])
-	assert.Contains(t, r.Stderr.Lines()[0], "agent for node node-1 on http://127.0.0.1:")
-}
-
-// NODE_NAME, as the downward API sets it, chooses the node.
-func TestNodeNameFromEnvironment(t *testing.T) {
-	demoEnv(t)
-	t.Setenv("NODE_NAME", "node-3")
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	r := clitest.Start(ctx, run, "--every", "1h", "--metadata-only")
-	r.Stdout.WaitFor(ctx, t, "the first summary", clitest.Contains(`^synced `))
-	r.Stop()
-	require.NoError(t, r.Wait(t))
-	assert.Equal(t, "synced  node-3: 10 pods (metadata only)", r.Stdout.Lines()[0])
-}
-
-// Against a server of our own: the field selector reaches the server, only
-// the node's pods count, and changes and deletions show in the next report.
-func TestServerFlagWatchesOneNodeOnly(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+func podServer(t *testing.T) *watchtest.Server {
+	t.Helper()
 	s := watchtest.NewServer()
-	defer s.Close()
-	pod := func(name, node, phase string, restarts ...int) string {
-		var specs, statuses []string
-		for i, n := range restarts {
-			specs = append(specs, fmt.Sprintf(`{"name":"c%d"}`, i))
-			statuses = append(statuses, fmt.Sprintf(`{"name":"c%d","restartCount":%d}`, i, n))
-		}
-		return fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns"},"spec":{"nodeName":%q,"containers":[%s]},"status":{"phase":%q,"containerStatuses":[%s]}}`,
-			name, node, strings.Join(specs, ","), phase, strings.Join(statuses, ","))
-	}
-	for _, p := range []string{
-		pod("a", "node-a", "Running", 1, 2),
-		pod("b", "node-a", "Pending", 0),
-		pod("c", "node-b", "Running", 7, 7, 7),
-	} {
+	t.Cleanup(s.Close)
+	for _, p := range []string{pod("a", "node-a", "Running", 1, 2), pod("b", "node-a", "Pending", 0), pod("c", "node-b", "Running", 7, 7, 7)} {
 		_, err := s.Create(watchtest.Pods, p)
 		require.NoError(t, err)
 	}
+	return s
+}
 
-	r := clitest.Start(ctx, run, "--server", s.URL, "--node", "node-a", "--every", "10ms")
-	r.Stdout.WaitFor(ctx, t, "the first summary", clitest.Contains(`^synced `))
-	assert.Equal(t, "synced  node-a: 2 pods (Pending=1 Running=1), 3 containers, 3 restarts", r.Stdout.Lines()[0])
-
+// Against a server of our own: the field selector reaches the server,
+// only the node's pods count, and changes show in the next report.
+func TestWatchesOneNodeOnly(t *testing.T) {
+	s := podServer(t)
+	log, stop := start(t, "--server", s.URL, "--node", "node-a", "--every", "10ms")
+	waitSummary(t, log, `^pods node=node-a count=2 phases=map\[Pending:1 Running:1\] restarts=3`)
 	_, err := s.Update(watchtest.Pods, pod("b", "node-a", "Running", 4))
 	require.NoError(t, err)
 	_, err = s.Delete(watchtest.Pods, "ns", "a")
 	require.NoError(t, err)
-	const after = "node-a: 1 pods (Running=1), 1 containers, 4 restarts"
-	r.Stdout.WaitFor(ctx, t, "a report after the changes", clitest.Contains(`^report  `+regexp.QuoteMeta(after)+`$`))
-	r.Stop()
-	require.NoError(t, r.Wait(t))
-	assert.Equal(t, "exit    "+after, lastMatching(r.Stdout.Lines(), `^exit`))
-
-	var selectors []string
+	waitSummary(t, log, `pods node=node-a count=1 phases=map\[Running:1\] restarts=4`)
+	require.NoError(t, stop())
 	for _, req := range s.Requests() {
 		if req.Verb == "list" || req.Verb == "watch" {
-			selectors = append(selectors, req.Query.Get("fieldSelector"))
+			assert.Equal(t, "spec.nodeName=node-a", req.Query.Get("fieldSelector"), "every list and watch is filtered by the server")
 		}
-	}
-	require.NotEmpty(t, selectors)
-	for _, sel := range selectors {
-		assert.Equal(t, "spec.nodeName=node-a", sel, "every list and watch is filtered by the server")
 	}
 }
 
-func TestConnectionErrors(t *testing.T) {
-	t.Run("in-cluster without a service account", func(t *testing.T) {
-		if _, err := os.Stat("/var/run/secrets/kubernetes.io/serviceaccount/token"); err == nil {
-			t.Skip("running in a pod: the in-cluster config would work")
+// Started again with the same snapshot directory, the agent starts warm:
+// it reports the pods without listing them again.
+func TestRestartsWarm(t *testing.T) {
+	s := podServer(t)
+	dir := t.TempDir()
+	log, stop := start(t, "--server", s.URL, "--node", "node-a", "--every", "1h", "--snapshot-dir", dir)
+	waitSummary(t, log, `count=2`)
+	require.NoError(t, stop())
+	lists := func() (n int) {
+		for _, req := range s.Requests() {
+			if req.Verb == "list" || req.Verb == "watch" && req.Query.Get("sendInitialEvents") == "true" {
+				n++
+			}
 		}
-		t.Setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1")
-		t.Setenv("KUBERNETES_SERVICE_PORT", "6443")
-		err := run(t.Context(), []string{"--node", "n"}, io.Discard, io.Discard)
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "in-cluster config (KUBERNETES_SERVICE_HOST is set)")
-	})
-	t.Run("no node outside the demo", func(t *testing.T) {
-		t.Setenv("NODE_NAME", "")
-		err := run(t.Context(), []string{"--server", "http://127.0.0.1:1"}, io.Discard, io.Discard)
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "no node to watch: set --node or NODE_NAME")
-	})
-	t.Run("unreachable server", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
-		err := run(ctx, []string{"--server", "http://127.0.0.1:1", "--node", "n"}, io.Discard, io.Discard)
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "cannot reach the server at http://127.0.0.1:1")
-	})
+		return n
+	}
+	before := lists()
+	log, stop = start(t, "--server", s.URL, "--node", "node-a", "--every", "1h", "--snapshot-dir", dir)
+	waitSummary(t, log, `count=2`)
+	require.NoError(t, stop())
+	assert.Equal(t, before, lists(), "no list after the warm start")
 }
 
-// --duration ends the run by itself, with the final summary.
-func TestDurationEndsTheRun(t *testing.T) {
-	demoEnv(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	r := clitest.Start(ctx, run, "--duration", "2s", "--node", "node-2")
-	require.NoError(t, r.Wait(t))
-	require.NoError(t, ctx.Err(), "run returned on its own")
-	assert.True(t, clitest.Contains(`^exit    node-2: `)(r.Stdout.Lines()))
+func TestNoNode(t *testing.T) {
+	t.Setenv("NODE_NAME", "")
+	a := newApp()
+	err := a.Run(t.Context(), []string{"--server", "http://127.0.0.1:1", "--health-addr", ""}, setup)
+	assert.ErrorContains(t, err, "no node: set --node or NODE_NAME")
 }
 
 func TestBadFlags(t *testing.T) {
-	clitest.RejectsFlags(t, run, []clitest.BadArgs{
-		{Args: []string{"--every", "0s"}, Want: "--every must be positive"},
-		{Args: []string{"node-1"}, Want: `unexpected argument "node-1"`},
-		{Args: []string{"--no-such-flag"}, Want: "flag provided but not defined"},
-	})
+	for args, want := range map[string]string{
+		"node-1":         `unexpected argument "node-1"`,
+		"--no-such-flag": "flag provided but not defined",
+	} {
+		a := newApp()
+		a.Flags.SetOutput(io.Discard)
+		assert.ErrorContains(t, a.Run(t.Context(), []string{args}, setup), want, args)
+	}
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,132 +14,126 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/examples/internal/clitest"
-	"github.com/listwatch/listwatch/internal/apitest"
-	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/internal/testlog"
 	"github.com/listwatch/listwatch/watchtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// configMapServer serves configmaps named names in ns, leases and events.
-func configMapServer(t *testing.T, names ...string) *watchtest.Server {
+// configMapServer serves configmaps in ns "ns", leases, events and secrets.
+func configMapServer(t *testing.T) *watchtest.Server {
 	t.Helper()
 	s := watchtest.NewServer()
 	t.Cleanup(s.Close)
 	s.AddResource(watchtest.Leases, watchtest.Definition{})
 	s.AddResource(watchtest.Events, watchtest.Definition{})
-	for _, n := range names {
-		_, err := s.Create(watchtest.ConfigMaps, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns"},"data":{"a":"1"}}`, n))
-		require.NoError(t, err)
-	}
+	s.AddResource(watchtest.Secrets, watchtest.Definition{})
 	return s
 }
 
-func get(t *testing.T, s *watchtest.Server, name string) *raw.Object {
+func configMap(name, labels, data string) string {
+	return fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns","labels":%s},"data":%s}`, name, labels, data)
+}
+
+// start runs the controller with args until the test ends; it returns
+// its log and a function that stops it and returns Run's error.
+func start(t *testing.T, args ...string) (*testlog.Log, func() error) {
 	t.Helper()
-	o, err := s.Get(watchtest.ConfigMaps, "ns", name)
-	require.NoError(t, err)
-	return o
-}
-
-// reasons returns the reasons of the Events about name, with their counts.
-func reasons(s *watchtest.Server, name string) map[string]int64 {
-	out := map[string]int64{}
-	for _, o := range s.List(watchtest.Events, "ns") {
-		if o.Get("regarding.name").String() == name {
-			out[o.Get("reason").String()] += max(1, o.Get("series.count").Int())
+	a := newApp()
+	logger, log := testlog.NewLogger()
+	a.Logger = logger
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx, append([]string{"--health-addr", ""}, args...), setup) }()
+	stop := func() error {
+		cancel()
+		select {
+		case err := <-done:
+			done <- err
+			return err
+		case <-time.After(30 * time.Second):
+			t.Fatal("Run did not return")
+			return nil
 		}
 	}
-	return out
+	t.Cleanup(func() { _ = stop() })
+	return log, stop
 }
 
-// A configmap is labelled checked=true and gets a report it owns, each
-// change with an Event; the report, deleted or changed by someone else,
-// is applied again because its owner is requeued; a change of the
-// configmap's data updates the report.
-func TestLabelsAndReports(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	s := configMapServer(t, "a")
-	r := clitest.Start(ctx, run, "--server", s.URL, "--workers", "2")
-	r.Stdout.WaitFor(ctx, t, "a labelled", clitest.Contains(`^labelled ns/a$`))
-	r.Stdout.WaitFor(ctx, t, "a reported", clitest.Contains(`^reported ns/a: 1 keys$`))
-	v, _ := get(t, s, "a").Label("checked")
-	assert.Equal(t, "true", v)
-	report := get(t, s, "a-report")
-	assert.Equal(t, "1", report.Get("data.keys").String())
-	ref := report.Get("metadata.ownerReferences.0")
-	assert.Equal(t, get(t, s, "a").UID(), ref.Get("uid").String())
-	assert.True(t, ref.Get("controller").Bool())
-	assert.True(t, ref.Get("blockOwnerDeletion").Bool())
-	require.Eventually(t, func() bool { r := reasons(s, "a"); return r["Labelled"] == 1 && r["Reported"] == 1 },
-		10*time.Second, 10*time.Millisecond, "an Event per change")
-
-	_, err := s.Delete(watchtest.ConfigMaps, "ns", "a-report")
+// Each configmap labelled app gets a secret it controls with its data,
+// kept up to date, with an Event per write; the replica leads on Lease
+// cm2secret and releases it when stopped.
+func TestCopiesConfigMapsToSecrets(t *testing.T) {
+	s := configMapServer(t)
+	_, err := s.Create(watchtest.ConfigMaps, configMap("a", `{"app":"web"}`, `{"k":"v1"}`))
 	require.NoError(t, err)
-	r.Stdout.WaitFor(ctx, t, "report applied again", func(lines []string) bool {
-		return countLines(lines, "reported ns/a: 1 keys") == 2
-	})
-	_, err = s.Update(watchtest.ConfigMaps, `{"metadata":{"name":"a","namespace":"ns","labels":{"checked":"true"}},"data":{"a":"1","b":"2"}}`)
+	_, err = s.Create(watchtest.ConfigMaps, configMap("plain", `{}`, `{"k":"v"}`))
 	require.NoError(t, err)
-	r.Stdout.WaitFor(ctx, t, "report updated", clitest.Contains(`^reported ns/a: 2 keys$`))
-	r.Stop()
-	require.NoError(t, r.Wait(t))
-	assert.Equal(t, 1, countLines(r.Stdout.Lines(), "labelled ns/a"), "labelled once: the label stayed")
-	assert.Zero(t, countLines(r.Stdout.Lines(), "labelled ns/a-report"), "reports are not labelled")
-}
+	log, stop := start(t, "--server", s.URL, "--lease-namespace", "ns", "--identity", "me")
 
-func countLines(lines []string, line string) int {
-	n := 0
-	for _, l := range lines {
-		if l == line {
-			n++
+	secret := func() string {
+		o, err := s.Get(watchtest.Secrets, "ns", "a-copy")
+		if err != nil {
+			return ""
 		}
+		return o.Get("data.k").String()
 	}
-	return n
+	require.Eventually(t, func() bool { return secret() == "djE=" }, 10*time.Second, 5*time.Millisecond, "base64 of v1")
+	cm, err := s.Get(watchtest.ConfigMaps, "ns", "a")
+	require.NoError(t, err)
+	sec, err := s.Get(watchtest.Secrets, "ns", "a-copy")
+	require.NoError(t, err)
+	assert.Equal(t, cm.UID(), sec.Get("metadata.ownerReferences.0.uid").String())
+	assert.True(t, sec.Get("metadata.ownerReferences.0.controller").Bool())
+	lease, err := s.Get(watchtest.Leases, "ns", "cm2secret")
+	require.NoError(t, err)
+	assert.Equal(t, "me", lease.Get("spec.holderIdentity").String())
+
+	_, err = s.Update(watchtest.ConfigMaps, configMap("a", `{"app":"web"}`, `{"k":"v2"}`))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return secret() == "djI=" }, 10*time.Second, 5*time.Millisecond, "base64 of v2")
+	require.Eventually(t, func() bool {
+		var n int64
+		for _, e := range s.List(watchtest.Events, "ns") {
+			n += max(1, e.Get("series.count").Int()) // repeats are one Event with a series
+		}
+		return n == 2
+	}, 10*time.Second, 5*time.Millisecond, "an Event per write")
+	_, err = s.Get(watchtest.Secrets, "ns", "plain-copy")
+	assert.Error(t, err, "an unlabelled configmap is not copied")
+
+	require.NoError(t, stop())
+	lease, err = s.Get(watchtest.Leases, "ns", "cm2secret")
+	require.NoError(t, err)
+	assert.Empty(t, lease.Get("spec.holderIdentity").String(), "lease released")
+	assert.Empty(t, log.Lines(slog.LevelWarn), "nothing above Info")
 }
 
-// On the demo server, whose configmaps keep being replaced without their
-// labels, the controller labels and reports them until stopped, and
-// shuts down cleanly.
-func TestDemoLabelsUntilStopped(t *testing.T) {
+// On the embedded demo server the controller syncs, leads and copies
+// until stopped, then shuts down cleanly.
+func TestDemoRunsUntilStopped(t *testing.T) {
 	clitest.DemoEnv(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	r := clitest.Start(ctx, run, "--workers", "3")
-	r.Stdout.WaitFor(ctx, t, "every demo configmap labelled", func(lines []string) bool {
-		n := 0
-		for _, l := range lines {
-			if len(l) > 9 && l[:9] == "labelled " {
-				n++
+	log, stop := start(t)
+	require.Eventually(t, func() bool {
+		for _, l := range log.Lines(slog.LevelInfo) {
+			if strings.Contains(l.Text, "app: leader") && strings.Contains(l.Text, "self=true") {
+				return true
 			}
 		}
-		return n >= 12
-	})
-	r.Stop()
-	require.NoError(t, r.Wait(t))
-	assert.True(t, clitest.Contains(`^controller of configmaps on .*embedded demo server`)(r.Stderr.Lines()), "%q", r.Stderr.Lines())
-}
-
-// An unreachable server is retried while the caches wait; when the
-// controller is stopped before they sync, it says why in one line.
-func TestUnreachableServerIsOneClearError(t *testing.T) {
-	url := apitest.Refused(t)
-
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-	defer cancel()
-	r := clitest.Start(ctx, run, "--server", url)
-	err := r.Wait(t)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "cannot reach the server at "+url)
+		return false
+	}, 10*time.Second, 5*time.Millisecond, "leading on the demo server:\n%s", log.All())
+	require.NoError(t, stop())
+	assert.Empty(t, log.Lines(slog.LevelWarn))
 }
 
 func TestBadFlags(t *testing.T) {
-	clitest.RejectsFlags(t, run, []clitest.BadArgs{
-		{Args: []string{"--workers", "0"}, Want: "--workers must be at least 1"},
-		{Args: []string{"configmaps"}, Want: `unexpected argument "configmaps"`},
-		{Args: []string{"--leader-elect", "--shards", "2"}, Want: "--leader-elect and --shards exclude each other"},
-		{Args: []string{"--shards", "-1"}, Want: "--shards not negative"},
-		{Args: []string{"--no-such-flag"}, Want: "flag provided but not defined"},
-	})
+	for args, want := range map[string]string{
+		"configmaps":     `unexpected argument "configmaps"`,
+		"--no-such-flag": "flag provided but not defined",
+	} {
+		a := newApp()
+		a.Flags.SetOutput(io.Discard)
+		err := a.Run(t.Context(), []string{args}, setup)
+		assert.ErrorContains(t, err, want, args)
+	}
 }

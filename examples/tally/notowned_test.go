@@ -31,7 +31,7 @@ func TestNotOwnedKeyIsRetriedWhileCached(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); inf.Run(ctx) }()
 	defer func() { cancel(); testwait.Recv(t, done, "Run to return after cancel") }()
-	require.True(t, listwatch.WaitForCacheSync(ctx, inf.HasSynced))
+	require.NoError(t, inf.Wait(ctx))
 
 	q := ratelimit.NewQueue(ratelimit.Config[string]{Clock: clock.NewFake(time.Unix(0, 0))})
 	defer q.ShutDown()

@@ -121,7 +121,8 @@ func TestLeaderElectExitsWhenControllerFails(t *testing.T) {
 func TestShardsEndWhenLeasesAreNotServed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	s := watchtest.NewServer() // no leases
+	s := watchtest.NewServer()
+	s.Withhold(watchtest.Leases) // a server without leases
 	t.Cleanup(s.Close)
 	args := append([]string{"--server", s.URL, "--resource", "configmaps", "--shards", "2", "--identity", "r1"}, fastLeases...)
 	r := clitest.Start(ctx, run, args...)

@@ -96,5 +96,7 @@ func TestTrackerIsBoundedAndConcurrent(t *testing.T) {
 	assert.LessOrEqual(t, n, maxKeys)
 	require.Len(t, log.Lines(slog.LevelWarn), 400, "each distinct failure is news")
 	tr.Recovered("w: works")
-	assert.Contains(t, log.Lines(slog.LevelInfo)[400].Text, "w: works after 400 failures")
+	lines := log.Lines(slog.LevelInfo)
+	require.Len(t, lines, 401, "the 400 failures, then the recovery")
+	assert.Contains(t, lines[400].Text, "w: works after 400 failures")
 }

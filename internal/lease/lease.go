@@ -9,13 +9,13 @@ package lease
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/cause"
 	"github.com/listwatch/listwatch/raw"
 )
 
@@ -97,10 +97,10 @@ type Lease struct {
 // creates it with: another user of the namespace named a lease alike (a
 // group "g" with member "a-b" and a group "g-a" with member "b"), and
 // taking it would fight over it.
-var ErrForeign = errors.New("lease belongs to another user")
+var ErrForeign = cause.New("foreign lease", "lease belongs to another user")
 
 // ErrHeld says another identity holds an unexpired lease.
-var ErrHeld = errors.New("lease is held by another identity")
+var ErrHeld = cause.New("held lease", "lease is held by another identity")
 
 // Try takes or renews the lease. It returns when the successful request was
 // sent, by the local clock: the server's renewTime is no earlier than that,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/cause"
 	"github.com/listwatch/listwatch/internal/faillog"
 )
 
@@ -19,7 +20,7 @@ const SummaryEvery = faillog.SummaryEvery
 
 // Reporter tells the user about failed lease requests: every one goes to
 // OnError; the log follows package faillog's policy (decision 25), with
-// failures told apart by the server's code and reason: the first
+// failures told apart by their cause (package cause, decision 38): the first
 // occurrence of each at Warn, or Error for one that will not cure itself
 // with what to do, a count of repeats at most every SummaryEvery, and one
 // Info line when requests succeed again. Lost races (409) are logged at
@@ -48,14 +49,21 @@ func (r *Reporter) Failed(err error) {
 	if r.OnError != nil {
 		r.OnError(err)
 	}
-	level, advice := r.classify(err)
+	c := cause.Of(err)
 	attrs := append(r.attrs(err), "error", err.Error())
-	if level == slog.LevelDebug {
+	if c.Class == cause.Routine {
 		r.Logger.Debug(r.Who+": lease request lost a race; retrying", attrs...)
 		return
 	}
+	level, advice := slog.LevelWarn, c.HintFor(r.request(err))
+	if c.Class == cause.Permanent {
+		level = slog.LevelError
+	}
+	if advice == "" {
+		advice = "retrying"
+	}
 	r.log().Failed(faillog.Failure{
-		Key:   kind(err),
+		Key:   c.LogKey(),
 		Level: level,
 		Msg:   r.Who + ": " + describe(err) + "; " + advice,
 		Again: r.Who + ": lease requests failed",
@@ -88,54 +96,15 @@ func (r *Reporter) attrs(err error) []any {
 	return out
 }
 
-// classify gives the level of err's first line and what to do about it.
-func (r *Reporter) classify(err error) (slog.Level, string) {
-	ns := "its namespace"
+// request is what a hint about err speaks of: the grant the user needs
+// on leases, in the lease's namespace.
+func (r *Reporter) request(err error) cause.Request {
+	rq := cause.Request{Verb: r.Verbs, Resource: "leases.coordination.k8s.io"}
 	var re *RequestError
 	if errors.As(err, &re) {
-		ns = "namespace " + re.Namespace
+		rq.Namespace = re.Namespace
 	}
-	switch {
-	case lostRace(err):
-		return slog.LevelDebug, ""
-	case NotServed(err):
-		return slog.LevelError, "the server does not serve coordination.k8s.io/v1 leases (Kubernetes 1.14 and later do): this will never work against it"
-	case httpwatch.IsUnauthorized(err):
-		return slog.LevelError, "the server refused the credentials: check the token, certificate or kubeconfig in use"
-	case httpwatch.IsForbidden(err):
-		return slog.LevelError, "grant " + r.Verbs + " on leases.coordination.k8s.io in " + ns + " to this program's user or service account (a Role and a RoleBinding)"
-	case namespaceMissing(err):
-		return slog.LevelError, "create " + ns + ", or keep the leases in a namespace that exists"
-	case errors.Is(err, ErrForeign):
-		return slog.LevelError, "another user of " + ns + " made a lease of this name: choose another name"
-	case httpwatch.IsPermanent(err):
-		return slog.LevelError, "the server refuses this request as it is: it will not work until the program or the cluster changes"
-	}
-	return slog.LevelWarn, "retrying"
-}
-
-// lostRace reports a 409: a write that met a newer resourceVersion
-// (Conflict) or a create that met an existing lease (AlreadyExists), what
-// competing users of a lease do all the time.
-func lostRace(err error) bool {
-	var se *httpwatch.StatusError
-	return httpwatch.IsConflict(err) || errors.As(err, &se) && se.Code == http.StatusConflict
-}
-
-// kind tells distinct failures apart: the server's code and reason, or the
-// kind of error when the server gave none. The verb is left out: a 403 on
-// get and one on list have one cure, and a line each would be noise.
-func kind(err error) string {
-	var se *httpwatch.StatusError
-	switch {
-	case errors.As(err, &se):
-		return fmt.Sprintf("%d %s", se.Code, se.Reason)
-	case errors.Is(err, ErrForeign):
-		return "foreign"
-	case errors.Is(err, ErrHeld):
-		return "held"
-	}
-	return "transport"
+	return rq
 }
 
 // describe says which request failed and how, in a few words.

@@ -63,7 +63,7 @@ func TestReporterLogsEachFailureOnce(t *testing.T) {
 		"WARN w: cannot get lease ns/l; retrying verb=get lease=l namespace=ns error=get lease ns/l: dial tcp: i/o timeout",
 		"DEBUG w: lease requests failed again verb=get lease=l namespace=ns error=get lease ns/l: dial tcp: i/o timeout",
 		"WARN w: cannot get lease ns/l: 503 Service Unavailable; retrying verb=get lease=l namespace=ns error=get lease ns/l: GET /p: 503 ServiceUnavailable",
-		"ERROR w: cannot list leases in namespace ns: 403 Forbidden; grant get on leases.coordination.k8s.io in namespace ns to this program's user or service account (a Role and a RoleBinding) verb=list namespace=ns error=list leases in namespace ns: GET /p: 403 Forbidden",
+		"ERROR w: cannot list leases in namespace ns: 403 Forbidden; check RBAC: grant get on leases.coordination.k8s.io in namespace ns to this program's user or service account (a Role and a RoleBinding) verb=list namespace=ns error=list leases in namespace ns: GET /p: 403 Forbidden",
 		"DEBUG w: lease requests failed again verb=get lease=l namespace=ns error=get lease ns/l: GET /p: 403 Forbidden",
 		"ERROR w: lease requests failed 2 more times since 1970-01-01T00:00:00Z verb=get lease=l namespace=ns error=get lease ns/l: GET /p: 403 Forbidden repeats=2 since=1970-01-01 00:00:00 +0000 UTC",
 		"INFO w: lease requests succeed again after 6 failures failures=6 last_error=get lease ns/l: GET /p: 403 Forbidden",

@@ -58,7 +58,7 @@ func GroupWithin(t testing.TB, wg *sync.WaitGroup, d time.Duration, what string)
 }
 
 // Context returns a context that ends after Timeout or when the test does,
-// for blocking calls that take one (a watch's Next, a Get, WaitForSync): a
+// for blocking calls that take one (a watch's Next, a Get, Wait): a
 // call that should have returned then fails the test with the context's
 // error instead of hanging it.
 func Context(t testing.TB) context.Context {

@@ -47,6 +47,7 @@ func faults(hold, hole time.Duration) []fault {
 		{name: "reset_peer", what: "every connection reset", hold: hold, toxics: []toxic{{"reset_peer", "downstream", toxiproxy.Attributes{"timeout": 0}}, {"reset_peer", "upstream", toxiproxy.Attributes{"timeout": 0}}}},
 		{name: "slow_close", what: "cut after 16 KB, closed 8 s later", hold: hold, toxics: []toxic{{"limit_data", "downstream", toxiproxy.Attributes{"bytes": 16 << 10}}, {"slow_close", "downstream", toxiproxy.Attributes{"delay": 8000}}}},
 		{name: "black hole, whole path", what: fmt.Sprintf("timeout 0 both ways on every connection, %s; toxiproxy closes them when it ends", hole), hold: hole, toxics: blackHole, fromStart: true},
+		{name: "outage, 60 s", what: "the whole path black-holed for 60 s (timeout 0 both ways on every connection); toxiproxy closes them when it ends", hold: 60 * time.Second, toxics: blackHole, fromStart: true},
 		{name: "black hole, held connections", what: "timeout 0 both ways on the connections held; new ones pass", toxics: blackHole, held: true, fromStart: true},
 		{name: "apiserver restart", what: "SIGKILL, started again; timed from ready", restart: true},
 	}
@@ -58,6 +59,7 @@ type row struct {
 	f                fault
 	took, fromStart  []time.Duration
 	converged        []bool
+	relists          []int64 // lists and watch-lists from the fault's start until the cache converged
 	lasted           time.Duration
 	changes, failing int
 }
@@ -65,6 +67,10 @@ type row struct {
 // measure runs f with the writer busy and times each observer.
 func (l *lab) measure(ctx context.Context, f fault, limit time.Duration) (row, error) {
 	w := &writer{cms: l.cms, ns: l.ns}
+	listed := make([]int64, len(l.observers))
+	for i, o := range l.observers {
+		listed[i] = o.lists.n.Load()
+	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { w.run(stop) })
@@ -99,6 +105,9 @@ func (l *lab) measure(ctx context.Context, f fault, limit time.Duration) (row, e
 		from = start
 	}
 	r.took, r.fromStart, r.converged = l.timeAll(want, from, limit)
+	for i, o := range l.observers {
+		r.relists = append(r.relists, o.lists.n.Load()-listed[i])
+	}
 	for i, d := range r.took {
 		if f.fromStart && !f.held && r.converged[i] {
 			r.fromStart[i] = d + end.Sub(start)

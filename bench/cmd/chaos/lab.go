@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -206,7 +207,29 @@ type observer struct {
 	name  string
 	state func() map[string]string
 	stop  func()
+	// lists counts the full syncs the informer asked for: the first page
+	// of a list, or a watch-list, of the configmaps.
+	lists *listCounter
 }
+
+// listCounter counts the lists and watch-lists of configmaps that pass
+// through a transport: each a relist once the informer has synced.
+type listCounter struct{ n atomic.Int64 }
+
+func (c *listCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		q := req.URL.Query()
+		if strings.HasSuffix(req.URL.Path, "/configmaps") && q.Get("continue") == "" &&
+			(q.Get("watch") == "" || q.Get("sendInitialEvents") == "true") {
+			c.n.Add(1)
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // waitEqual polls o until its cache equals want, at most limit; it
 // returns the time from `from` until then.
@@ -253,6 +276,12 @@ func (l *lab) listwatch(ctx context.Context, host string, h1 bool) (*observer, e
 		t.ForceAttemptHTTP2 = false
 		cfg.CAFile, cfg.Transport = "", t
 	}
+	lists := &listCounter{}
+	if cfg.Transport != nil {
+		cfg.Transport = lists.wrap(cfg.Transport)
+	} else {
+		cfg.WrapTransport = lists.wrap
+	}
 	c, err := httpwatch.NewClient(cfg)
 	if err != nil {
 		return nil, err
@@ -273,7 +302,7 @@ func (l *lab) listwatch(ctx context.Context, host string, h1 bool) (*observer, e
 		}
 		return out
 	}
-	return &observer{name: name, state: state, stop: func() { cancel(); <-done }}, nil
+	return &observer{name: name, state: state, stop: func() { cancel(); <-done }, lists: lists}, nil
 }
 
 // clientGo runs client-go's dynamic shared informer with its defaults; h1
@@ -285,6 +314,8 @@ func (l *lab) clientGo(ctx context.Context, host string, h1 bool) (*observer, er
 		name = "client-go HTTP/1.1"
 		rc.TLSClientConfig.NextProtos = []string{"http/1.1"}
 	}
+	lists := &listCounter{}
+	rc.WrapTransport = lists.wrap
 	dyn, err := dynamic.NewForConfig(rc)
 	if err != nil {
 		return nil, err
@@ -301,5 +332,5 @@ func (l *lab) clientGo(ctx context.Context, host string, h1 bool) (*observer, er
 		}
 		return out
 	}
-	return &observer{name: name, state: state, stop: func() { close(stop); f.Shutdown() }}, nil
+	return &observer{name: name, state: state, stop: func() { close(stop); f.Shutdown() }, lists: lists}, nil
 }

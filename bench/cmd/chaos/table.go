@@ -21,6 +21,15 @@ func printTable(w io.Writer, obs []*observer, rows []row, limit time.Duration) {
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
+	fmt.Fprintf(w, "\nLists and watch-lists from each fault's start until the cache was equal again (relists):\n\n")
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(append([]string{"fault"}, head[4:]...), " | "), strings.Repeat("---|", len(head)-3))
+	for _, r := range rows {
+		cells := []string{r.f.name}
+		for i := range obs {
+			cells = append(cells, fmt.Sprint(r.relists[i]))
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+	}
 }
 
 func lasted(r row) string {

@@ -98,7 +98,7 @@ func run(host string, confirm time.Duration, profile string) error {
 	defer cancel()
 
 	inf, stop := informer(client, opts)
-	if rep.Cold, err = timeStart(ctx, inf, &served, inf.Synced()); err != nil {
+	if rep.Cold, err = timeStart(ctx, inf, &served, nil); err != nil {
 		return fmt.Errorf("cold: %w", err)
 	}
 	t0 := time.Now()
@@ -144,7 +144,7 @@ func warmStart(host string, opts snapshot.Options, profile string) error {
 	}
 	inf, stop := informer(client, opts)
 	defer stop()
-	s, err := timeStart(ctx, inf, &served, inf.Loaded())
+	s, err := timeStart(ctx, inf, &served, restored)
 	pprof.StopCPUProfile()
 	if err != nil {
 		return err
@@ -173,21 +173,36 @@ func informer(client *httpwatch.Client, opts snapshot.Options) (*listwatch.Infor
 	return inf, func() { cancel(); <-done }
 }
 
-// timeStart times one start from now: to ready, then to synced.
-func timeStart(ctx context.Context, inf *listwatch.Informer, served *atomic.Int64, ready <-chan struct{}) (start, error) {
+// restored says the cache holds the snapshot (or synced without one).
+func restored(inf *listwatch.Informer) bool {
+	return inf.Stats().Snapshot.Restored > 0 || inf.HasSynced()
+}
+
+// timeStart times one start from now: to readable (ready, polled every
+// millisecond; nil: when synced), then to synced.
+func timeStart(ctx context.Context, inf *listwatch.Informer, served *atomic.Int64, ready func(*listwatch.Informer) bool) (start, error) {
 	served.Store(0)
 	t0, cpu0 := time.Now(), cpuSeconds()
 	var s start
-	select {
-	case <-ready:
-	case <-ctx.Done():
-		return s, ctx.Err()
+	if ready != nil {
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for !ready(inf) {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				return s, ctx.Err()
+			}
+		}
+		s.FirstReadyMS = ms(time.Since(t0))
 	}
-	s.FirstReadyMS = ms(time.Since(t0))
-	if err := inf.WaitForSync(ctx); err != nil {
+	if err := inf.Wait(ctx); err != nil {
 		return s, err
 	}
 	s.SyncedMS = ms(time.Since(t0))
+	if ready == nil {
+		s.FirstReadyMS = s.SyncedMS
+	}
 	s.CPUMS = 1000 * (cpuSeconds() - cpu0)
 	s.ServedBytes = served.Load()
 	s.Objects = inf.Stats().Objects

@@ -51,24 +51,26 @@ func (s *FirstSync) Wait(ctx context.Context, progress io.Writer) error {
 		tick = t.C
 	}
 	start := time.Now()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	synced := make(chan error, 1)
+	go func() { synced <- s.inf.Wait(wctx) }()
 	for {
 		select {
-		case <-s.inf.Synced():
+		case err := <-synced:
 			if tty {
 				fmt.Fprint(progress, "\r\033[K")
 			}
-			return nil
+			if err != nil && ctx.Err() != nil {
+				// The informer's wait says why: ctx's error and the last sync error.
+				return fmt.Errorf("interrupted before the first sync: %w", err)
+			}
+			return err
 		case err := <-s.fatal:
 			if tty {
 				fmt.Fprint(progress, "\r\033[K")
 			}
 			return err
-		case <-ctx.Done():
-			// The informer's wait says why: ctx's error and the last sync error.
-			if err := s.inf.WaitForSync(ctx); err != nil {
-				return fmt.Errorf("interrupted before the first sync: %w", err)
-			}
-			return nil
 		case <-tick:
 			st := s.inf.Stats()
 			fmt.Fprintf(progress, "\rsyncing: %d pages, %d objects, %s", st.ListPages, st.ListedItems+st.Events,

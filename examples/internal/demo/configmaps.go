@@ -10,13 +10,14 @@ import (
 )
 
 // ConfigMapWorld is a Setup for a controller of configmaps: it serves
-// leases and events too, creates n configmaps spread over Namespaces
-// (cm-00, cm-01, ...), and until ctx is done replaces one of them every
-// interval with new data and no labels, now and then adding a new one.
+// leases, events and secrets too, creates n configmaps labelled app spread
+// over Namespaces (cm-00, cm-01, ...), and until ctx is done replaces one
+// of them every interval with new data, now and then adding a new one.
 func ConfigMapWorld(ctx context.Context, n int, every time.Duration) func(*Server) error {
 	return func(s *Server) error {
 		s.AddResource(watchtest.Leases, watchtest.Definition{})
 		s.AddResource(watchtest.Events, watchtest.Definition{})
+		s.AddResource(watchtest.Secrets, watchtest.Definition{})
 		for i := range n {
 			if _, err := s.Create(watchtest.ConfigMaps, configMap(i, 0)); err != nil {
 				return err
@@ -38,5 +39,5 @@ func ConfigMapWorld(ctx context.Context, n int, every time.Duration) func(*Serve
 }
 
 func configMap(i, keys int) string {
-	return fmt.Sprintf(`{"metadata":{"name":"cm-%02d","namespace":%q},"data":{"k%d":"v"}}`, i, Namespaces[i%len(Namespaces)], keys)
+	return fmt.Sprintf(`{"metadata":{"name":"cm-%02d","namespace":%q,"labels":{"app":"demo"}},"data":{"k%d":"v"}}`, i, Namespaces[i%len(Namespaces)], keys)
 }

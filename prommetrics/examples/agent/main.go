@@ -1,13 +1,14 @@
-// Command agent is a node agent built on listwatch, as a DaemonSet runs
-// it, that serves Prometheus metrics: it caches the pods of its node,
-// keeps a snapshot of them to restart warm (decision 32), and /metrics on
-// --metrics-addr says what an operator needs of each cache: synced,
-// restored and not yet confirmed, objects and bytes, the last sync, sync
-// errors by kind, watch restarts by cause, and the snapshot's last save.
+// Command agent is examples/agent with Prometheus metrics: it caches the
+// pods of its node keeping only the fields it reads, restarts warm from a
+// snapshot (decision 32), logs a summary every --every, and /metrics beside
+// the probes on --health-addr says what an operator needs of the cache:
+// synced, restored and not yet confirmed, objects and bytes, the last sync,
+// sync errors by kind, watch restarts by cause, the snapshot's last save.
+// The one line that differs from examples/agent is a.Metrics.
 //
 //	go run ./examples/agent                       # an embedded fake API server
 //	NODE_NAME=worker-1 go run ./examples/agent --kubeconfig ~/.kube/config
-//	curl -s localhost:8080/metrics | grep ^listwatch_
+//	curl -s localhost:8081/metrics | grep ^listwatch_
 //
 // It lives in the prommetrics module, not beside the library's examples,
 // so that the library module never depends on client_golang.
@@ -15,95 +16,51 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
-	"io"
-	"net"
-	"net/http"
+	"errors"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/listwatch/listwatch"
-	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/app"
 	"github.com/listwatch/listwatch/prommetrics"
-	"github.com/listwatch/listwatch/snapshot"
-	"github.com/listwatch/listwatch/watchtest"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "agent:", err)
-		os.Exit(1)
-	}
+var node string // --node; node-1 on the demo server
+
+var every time.Duration // --every
+
+func main() { newApp().Main(setup) }
+
+func newApp() *app.App {
+	a := app.New("agent")
+	a.Flags.StringVar(&node, "node", os.Getenv("NODE_NAME"), "the node whose pods to cache (default $NODE_NAME)")
+	a.Flags.DurationVar(&every, "every", 10*time.Second, "log the summary this often")
+	a.SnapshotDir, a.Demo = filepath.Join(os.TempDir(), "listwatch-agent"), demoServer
+	a.Metrics = prommetrics.Handler
+	return a
 }
 
-// run is the program, saying what it does on out, until ctx ends.
-func run(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
-	var kf kubeconfig.Flags
-	kf.Register(fs)
-	node := fs.String("node", os.Getenv("NODE_NAME"), "the node whose pods to cache (default $NODE_NAME)")
-	dir := fs.String("snapshot-dir", filepath.Join(os.TempDir(), "listwatch-agent"), "keep a snapshot of the cache here (\"\": none)")
-	addr := fs.String("metrics-addr", ":8080", "serve /metrics on this address")
-	if err := fs.Parse(args); err != nil {
-		return err
+func setup(a *app.App) error {
+	if node == "" {
+		return errors.New("no node: set --node or NODE_NAME (from the downward API's spec.nodeName)")
 	}
-	cfg, err := kf.Load()
-	if err != nil && kf.Server == "" && kf.Kubeconfig == "" && kf.Context == "" {
-		s := demo()
-		defer s.Close()
-		cfg, err, *node = &kubeconfig.Config{Host: s.URL}, nil, "node-1"
-	}
-	if err != nil {
-		return err
-	}
-	client, err := httpwatch.NewClient(cfg)
-	if err != nil {
-		return err
-	}
-	f := listwatch.NewFactory(client)
-	if *node != "" {
-		f.FieldSelector = "spec.nodeName=" + *node
-	}
-	f.Snapshot = snapshot.Options{Dir: *dir}
-	pods := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"})
-
-	reg := prometheus.NewRegistry()
-	if err := prommetrics.Register(reg, prommetrics.Sources{Factory: f}); err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	defer srv.Close()
-
-	f.Start(ctx)
-	defer f.Shutdown() // saves the snapshot
-	fmt.Fprintf(out, "caching the pods of node %q on %s; metrics on http://%s/metrics\n", *node, cfg.Host, ln.Addr())
-	if err := f.WaitForSync(ctx); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "synced: %d pods\n", pods.Stats().Objects)
-	<-ctx.Done()
+	pods := a.Watch(app.Pods, app.Options{Fields: "spec.nodeName=" + node, Project: []string{"status.phase", "status.containerStatuses"}})
+	a.Go(func(ctx context.Context) error {
+		for tick := time.Tick(every); ; {
+			all, phases, restarts := pods.List(), map[string]int{}, int64(0)
+			for _, p := range all {
+				phases[p.Get("status.phase").String()]++
+				for _, n := range p.Get("status.containerStatuses.#.restartCount").Array() {
+					restarts += n.Int()
+				}
+			}
+			a.Logger.Info("pods", "node", node, "count", len(all), "phases", phases, "restarts", restarts)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick:
+			}
+		}
+	})
 	return nil
-}
-
-// demo is a fake API server with a few pods on two nodes.
-func demo() *watchtest.Server {
-	s := watchtest.NewServer()
-	for i := range 6 {
-		s.Create(watchtest.Pods, fmt.Sprintf(`{"metadata":{"name":"pod-%d","namespace":"default"},"spec":{"nodeName":"node-%d"}}`, i, i%2+1))
-	}
-	return s
 }

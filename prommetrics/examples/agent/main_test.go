@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,16 +20,23 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// run is the program with its log written to out, for exampletest.
+func run(ctx context.Context, args []string, out io.Writer) error {
+	a := newApp()
+	a.Logger = slog.New(slog.NewTextHandler(out, nil))
+	return a.Run(ctx, args, setup)
+}
+
 // Against its embedded fake API server the agent caches the three pods of
 // node-1 and saves a snapshot of them, and its /metrics says so for the
 // cache pods.v1; a pod created later on node-1 is counted, one on node-2
 // is not. Its context's end stops it cleanly.
 func TestDemoServesMetrics(t *testing.T) {
 	dir := t.TempDir()
-	r := exampletest.Start(t, run, "--metrics-addr", "127.0.0.1:0", "--snapshot-dir", dir)
-	m := r.WaitFor(t, `^caching the pods of node "node-1" on (\S+); metrics on (\S+)$`)
-	api, metrics := m[1], m[2]
-	r.WaitFor(t, `^synced: 3 pods$`)
+	r := exampletest.Start(t, run, "--health-addr", "127.0.0.1:0", "--snapshot-dir", dir, "--every", "1h")
+	api := r.WaitFor(t, `msg="app: started" app=agent server="(\S+) \(embedded`)[1]
+	metrics := "http://" + r.WaitFor(t, `msg="app: serving probes" app=agent addr=(\S+) metrics=true`)[1] + "/metrics"
+	r.WaitFor(t, `msg=pods node=node-1 count=3 `)
 
 	pods := map[string]string{"resource": "pods.v1", "namespace": ""}
 	with := func(k, v string) map[string]string { return map[string]string{"resource": "pods.v1", k: v} }
@@ -44,7 +53,7 @@ func TestDemoServesMetrics(t *testing.T) {
 		want   float64 // -1: present, any value
 	}{
 		{"listwatch_informer_synced", pods, 1},
-		{"listwatch_informer_restored", pods, 0},
+		{"listwatch_informer_restored_objects", pods, 0},
 		{"listwatch_informer_objects", pods, 3},
 		{"listwatch_informer_queued", pods, -1},
 		{"listwatch_informer_lists_total", pods, 1},

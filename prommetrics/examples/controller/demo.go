@@ -1,27 +1,24 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
-	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/watchtest"
 )
 
-// connect returns the configuration the flags give or, when they give
-// none and none is found, an embedded fake API server's holding a few
-// configmaps, with the function that stops it.
-func connect(kf *kubeconfig.Flags) (*kubeconfig.Config, func(), error) {
-	cfg, err := kf.Load()
-	if err == nil || kf.Server != "" || kf.Kubeconfig != "" || kf.Context != "" {
-		return cfg, func() {}, err
-	}
+// demoServer serves five configmaps labelled app, and leases, events and
+// secrets, when nothing names a server.
+func demoServer(context.Context) (string, func(), error) {
 	s := watchtest.NewServer()
 	s.AddResource(watchtest.Leases, watchtest.Definition{})
+	s.AddResource(watchtest.Events, watchtest.Definition{})
+	s.AddResource(watchtest.Secrets, watchtest.Definition{})
 	for i := range 5 {
-		if _, err := s.Create(watchtest.ConfigMaps, fmt.Sprintf(`{"metadata":{"name":"demo-%d","namespace":"default"}}`, i)); err != nil {
+		if _, err := s.Create(watchtest.ConfigMaps, fmt.Sprintf(`{"metadata":{"name":"demo-%d","namespace":"default","labels":{"app":"demo"}},"data":{"k":"v"}}`, i)); err != nil {
 			s.Close()
-			return nil, nil, err
+			return "", nil, err
 		}
 	}
-	return &kubeconfig.Config{Host: s.URL}, s.Close, nil
+	return s.URL, s.Close, nil
 }

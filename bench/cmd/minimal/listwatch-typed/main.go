@@ -27,7 +27,10 @@ func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f.Start(ctx)
-	f.WaitForCacheSync(ctx)
+	if err := f.Wait(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	running := 0
 	for _, o := range inf.Indexer().List() {
 		var pod corev1.Pod

@@ -25,6 +25,9 @@ func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f.Start(ctx)
-	f.WaitForCacheSync(ctx)
+	if err := f.Wait(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	fmt.Println(len(inf.Indexer().List()))
 }

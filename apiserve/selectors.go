@@ -1,7 +1,9 @@
-package watchtest
+package apiserve
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -13,7 +15,8 @@ import (
 // (each resource's field label conversion). Resources not listed, core
 // ones such as configmaps among them, take the generic rule and message:
 // metadata.name and metadata.namespace. Custom resources add their
-// selectable fields and are worded as the core group.
+// selectable fields and are worded as the core group. Keys are
+// GROUP/VERSION/RESOURCE.
 var fieldRules = map[string]fieldRule{
 	"/v1/pods": {coreStyle, []string{"metadata.name", "metadata.namespace", "spec.nodeName", "spec.restartPolicy",
 		"spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
@@ -52,19 +55,23 @@ const (
 )
 
 // rule is what field selectors may name on r.
-func (r resource) rule() fieldRule {
-	if !r.BuiltIn {
+func (r APIResource) rule() fieldRule {
+	if r.Custom {
 		return fieldRule{coreStyle, append([]string{"metadata.name", "metadata.namespace"}, r.SelectableFields...)}
 	}
-	if fr, ok := fieldRules[r.id()]; ok {
+	if fr, ok := fieldRules[r.Group+"/"+r.Version+"/"+r.Resource]; ok {
 		return fr
 	}
 	return fieldRule{defaultStyle, []string{"metadata.name", "metadata.namespace"}}
 }
 
+func badRequest(format string, args ...any) *Error {
+	return &Error{Code: http.StatusBadRequest, Reason: "BadRequest", Message: fmt.Sprintf(format, args...)}
+}
+
 // checkFields refuses a field selector naming a field r does not support,
 // with the real server's 400.
-func (r resource) checkFields(fs selector.FieldSelector) *apiError {
+func (r APIResource) checkFields(fs selector.FieldSelector) *Error {
 	fr := r.rule()
 	for _, t := range fs.Terms() {
 		if slices.Contains(fr.fields, t.Path) {
@@ -85,25 +92,70 @@ func (r resource) checkFields(fs selector.FieldSelector) *apiError {
 	return nil
 }
 
-// parseFilter reads and checks the label and field selectors of a list,
-// watch or collection delete.
-func parseFilter(r resource, ls, fs string) (filter, *apiError) {
-	var f filter
+// Filter is what a list, watch or collection delete selects: its label
+// and field selectors.
+type Filter struct {
+	Labels selector.Selector
+	Fields selector.FieldSelector
+	// defaults are what field selectors read for fields an object lacks,
+	// where the real server's defaulting would have set them.
+	defaults map[string]string
+}
+
+// Empty reports whether f selects everything.
+func (f Filter) Empty() bool { return f.Labels.Empty() && f.Fields.Empty() }
+
+// Matches reports whether an object with these labels and fields is
+// selected.
+func (f Filter) Matches(labels selector.Set, fields selector.Fields) bool {
+	return f.Labels.Matches(labels) && f.Fields.Matches(defaulted{fields, f.defaults})
+}
+
+// defaulted reads an object's fields with defaults for missing ones.
+type defaulted struct {
+	fields   selector.Fields
+	defaults map[string]string
+}
+
+func (d defaulted) Get(path string) (string, bool) {
+	if v, ok := d.fields.Get(path); ok {
+		return v, true
+	}
+	v, ok := d.defaults[path]
+	return v, ok
+}
+
+// ParseFilter reads and checks the label and field selectors of a list,
+// watch or collection delete on r as the real server does: a selector
+// that does not parse, or a field r does not support, is its 400, in its
+// words.
+func ParseFilter(r APIResource, ls, fs string) (Filter, *Error) {
+	var f Filter
 	var err error
-	if f.labels, err = selector.Parse(ls); err != nil {
+	if f.Labels, err = selector.Parse(ls); err != nil {
 		if msg := labelMessage(ls); msg != "" {
 			return f, badRequest("%s", msg)
 		}
 		return f, selectorError(err)
 	}
-	if f.fields, err = selector.ParseFields(fs); err != nil {
+	if f.Fields, err = selector.ParseFields(fs); err != nil {
 		if msg := fieldMessage(fs); msg != "" {
 			return f, badRequest("%s", msg)
 		}
 		return f, selectorError(err)
 	}
-	if r.BuiltIn && r.id() == "/v1/pods" {
+	if !r.Custom && r.Group == "" && r.Resource == "pods" {
 		f.defaults = podDefaults
 	}
-	return f, r.checkFields(f.fields)
+	return f, r.checkFields(f.Fields)
+}
+
+// selectorError is the 400 for a selector that does not parse. Like the
+// real server, the message is the parser's, without the input around it.
+func selectorError(err error) *Error {
+	var se *selector.SyntaxError
+	if errors.As(err, &se) {
+		return badRequest("%s", se.Msg)
+	}
+	return badRequest("%v", err)
 }

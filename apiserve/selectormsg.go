@@ -1,4 +1,4 @@
-package watchtest
+package apiserve
 
 import (
 	"fmt"
