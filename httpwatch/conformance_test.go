@@ -229,7 +229,7 @@ func TestConformance5Stop(t *testing.T) {
 }
 
 // conformance 6: an ERROR event carrying a Status becomes a *StatusError;
-// any other object becomes an *UnexpectedObjectError.
+// any other object becomes an error naming it, the object kept in the event.
 func TestConformance6ErrorEvents(t *testing.T) {
 	for _, tc := range []struct {
 		name, object string
@@ -253,7 +253,7 @@ func TestConformance6ErrorEvents(t *testing.T) {
 				require.Equal(t, "WATCH", se.Verb)
 				return
 			}
-			var ue *UnexpectedObjectError
+			var ue *unexpectedObject
 			require.ErrorAs(t, ev.Err, &ue)
 			require.Equal(t, tc.object, ue.Object.String())
 			require.Same(t, ev.Object, ue.Object)

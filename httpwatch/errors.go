@@ -344,13 +344,13 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // type is not one of the five the API defines (conformance 3).
 var ErrInvalidEventType = errors.New("got invalid watch event type")
 
-// UnexpectedObjectError is the Err of an ERROR watch event whose object is
-// not a Status (conformance 6).
-type UnexpectedObjectError struct {
+// unexpectedObject is the Err of an ERROR watch event whose object is not
+// a Status (conformance 6); the event carries the object.
+type unexpectedObject struct {
 	Object *raw.Object
 }
 
-func (e *UnexpectedObjectError) Error() string {
+func (e *unexpectedObject) Error() string {
 	return fmt.Sprintf("unexpected object in watch ERROR event: kind %q, apiVersion %q", e.Object.Kind(), e.Object.APIVersion())
 }
 

@@ -259,7 +259,7 @@ func decodeEvent(f *raw.Frame) (Event, error) {
 			if isStatus(ev.Object.String()) {
 				ev.Err, ev.Object = statusFromJSON(ev.Object.String()), nil
 			} else {
-				ev.Err = &UnexpectedObjectError{Object: ev.Object}
+				ev.Err = &unexpectedObject{Object: ev.Object}
 			}
 		}
 	default:
