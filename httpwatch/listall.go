@@ -28,7 +28,7 @@ const DefaultPageSize = 500
 //
 // The client-side rate limiter is paid by the first page only (decision
 // 34); the pages that follow it are not charged again.
-func ListAll(ctx context.Context, l PageLister, opts ListOptions, onPage func(*Page)) (*Page, error) {
+func ListAll(ctx context.Context, l ListerWatcher, opts ListOptions, onPage func(*Page)) (*Page, error) {
 	orig := opts
 	switch {
 	case opts.Limit == 0:
@@ -71,7 +71,7 @@ func ListAll(ctx context.Context, l PageLister, opts ListOptions, onPage func(*P
 	}
 }
 
-func fullList(ctx context.Context, l PageLister, orig ListOptions, onPage func(*Page)) (*Page, error) {
+func fullList(ctx context.Context, l ListerWatcher, orig ListOptions, onPage func(*Page)) (*Page, error) {
 	orig.Limit, orig.Continue = 0, ""
 	page, err := l.ListPage(ctx, orig)
 	if err != nil {

@@ -13,13 +13,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// pager is an in-memory PageLister: pages[i] answers the i-th call; an
-// error in errs[i] is returned instead.
+// pager is an in-memory source of list pages: pages[i] answers the i-th
+// call; an error in errs[i] is returned instead. It serves no watch.
 type pager struct {
 	pages []*Page
 	errs  map[int]error
 	calls []ListOptions
 }
+
+func (p *pager) Watch(context.Context, ListOptions) (Watcher, error) {
+	return nil, errors.ErrUnsupported
+}
+func (p *pager) Info() SourceInfo { return SourceInfo{} }
 
 func (p *pager) ListPage(_ context.Context, opts ListOptions) (*Page, error) {
 	i := len(p.calls)
