@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/internal/lease"
 	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/processor"
 )
 
 // Short durations keep the step counts small; their ratios are the defaults'.
@@ -114,7 +115,7 @@ func (n *node) work(key string, w *worker) {
 	for {
 		ch := n.m.changedChan()
 		kctx, release, retry, err := n.m.tryAcquire(context.Background(), key)
-		if errors.Is(err, ErrStopped) || n.isDead() {
+		if errors.Is(err, processor.ErrStopped) || n.isDead() {
 			if release != nil {
 				release()
 			}
