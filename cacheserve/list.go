@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/listwatch/listwatch/apiserve"
+	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/selector"
@@ -80,14 +81,17 @@ func parseVersion(rv string, watch bool) (int64, *apiserve.Error) {
 // waitFor waits, up to TooLargeWait, for the cache to reach rv; it
 // returns the version reached and whether that is rv or later.
 func (s *Server) waitFor(ctx context.Context, c *Cache, rv int64) (int64, bool) {
-	t := s.clock().NewTimer(s.tooLargeWait())
-	defer t.Stop()
+	var t clock.Timer
 	for {
 		c.mu.RLock()
 		cur, moved := c.rv, c.moved
 		c.mu.RUnlock()
 		if cur >= rv {
 			return cur, true
+		}
+		if t == nil {
+			t = s.clock().NewTimer(s.tooLargeWait())
+			defer t.Stop()
 		}
 		select {
 		case <-moved:
