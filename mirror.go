@@ -8,7 +8,7 @@ import (
 )
 
 // tee hands the reflector's calls to an informer's Mirror, then to its
-// queue (decision 41).
+// queue (decision 43).
 type tee struct {
 	mirror reflector.Sink
 	fifo   *delta.FIFO[*Object]

@@ -37,7 +37,7 @@ type event struct {
 
 // Cache holds what one informer's reflector delivered, version by version,
 // as a reflector.Sink and reflector.Progresser the informer mirrors to
-// (listwatch.Informer.Mirror, decision 41): the objects at the version
+// (listwatch.Informer.Mirror, decision 43): the objects at the version
 // reached, and a bounded history of the events that led there. Everything
 // a list or watch answers comes from it, exact to the resourceVersion.
 //

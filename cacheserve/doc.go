@@ -1,7 +1,7 @@
 // Package cacheserve serves informers' caches over the Kubernetes list and
 // watch HTTP API, so that the other programs of a node (kubectl, client-go
 // and listwatch informers) read one cache, fed by one upstream watch per
-// resource, instead of each watching the API server (decision 41).
+// resource, instead of each watching the API server (decision 43).
 //
 // Each informer added mirrors what its reflector delivers, in the
 // server's order, into a Cache (listwatch.Informer.Mirror): the objects at

@@ -47,7 +47,7 @@ func normal(t *testing.T, b []byte) normalList {
 	return l
 }
 
-// TestListAnswersAsUpstream is decision 41: every list the cache answers
+// TestListAnswersAsUpstream is decision 43: every list the cache answers
 // is the upstream's own answer to the same request, at the same version:
 // whole, by namespace, by label and field selectors, in pages with their
 // continue tokens and remainingItemCount, and at an exact older version.

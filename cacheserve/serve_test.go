@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRefusesWhatItCannotAnswerWhole is decision 41: a request the cache
+// TestRefusesWhatItCannotAnswerWhole is decision 43: a request the cache
 // cannot answer completely is refused with a Status that says why, never
 // answered in part: a write, a resource not cached, a namespace or a
 // selector wider than the informer's, a GET of an object a selective
@@ -68,7 +68,7 @@ func TestRefusesWhatItCannotAnswerWhole(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 }
 
-// TestNotWholeIsRefusedOrSaid is decision 41: a source whose objects are
+// TestNotWholeIsRefusedOrSaid is decision 43: a source whose objects are
 // cut is not served; one that drops managedFields is served with a
 // Warning on every response that says so.
 func TestNotWholeIsRefusedOrSaid(t *testing.T) {
@@ -98,7 +98,7 @@ func TestNotWholeIsRefusedOrSaid(t *testing.T) {
 	require.Len(t, w.next(t, 6), 6)
 }
 
-// TestDefaultDeny is decision 41: with no Authorize, a request over TCP is
+// TestDefaultDeny is decision 43: with no Authorize, a request over TCP is
 // refused (a User-Agent changes nothing), and one through the unix socket
 // of ListenUnix, whose mode is the authorization, is served.
 func TestDefaultDeny(t *testing.T) {
@@ -147,7 +147,7 @@ func TestDefaultDeny(t *testing.T) {
 	require.Error(t, err)
 }
 
-// TestOfflineKeepsServing is decision 41: with the upstream gone, lists
+// TestOfflineKeepsServing is decision 43: with the upstream gone, lists
 // and gets are answered from the cache at the last version known, a watch
 // stays open and gets its bookmarks at that version, and a new watch from
 // that version is served.
@@ -179,7 +179,7 @@ func TestOfflineKeepsServing(t *testing.T) {
 	require.Equal(t, []string{"ADDED web-1 " + itoa(last-2), "ADDED cache-1 " + itoa(last-1)}, w2.next(t, 2))
 }
 
-// TestLocalInformersShareOneUpstreamWatch is decision 41: listwatch
+// TestLocalInformersShareOneUpstreamWatch is decision 43: listwatch
 // informers pointed at the served cache sync from it and follow every
 // change, while the upstream serves one watch, the cache's own.
 func TestLocalInformersShareOneUpstreamWatch(t *testing.T) {

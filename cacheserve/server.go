@@ -22,7 +22,7 @@ import (
 // ErrNotWhole is returned by Add for a source whose objects are not the
 // resource's objects (a projection, a transform, metadata only): serving
 // them as if they were would be a partial answer presented as whole
-// (decision 41).
+// (decision 43).
 var ErrNotWhole = errors.New("the source's objects are not whole")
 
 // ErrDenied is what the default authorization answers a request that did
@@ -36,7 +36,7 @@ const (
 )
 
 // managedFieldsWarning is the Warning every response of a cache whose
-// objects lack metadata.managedFields carries (decision 41).
+// objects lack metadata.managedFields carries (decision 43).
 const managedFieldsWarning = `299 - "served from a listwatch cache: objects lack metadata.managedFields"`
 
 // Server serves the caches of informers over the Kubernetes list and
@@ -44,7 +44,7 @@ const managedFieldsWarning = `299 - "served from a listwatch cache: objects lack
 // added, each answered from its Cache exactly to the resourceVersion; and
 // refuses, with a Status that says why, whatever a cache cannot answer
 // completely: a write, a resource not served, a namespace or selector
-// wider than the informer's (decision 41).
+// wider than the informer's (decision 43).
 //
 // Set the fields before serving; the zero value of each is its default.
 type Server struct {

@@ -29,7 +29,7 @@ func changes(t *testing.T, up *watchtest.Server) {
 	require.NoError(t, err)
 }
 
-// TestWatchReplaysAsUpstream is decision 41: a watch from a version
+// TestWatchReplaysAsUpstream is decision 43: a watch from a version
 // replays the history after it in order, without duplicates, as the
 // upstream's own watch from that version does, selectors included (an
 // object leaving the selection is DELETED at the event's version, one
@@ -68,7 +68,7 @@ func TestWatchReplaysAsUpstream(t *testing.T) {
 	}
 }
 
-// TestWatchEnterLeave is decision 41: a watch with a label selector sees
+// TestWatchEnterLeave is decision 43: a watch with a label selector sees
 // an object whose labels leave it as DELETED, with the event's version,
 // and one whose labels enter it as ADDED.
 func TestWatchEnterLeave(t *testing.T) {
@@ -83,7 +83,7 @@ func TestWatchEnterLeave(t *testing.T) {
 	require.Equal(t, []string{"DELETED web-1 " + itoa(from+1), "ADDED db-1 " + itoa(from+2)}, w.next(t, 2))
 }
 
-// TestWatchTooOld is decision 41: a watch from a version older than the
+// TestWatchTooOld is decision 43: a watch from a version older than the
 // history gets kube-apiserver's 200 stream with a 410 ERROR event.
 func TestWatchTooOld(t *testing.T) {
 	r := newRig(t, func(_ *listwatch.Informer, _ *httpwatch.ResourceClient, s *Server) {})
@@ -100,7 +100,7 @@ func TestWatchTooOld(t *testing.T) {
 	require.Equal(t, []string{"ADDED cache-1 " + itoa(last-1), "ADDED agent " + itoa(last)}, w.next(t, 2))
 }
 
-// TestWatchTooLarge is decision 41: a watch or list from a version the
+// TestWatchTooLarge is decision 43: a watch or list from a version the
 // cache has not reached waits up to 3 s for it, then gets the "too large"
 // answer with Retry-After; one the cache reaches meanwhile is served.
 func TestWatchTooLarge(t *testing.T) {
@@ -134,7 +134,7 @@ func TestWatchTooLarge(t *testing.T) {
 	require.Equal(t, []string{"ADDED web-2 " + itoa(cur+2)}, w.next(t, 1))
 }
 
-// TestNotSyncedIs429 is decision 41: before the informer's first list
+// TestNotSyncedIs429 is decision 43: before the informer's first list
 // reaches the cache, lists, gets and watches are answered 429 with
 // Retry-After, never with an empty list.
 func TestNotSyncedIs429(t *testing.T) {
@@ -157,7 +157,7 @@ func TestNotSyncedIs429(t *testing.T) {
 	}
 }
 
-// TestRelistEndsWatches is decision 41: a relist upstream at another
+// TestRelistEndsWatches is decision 43: a relist upstream at another
 // version (after a 410) cannot be bridged event by event: the history
 // starts again and every watch ends with a 410, so its client relists
 // from the cache; a relist at the version held changes nothing.

@@ -15,6 +15,7 @@ import (
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/internal/faillog"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/stretchr/testify/assert"
@@ -201,6 +202,10 @@ func (e *env) outage(t *testing.T, p pathDown, hold time.Duration) {
 	for _, l := range e.log.since(mark, 0) {
 		t.Logf("logged: %s", l)
 	}
+	// The outage said once by the client (a lost connection) and once by
+	// the reflector, their counts summarised every five minutes.
+	most := 2 + 2*int(hold/faillog.SummaryEvery)
+	assert.LessOrEqual(t, len(e.log.since(mark, slog.LevelWarn)), most, "lines at Warn and above")
 }
 
 // decision 38, conformance 13 on the real server: when the version the

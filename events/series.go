@@ -147,7 +147,7 @@ func (r *Recorder) failed(ns string, err error) {
 		return
 	}
 	f := faillog.Failure{
-		Key:   c.Key,
+		Key:   c.LogKey(),
 		Level: slog.LevelWarn,
 		Msg:   "events: event not recorded; events are dropped while this lasts",
 		Again: "events: event not recorded",

@@ -77,7 +77,7 @@ func (r *Runner) succeeded(key string) {
 func (r *Runner) failure(key string, after time.Duration, err error) faillog.Failure {
 	c := cause.Of(err)
 	f := faillog.Failure{
-		Key:   c.Key,
+		Key:   c.LogKey(),
 		Level: slog.LevelWarn,
 		Msg:   "reconcile failed; retrying after a backoff",
 		Again: "reconcile failed",
@@ -88,7 +88,7 @@ func (r *Runner) failure(key string, after time.Duration, err error) faillog.Fai
 	var se *httpwatch.StatusError
 	if errors.As(err, &se) {
 		rq = requestOf(se)
-		f.Key = fmt.Sprintf("%s %s %s", rq.Verb, rq.Resource, c.Key)
+		f.Key = fmt.Sprintf("%s %s %s", rq.Verb, rq.Resource, c.LogKey())
 		f.Attrs = append(f.Attrs, "verb", rq.Verb, "resource", rq.Resource, "code", se.Code)
 	}
 	f.Attrs = append(f.Attrs, "err", err)

@@ -32,7 +32,7 @@ func failureKey(op Op, err error) string {
 	if op == OpList || op == OpWatchList {
 		what = "list"
 	}
-	return what + " " + cause.Of(err).Key
+	return what + " " + cause.Of(err).LogKey()
 }
 
 // logFailure writes what e deserves in the log, and nothing more.

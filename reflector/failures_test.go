@@ -270,3 +270,19 @@ type missingPlugin struct{}
 
 func (*missingPlugin) Error() string { return "exec plugin /nonexistent/plugin is not installed" }
 func (*missingPlugin) Unwrap() error { return kubeconfig.ErrExecPluginMissing }
+
+// decision 38, decision 20: the network's ways of failing are one outage
+// in the log: said once at Warn, as what failed first, the rest counted,
+// and the recovery counts them all.
+func TestReflectorSaysAnOutageOnce(t *testing.T) {
+	r, logs, _ := loggedReflector(&scriptSource{})
+	for _, err := range []error{errTLSHandshake, errDNS, errConnRefused, errNoResponse, errTLSHandshake} {
+		r.report(OpWatchStart, err)
+	}
+	r.recovered()
+	above := logs.Above()
+	require.Len(t, above, 2, "%q", above)
+	assert.Contains(t, above[0], "WARN reflector: watch start failed")
+	assert.Contains(t, above[0], "TLS handshake timeout")
+	assert.Contains(t, above[1], "INFO reflector: recovered after 5 failures")
+}

@@ -42,7 +42,7 @@ type Flusher interface {
 // moves the version without a change: the reflector calls Progress with a
 // watch bookmark's resourceVersion, in order with the Sink's other calls.
 // A cache served onwards needs it to answer for that version exactly
-// (decision 41).
+// (decision 43).
 type Progresser interface {
 	Progress(resourceVersion string)
 }

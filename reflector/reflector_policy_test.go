@@ -2,6 +2,7 @@ package reflector
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -371,6 +372,48 @@ func TestReflectorVeryShortWatch(t *testing.T) {
 				assert.Equal(t, phaseWatch, after.phase)
 				assert.Empty(t, errs)
 			}
+		})
+	}
+}
+
+// decision 38, conformance 21: a watch that cannot start because the TLS
+// handshake timed out, and one the network resets at once, are reported as
+// what they are, never as a very short watch, and resumed from the same
+// version after a backoff: no second list.
+func TestReflectorNamesNetworkFailuresTruthfully(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		watch func(httpwatch.ListOptions) (httpwatch.Watcher, error)
+		op    Op
+		says  string
+	}{
+		{"TLS handshake timeout", watchFail(errTLSHandshake), OpWatchStart, "TLS handshake timeout"},
+		{"reset at once", watchOf(newWatcher(end(fmt.Errorf("read: %w", errReset)))), OpWatch, "connection reset"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &scriptSource{}
+			r, _, _ := newTestReflector(src)
+			var errs []error
+			r.OnError = func(err error) { errs = append(errs, err) }
+			src.pages = []func(httpwatch.ListOptions) (*httpwatch.Page, error){page("10", "")}
+			src.watches = []func(httpwatch.ListOptions) (httpwatch.Watcher, error){tc.watch, watchOf(newWatcher())}
+			got := driveScript(t, r, src, state{})
+			assert.Equal(t, []string{"0"}, listVersions(src), "one list, the first")
+			assert.Equal(t, []string{"10", "10"}, watchVersions(src)[:2], "the watch resumed from the same version")
+			require.Len(t, errs, 1)
+			assert.NotErrorIs(t, errs[0], ErrVeryShortWatch)
+			assert.ErrorContains(t, errs[0], tc.says)
+			var se *SyncError
+			require.ErrorAs(t, errs[0], &se)
+			assert.Equal(t, tc.op, se.Op)
+			assert.False(t, se.Routine, "said at Warn: the network failed")
+			lists := 0
+			for _, s := range got {
+				if s.phase == phaseList {
+					lists++
+				}
+			}
+			assert.Equal(t, 1, lists, "no relist after the first list")
 		})
 	}
 }

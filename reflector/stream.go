@@ -139,8 +139,11 @@ func objectKey(o *raw.Object) string { return store.JoinKey(o.Namespace(), o.Nam
 // (io.EOF), or cut by the network. The watch is closed.
 func (r *Reflector) watchEnded(s *state, err error) time.Duration {
 	clean := errors.Is(err, io.EOF)
+	short := s.events == 0 && r.clock().Since(s.opened) < time.Second
 	if !clean {
-		r.report(OpWatch, err)
+		// A watch cut now and then is routine; one cut at once, before
+		// anything came, is the network failing: said at Warn.
+		r.reportAs(OpWatch, err, routine(OpWatch, err) && !short)
 		if cause.Of(err).Then == cause.Relist {
 			// A stream we cannot decode any further: relist to be sure
 			// nothing is lost (upstream turns this into a synthetic
@@ -153,7 +156,7 @@ func (r *Reflector) watchEnded(s *state, err error) time.Duration {
 		s.enter(phaseList) // conformance 30
 		return 0
 	}
-	if s.events == 0 && r.clock().Since(s.opened) < time.Second {
+	if short {
 		if clean { // the server closed it at once: conformance 21
 			r.report(OpWatch, ErrVeryShortWatch)
 			return r.retry(s, phaseStart, ErrVeryShortWatch)

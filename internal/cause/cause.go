@@ -90,10 +90,14 @@ type Request struct {
 
 // Row is one cause.
 type Row struct {
-	// Key tells the cause's occurrences apart in the log: the first is
-	// said, the rest counted.
-	Key   string
-	Class Class
+	// Key names the cause; it tells the cause's occurrences apart in the
+	// log (the first is said, the rest counted) unless Family does.
+	Key string
+	// Family, if set, makes the rows that share it one failure in the
+	// log: the network's ways of failing are one outage, said once with
+	// what failed first, and counted (decision 38).
+	Family string
+	Class  Class
 	// Hint says what to do; nil when there is nothing to say.
 	Hint func(Request) string
 	Ends Ends
@@ -106,6 +110,15 @@ type Row struct {
 	Match func(error) bool
 }
 
+// LogKey tells the cause's occurrences apart in the log: its Family, or
+// else its Key.
+func (r Row) LogKey() string {
+	if r.Family != "" {
+		return r.Family
+	}
+	return r.Key
+}
+
 // HintFor says what to do about the cause in rq, or "".
 func (r Row) HintFor(rq Request) string {
 	if r.Hint == nil {
@@ -113,6 +126,9 @@ func (r Row) HintFor(rq Request) string {
 	}
 	return r.Hint(rq)
 }
+
+// network is the family of the network's ways of failing.
+const network = "network"
 
 // Table is every cause, the first match winning.
 var Table = []Row{
@@ -168,16 +184,16 @@ var Table = []Row{
 	{Key: "status", Class: Transient, Match: isStatus}, // 5xx and the rest: the server failed the watch
 	// The network: the request never reached the server, or its answer
 	// never came back. A watch resumes from its version (decision 38).
-	{Key: "connection refused", Class: Transient, Then: Resume, Match: httpwatch.IsConnectionRefused, Hint: func(Request) string {
+	{Key: "connection refused", Family: network, Class: Transient, Then: Resume, Match: httpwatch.IsConnectionRefused, Hint: func(Request) string {
 		return "check the server address: nothing listens there (or the server is restarting)"
 	}},
-	{Key: "name not resolved", Class: Transient, Then: Resume, Match: isDNS, Hint: func(Request) string {
+	{Key: "name not resolved", Family: network, Class: Transient, Then: Resume, Match: isDNS, Hint: func(Request) string {
 		return "check the server's name: it does not resolve (or DNS is unreachable)"
 	}},
-	{Key: "no response headers", Class: Transient, Then: Resume, Match: is(httpwatch.ErrResponseHeaderTimeout), Hint: func(Request) string {
+	{Key: "no response headers", Family: network, Class: Transient, Then: Resume, Match: is(httpwatch.ErrResponseHeaderTimeout), Hint: func(Request) string {
 		return "the server did not answer the watch in time: it may be overloaded, or the path to it lost the request"
 	}},
-	{Key: "TLS handshake timeout", Class: Transient, Then: Resume, Ends: Cut, Quiet: true, Match: tlsHandshakeTimeout},
+	{Key: "TLS handshake timeout", Family: network, Class: Transient, Then: Resume, Ends: Cut, Quiet: true, Match: tlsHandshakeTimeout},
 	// A server that proved it sends no bookmarks (its watch cache off) costs
 	// one restart, at Debug; its watches then wait for their own timeout
 	// (decision 36).
@@ -186,10 +202,10 @@ var Table = []Row{
 		return "the watch resumed on a new connection; if this repeats, look for a proxy, NAT or load balancer between here and the server that drops quiet connections"
 	}},
 	// Said at Warn by the client, once per connection.
-	{Key: "connection lost", Class: Transient, Then: Resume, Ends: Silent, Quiet: true, Match: is(httpwatch.ErrConnectionLost)},
-	{Key: "timeout", Class: Transient, Then: Resume, Ends: Cut, Quiet: true, Match: isTimeout},
-	{Key: "connection cut", Class: Transient, Then: Resume, Ends: Cut, Quiet: true, Match: httpwatch.IsProbableEOF},
-	{Key: "unreachable", Class: Transient, Then: Resume, Match: isNetwork, Hint: func(Request) string {
+	{Key: "connection lost", Family: network, Class: Transient, Then: Resume, Ends: Silent, Quiet: true, Match: is(httpwatch.ErrConnectionLost)},
+	{Key: "timeout", Family: network, Class: Transient, Then: Resume, Ends: Cut, Quiet: true, Match: isTimeout},
+	{Key: "connection cut", Family: network, Class: Transient, Then: Resume, Ends: Cut, Quiet: true, Match: httpwatch.IsProbableEOF},
+	{Key: "unreachable", Family: network, Class: Transient, Then: Resume, Match: isNetwork, Hint: func(Request) string {
 		return "check the network between here and the server"
 	}},
 	{Key: "very short watch", Class: Transient}, // the server ended a watch at once: relist

@@ -63,7 +63,7 @@ func (r *Reporter) Failed(err error) {
 		advice = "retrying"
 	}
 	r.log().Failed(faillog.Failure{
-		Key:   c.Key,
+		Key:   c.LogKey(),
 		Level: level,
 		Msg:   r.Who + ": " + describe(err) + "; " + advice,
 		Again: r.Who + ": lease requests failed",
