@@ -1,7 +1,9 @@
 package cacheserve
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"testing"
@@ -102,4 +104,68 @@ func TestListAnswersAsUpstream(t *testing.T) {
 			t.Fatal("more than 10 pages")
 		})
 	}
+}
+
+// TestTableAsUpstream is decision 43: kubectl's Table of a list and of one
+// object has the upstream's columns and rows (ages aside: the clocks
+// differ), and so do the events of a watch asked for as a Table.
+func TestTableAsUpstream(t *testing.T) {
+	r := newRig(t)
+	seed(t, r.up)
+	r.caughtUp(t)
+	type table struct {
+		Kind              string
+		ColumnDefinitions []struct{ Name string }
+		Rows              []struct{ Cells []any }
+	}
+	read := func(base, path string) (int, table) {
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var tb table
+		if resp.StatusCode == http.StatusOK {
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&tb))
+		}
+		for _, row := range tb.Rows {
+			for i, c := range tb.ColumnDefinitions {
+				if c.Name == "Age" {
+					row.Cells[i] = nil
+				}
+			}
+		}
+		return resp.StatusCode, tb
+	}
+	for _, p := range []string{"/api/v1/pods", "/api/v1/namespaces/shop/pods?labelSelector=app%3Dweb", "/api/v1/namespaces/shop/pods/db-1"} {
+		code, got := read(r.local.URL, p)
+		require.Equal(t, http.StatusOK, code, p)
+		_, want := read(r.up.URL, p)
+		require.Equal(t, want, got, p)
+		require.Equal(t, "Table", got.Kind)
+	}
+	// kubectl get --watch: each event a one-row Table, headers first only.
+	watchTable := func(base string) []string {
+		req, err := http.NewRequest(http.MethodGet, base+"/api/v1/namespaces/shop/pods?watch=1&resourceVersion=0", nil)
+		require.NoError(t, err)
+		req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		dec := json.NewDecoder(resp.Body)
+		var out []string
+		for len(out) < 3 {
+			var ev struct {
+				Type   string
+				Object table
+			}
+			require.NoError(t, dec.Decode(&ev))
+			out = append(out, fmt.Sprintf("%s %s headers=%d rows=%d %v", ev.Type, ev.Object.Kind, len(ev.Object.ColumnDefinitions), len(ev.Object.Rows), ev.Object.Rows[0].Cells[0]))
+		}
+		return out
+	}
+	require.Equal(t, watchTable(r.up.URL), watchTable(r.local.URL))
 }

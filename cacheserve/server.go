@@ -296,11 +296,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			e.Write(w)
 			return
 		}
-		if watch {
-			e := &apiserve.Error{Code: http.StatusNotAcceptable, Reason: "NotAcceptable", Message: "this listwatch cache serves watches as JSON only: only the following media types are accepted: application/json"}
-			e.Write(w)
-			return
-		}
 		rt.table = &apiserve.TableRequest{Output: out, Include: inc, Now: s.clock().Now()}
 	}
 	switch {

@@ -54,7 +54,10 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, rt route, 
 		return
 	}
 	ctx := req.Context()
-	ws := &watchStream{w: w, rc: http.NewResponseController(w), res: rt.sv.res, sc: sc}
+	ws := &watchStream{w: w, rc: http.NewResponseController(w), res: rt.sv.res, sc: sc, table: rt.table}
+	if rt.table != nil {
+		ws.printer = printer(rt.sv.res)
+	}
 	// The headers go at once, as the real server sends them, so a client
 	// knows its watch is established; what cannot be served from here on
 	// is an ERROR event.
@@ -176,6 +179,11 @@ type watchStream struct {
 	sc  scope
 	buf []byte
 	err bool
+	// table, when set, sends each object as a one-row Table, the column
+	// definitions in the first only, as the real server does for kubectl
+	// get --watch.
+	table   *apiserve.TableRequest
+	printer apiserve.Printer
 }
 
 // event writes what ev is to this watch's selection: an object entering
@@ -215,7 +223,12 @@ func (ws *watchStream) frame(typ string, o *raw.Object, rv int64) {
 	if rv != 0 {
 		obj = withVersion(obj, o.Get("metadata.resourceVersion"), rv)
 	}
-	b = appendWhole(b, ws.res, obj)
+	if ws.table != nil {
+		b = apiserve.AppendTable(b, ws.printer, [][]byte{appendWhole(nil, ws.res, obj)}, apiserve.ListMeta{ResourceVersion: gjson.GetBytes(obj, "metadata.resourceVersion").String()}, *ws.table)
+		ws.table.NoHeaders = true
+	} else {
+		b = appendWhole(b, ws.res, obj)
+	}
 	ws.buf = append(b, "}\n"...)
 }
 
