@@ -31,10 +31,14 @@ func (m *mirrorLog) add(s string) error {
 	return nil
 }
 
-func (m *mirrorLog) Add(o *Object) error    { return m.add("add " + Key(o) + " " + o.ResourceVersion()) }
-func (m *mirrorLog) Update(o *Object) error { return m.add("update " + Key(o) + " " + o.ResourceVersion()) }
-func (m *mirrorLog) Delete(o *Object) error { return m.add("delete " + Key(o) + " " + o.ResourceVersion()) }
-func (m *mirrorLog) Resync() error          { return nil }
+func (m *mirrorLog) Add(o *Object) error { return m.add("add " + Key(o) + " " + o.ResourceVersion()) }
+func (m *mirrorLog) Update(o *Object) error {
+	return m.add("update " + Key(o) + " " + o.ResourceVersion())
+}
+func (m *mirrorLog) Delete(o *Object) error {
+	return m.add("delete " + Key(o) + " " + o.ResourceVersion())
+}
+func (m *mirrorLog) Resync() error { return nil }
 func (m *mirrorLog) Replace(items []*Object, rv string) error {
 	return m.add(fmt.Sprintf("replace %d %s", len(items), rv))
 }
