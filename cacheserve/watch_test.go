@@ -2,13 +2,13 @@ package cacheserve
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/watchtest"
 	"github.com/stretchr/testify/require"
 )
@@ -183,5 +183,66 @@ func TestRelistEndsWatches(t *testing.T) {
 	require.Len(t, normal(t, body).Items, 1)
 }
 
-var _ = raw.Object{}
-var _ = time.Second
+// TestBookmarksFollowTheWatcher is decision 43: a bookmark carries the
+// version the watcher has reached, moved by the upstream's own bookmarks
+// too, and one ends a watch at its timeout.
+func TestBookmarksFollowTheWatcher(t *testing.T) {
+	r := newRig(t)
+	seed(t, r.up)
+	last := r.caughtUp(t)
+	w := watch(t, r.local.URL, "/api/v1/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=300&labelSelector=app%3Ddb&resourceVersion="+itoa(last))
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(t, r.clock.WaitForWaiters(ctx, 2)) // the bookmark and the timeout
+	// A change the selector hides still moves the watcher's version.
+	_, err := r.up.Delete(watchtest.Pods, "ops", "agent")
+	require.NoError(t, err)
+	r.caughtUp(t)
+	r.up.SendBookmarks()
+	r.clock.Step(DefaultBookmarkEvery)
+	require.Equal(t, []string{"BOOKMARK  " + itoa(last+1)}, w.next(t, 1))
+	require.NoError(t, r.clock.WaitForWaiters(ctx, 2))
+	r.clock.Step(300 * time.Second) // past the timeout (and a bookmark's time)
+	rest := w.rest(t)
+	require.NotEmpty(t, rest)
+	for _, ev := range rest {
+		require.Equal(t, "BOOKMARK  "+itoa(last+1), ev)
+	}
+}
+
+// TestUpstreamExpiryEndsLocalWatches is decision 43: when the upstream
+// compacted past the cache's version and the informer relists, every
+// local watch ends with a 410, and a new list and watch from the cache
+// are served at the upstream's version.
+func TestUpstreamExpiryEndsLocalWatches(t *testing.T) {
+	r := newRig(t, func(inf *listwatch.Informer, _ *httpwatch.ResourceClient, _ *Server) {
+		inf.Logger = slog.New(slog.DiscardHandler) // the closed watches' Warn is not this test's
+	})
+	seed(t, r.up)
+	last := r.caughtUp(t)
+	w := watch(t, r.local.URL, "/api/v1/pods?watch=1&resourceVersion="+itoa(last))
+	r.up.CloseWatches() // the informer re-watches from last
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(t, r.up.WaitForWatches(ctx, 1))
+	// Changes the cache does not see, then a compaction past its version.
+	r.up.CloseWatches()
+	_, err := r.up.Create(watchtest.Pods, pod("ops", "late", "node-a", nil))
+	require.NoError(t, err)
+	_, err = r.up.Delete(watchtest.Pods, "shop", "web-1")
+	require.NoError(t, err)
+	require.NoError(t, r.up.Compact(r.up.ResourceVersion()))
+	now := r.caughtUp(t)
+	got := w.rest(t)
+	require.NotEmpty(t, got)
+	require.Regexp(t, `^ERROR 410 too old resource version: \d+ \(`+itoa(now)+`\)$`, got[len(got)-1])
+	code, _, body := get(t, r.local.URL, "/api/v1/pods")
+	require.Equal(t, http.StatusOK, code)
+	l := normal(t, body)
+	require.Equal(t, itoa(now), l.Metadata["resourceVersion"])
+	require.Len(t, l.Items, 6)
+	w = watch(t, r.local.URL, "/api/v1/pods?watch=1&resourceVersion="+itoa(now))
+	_, err = r.up.Delete(watchtest.Pods, "ops", "late")
+	require.NoError(t, err)
+	require.Equal(t, []string{"DELETED late " + itoa(now+1)}, w.next(t, 1))
+}
