@@ -25,7 +25,7 @@ import (
 // (decision 43).
 var ErrNotWhole = errors.New("the source's objects are not whole")
 
-// ErrDenied is what the default authorization answers a request that did
+// ErrDenied is what a Server without Authorize answers a request that did
 // not come through a listener of ListenUnix.
 var ErrDenied = errors.New("denied: only requests through the unix socket are allowed unless Server.Authorize says otherwise")
 
@@ -48,11 +48,12 @@ const managedFieldsWarning = `299 - "served from a listwatch cache: objects lack
 //
 // Set the fields before serving; the zero value of each is its default.
 type Server struct {
-	// Authorize decides each request: nil allows it, an error denies it
-	// with a 403 that carries the error's text. A nil Authorize allows
-	// only requests that came through a listener of ListenUnix, whose file
-	// mode is the authorization: default deny. Nothing is ever authorized
-	// by a header a client chooses, User-Agent included.
+	// Authorize decides each request that did not come through a
+	// listener of ListenUnix (those are allowed: the socket's file mode is
+	// their authorization): nil allows it, an error denies it with a 403
+	// that carries the error's text. A nil Authorize denies them all:
+	// default deny. Nothing is ever authorized by a header a client
+	// chooses, User-Agent included.
 	Authorize func(*http.Request) error
 	// Version is what /version answers.
 	Version apiserve.Version
@@ -219,13 +220,13 @@ func ListenUnix(path string, mode fs.FileMode) (net.Listener, error) {
 }
 
 func (s *Server) authorize(req *http.Request) error {
-	if s.Authorize != nil {
-		return s.Authorize(req)
-	}
 	if req.Context().Value(unixKey{}) == true {
-		return nil
+		return nil // the socket's file mode let it connect
 	}
-	return ErrDenied
+	if s.Authorize == nil {
+		return ErrDenied
+	}
+	return s.Authorize(req)
 }
 
 func forbidden(err error) *apiserve.Error {
