@@ -266,7 +266,10 @@ func (c *Cache) snapshotAtLocked(rv int64) *snapshot {
 func (c *Cache) snapshot(rv int64) *snapshot {
 	c.mu.RLock()
 	for _, s := range c.snaps {
-		if s.rv == rv {
+		// A version the history no longer spans is not served, kept or
+		// not: how long a continue token lasts depends on the history
+		// only.
+		if s.rv == rv && rv >= c.floor {
 			c.mu.RUnlock()
 			return s
 		}

@@ -169,3 +169,47 @@ func TestTableAsUpstream(t *testing.T) {
 	}
 	require.Equal(t, watchTable(r.up.URL), watchTable(r.local.URL))
 }
+
+// TestExpiredContinueIs410 is decision 43: the pages of a list come from
+// the snapshot of its first page while the history spans its version;
+// once it does not, continuing is the real server's 410 with a fresh
+// token that goes on from the same key at the latest version.
+func TestExpiredContinueIs410(t *testing.T) {
+	r := newRig(t)
+	r.cache.mu.Lock()
+	r.cache.History = 2
+	r.cache.mu.Unlock()
+	seed(t, r.up)
+	r.caughtUp(t)
+	_, _, body := get(t, r.local.URL, "/api/v1/pods?limit=2")
+	first := normal(t, body)
+	cont := first.Metadata["continue"].(string)
+	// One change: the snapshot is still within the history.
+	_, err := r.up.Delete(watchtest.Pods, "shop", "web-2")
+	require.NoError(t, err)
+	r.caughtUp(t)
+	code, _, body := get(t, r.local.URL, "/api/v1/pods?limit=2&continue="+url.QueryEscape(cont))
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	require.Equal(t, first.Metadata["resourceVersion"], normal(t, body).Metadata["resourceVersion"])
+	// Two more: it is not.
+	for _, n := range []string{"x", "y"} {
+		_, err := r.up.Create(watchtest.Pods, pod("zz", n, "node-a", nil))
+		require.NoError(t, err)
+	}
+	r.caughtUp(t)
+	code, _, body = get(t, r.local.URL, "/api/v1/pods?limit=2&continue="+url.QueryEscape(cont))
+	require.Equal(t, http.StatusGone, code, "%s", body)
+	var st struct {
+		Reason   string
+		Metadata struct{ Continue string }
+	}
+	require.NoError(t, json.Unmarshal(body, &st))
+	require.Equal(t, "Expired", st.Reason)
+	code, _, body = get(t, r.local.URL, "/api/v1/pods?limit=100&continue="+url.QueryEscape(st.Metadata.Continue))
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	var names []string
+	for _, it := range normal(t, body).Items {
+		names = append(names, it["metadata"].(map[string]any)["name"].(string))
+	}
+	require.Equal(t, []string{"agent", "db-1", "web-1", "x", "y"}, names, "the rest after blog/web-1, at the latest version")
+}
