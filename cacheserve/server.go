@@ -100,6 +100,12 @@ func (s *Server) Add(inf *listwatch.Informer, src *httpwatch.ResourceClient, r a
 			return nil, fmt.Errorf("serve %s: not a built-in resource: pass its APIResource", addr)
 		}
 	}
+	if inf.Snapshot.Dir != "" {
+		// A restored snapshot goes to the informer's cache, not to its
+		// Mirror: the served cache would wait for a list that a warm
+		// start does not make, and answer 429 for good.
+		return nil, fmt.Errorf("serve %s: a warm-started informer (Snapshot.Dir) is not served yet", addr)
+	}
 	if inf.Mirror != nil {
 		return nil, fmt.Errorf("serve %s: the informer already has a Mirror", addr)
 	}
