@@ -80,6 +80,16 @@ type Informer struct {
 	// informer is synced once the server confirms it. A restored
 	// snapshot's version takes the place of Reflector.ResourceVersion.
 	Snapshot snapshot.Options
+	// Mirror, if set, is handed everything the reflector hands the cache's
+	// queue, in the server's order, on the reflector's goroutine, just
+	// before the queue; and every watch bookmark's version if it is a
+	// reflector.Progresser. Where handlers hear of changes key by key (the
+	// queue merges a key's changes), a Mirror sees each version the
+	// informer reaches, exactly: what a cache served onwards needs
+	// (decision 43). Its errors are reported as the queue's are; the queue
+	// gets the change regardless. A restored snapshot (a warm start) is not
+	// handed to it.
+	Mirror reflector.Sink
 
 	resync    time.Duration // default handler resync period
 	fifo      *delta.FIFO[*Object]
@@ -159,6 +169,9 @@ func (inf *Informer) takeName() (release func()) {
 func (inf *Informer) configure() {
 	r := inf.reflector
 	r.Options = inf.Reflector
+	if inf.Mirror != nil {
+		r.Sink = tee{mirror: inf.Mirror, fifo: inf.fifo}
+	}
 	r.ResyncPeriod = inf.checkPeriod
 	r.ShouldResync = inf.processor.ShouldResync
 	onError := inf.OnError

@@ -38,6 +38,15 @@ type Flusher interface {
 	Flush()
 }
 
+// Progresser is implemented by a Sink that wants to know when the server
+// moves the version without a change: the reflector calls Progress with a
+// watch bookmark's resourceVersion, in order with the Sink's other calls.
+// A cache served onwards needs it to answer for that version exactly
+// (decision 43).
+type Progresser interface {
+	Progress(resourceVersion string)
+}
+
 // A Reflector keeps a Sink equal to the server's state of one resource: it
 // lists (page by page, or as a watch-list stream), then watches from the
 // list's resourceVersion, resuming after every clean end of a watch and
