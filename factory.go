@@ -97,10 +97,7 @@ func (f *Factory) ForResource(r httpwatch.Resource, sel ...Selector) *Informer {
 	rc := f.Client.Resource(r)
 	rc.KeepManagedFields = f.KeepManagedFields
 	rc.Transform = f.Transform
-	rc.Projection = s.Projection
-	inf := NewInformer(rc, f.Resync)
-	inf.Reflector.LabelSelector = s.Label
-	inf.Reflector.FieldSelector = s.Field
+	inf := NewInformer(rc, f.Resync, s)
 	inf.Reflector.Name = id.String()
 	inf.defaultName = id.String()
 	inf.Snapshot = f.Snapshot

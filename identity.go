@@ -84,8 +84,8 @@ func projectionString(p *raw.Projection) string {
 func identityOf(inf *Informer) Identity {
 	id := Identity{
 		Resource:      inf.reflector.Source.Info().Resource,
-		LabelSelector: inf.Reflector.LabelSelector,
-		FieldSelector: inf.Reflector.FieldSelector,
+		LabelSelector: inf.sel.Label,
+		FieldSelector: inf.sel.Field,
 	}
 	if rc, ok := inf.reflector.Source.(*httpwatch.ResourceClient); ok {
 		id.Projection = projectionString(rc.Projection)

@@ -11,6 +11,7 @@ import (
 	"github.com/listwatch/listwatch/internal/testlog"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/watchtest"
 )
 
 // decision 41, conformance 76: an identity is named by what narrows it, and a Factory
@@ -62,4 +63,42 @@ func TestDuplicateNamesAreToldApart(t *testing.T) {
 	run(t, third)
 	require.NoError(t, third.Wait(testwait.Context(t)))
 	assert.Equal(t, "pods.v1 #2", third.Name(), "the name stopped is free again")
+}
+
+// decision 41: a hand-built informer takes what it caches from the one
+// Selector it is made with: its lists and watches carry the selectors,
+// its objects are cut to the projection, its identity names both; a
+// projection on a source that is no *httpwatch.ResourceClient, or two
+// selectors, is a programming error.
+func TestNewInformerTakesItsSelector(t *testing.T) {
+	r := newWarmRig(t)
+	for _, p := range []string{
+		`{"metadata":{"name":"web","namespace":"ns","labels":{"app":"web"}},"spec":{"nodeName":"n1"},"status":{"phase":"Running"}}`,
+		`{"metadata":{"name":"db","namespace":"ns","labels":{"app":"db"}},"spec":{"nodeName":"n1"}}`,
+	} {
+		_, err := r.s.Create(watchtest.Pods, p)
+		require.NoError(t, err)
+	}
+	proj, err := raw.NewProjection("spec.nodeName")
+	require.NoError(t, err)
+	sel := Selector{Label: "app=web", Projection: proj}
+	inf := NewInformer(r.client.Resource(podsRes), 0, sel)
+	assert.Equal(t, "pods.v1 (labels app=web; projection spec.nodeName)", inf.Identity().String())
+	stop := run(t, inf)
+	defer stop()
+	require.NoError(t, inf.Wait(testwait.Context(t)))
+	all, err := inf.Lister().List("")
+	require.NoError(t, err)
+	require.Len(t, all, 1, "only what the label selector lets through")
+	assert.Equal(t, "web", all[0].Name())
+	assert.Equal(t, "n1", all[0].Get("spec.nodeName").String())
+	assert.False(t, all[0].Get("status.phase").Exists(), "cut to the projection")
+	for _, rq := range r.s.Requests() {
+		assert.Equal(t, "app=web", rq.Query.Get("labelSelector"), "%s %s", rq.Verb, rq.Path)
+	}
+
+	wrapped := struct{ httpwatch.ListerWatcher }{r.client.Resource(podsRes)}
+	assert.Panics(t, func() { NewInformer(wrapped, 0, sel) }, "a projection needs the client that reads")
+	assert.NotPanics(t, func() { NewInformer(wrapped, 0, Selector{Label: "app=web"}) })
+	assert.Panics(t, func() { NewInformer(r.client.Resource(podsRes), 0, sel, sel) })
 }

@@ -58,8 +58,9 @@ type HandlerFuncs = processor.HandlerFuncs[*Object]
 //     the watch stream, not once per event (decision 33; see
 //     reflector.Flusher and delta.FIFO.WakeOnFlush).
 type Informer struct {
-	// Reflector tunes how the cache is filled: name, selectors, paging,
-	// watch-list, backoff, watch timeouts, a saved version to resume from.
+	// Reflector tunes how the cache is filled: name, paging, watch-list,
+	// backoff, watch timeouts, a saved version to resume from. What it
+	// holds is NewInformer's Selector.
 	Reflector reflector.Options
 	// Processor tunes how handlers are called: panics, buffer blocks.
 	Processor processor.Options
@@ -91,6 +92,7 @@ type Informer struct {
 	// handed to it.
 	Mirror reflector.Sink
 
+	sel       Selector      // labels and fields; the projection is the source's
 	resync    time.Duration // default handler resync period
 	fifo      *delta.FIFO[*Object]
 	indexer   *indexer.Cache[*Object]
@@ -119,12 +121,35 @@ type Informer struct {
 // (0: none; a negative period makes AddEventHandler fail). Its logs,
 // errors, metrics and snapshot file name it after its Identity, "pods.v1
 // in default" (decision 41), unless Reflector.Name says otherwise.
-func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer {
+//
+// sel, at most one, says which objects and which of their fields the
+// informer keeps: the one place selectors and a projection are said
+// (decision 41). A projection cuts objects as the client reads them, so
+// it needs a *httpwatch.ResourceClient source, which the informer then
+// owns; a source that wraps one (shard.Member.Source) is given the
+// projection on the client it wraps. Either mistake panics, as a
+// programming error.
+func NewInformer(source httpwatch.ListerWatcher, resync time.Duration, sel ...Selector) *Informer {
+	if len(sel) > 1 {
+		panic(fmt.Sprintf("listwatch: NewInformer(%s) with %d selectors: give at most one", reflector.NameOf(source.Info()), len(sel)))
+	}
+	var s Selector
+	if len(sel) == 1 {
+		s = sel[0]
+	}
+	if s.Projection != nil {
+		rc, ok := source.(*httpwatch.ResourceClient)
+		if !ok {
+			panic(fmt.Sprintf("listwatch: NewInformer(%s): a projection needs a *httpwatch.ResourceClient source; set it on the client %T wraps", reflector.NameOf(source.Info()), source))
+		}
+		rc.Projection = s.Projection
+	}
 	inf := &Informer{
 		Reflector:   reflector.Options{Name: reflector.NameOf(source.Info())},
 		Processor:   processor.DefaultOptions(),
 		Logger:      slog.Default(),
 		Clock:       clock.Real,
+		sel:         s,
 		resync:      resync,
 		checkPeriod: max(resync, 0),
 		warm:        newWarm(),
@@ -169,6 +194,7 @@ func (inf *Informer) takeName() (release func()) {
 func (inf *Informer) configure() {
 	r := inf.reflector
 	r.Options = inf.Reflector
+	r.LabelSelector, r.FieldSelector = inf.sel.Label, inf.sel.Field
 	if inf.Mirror != nil {
 		r.Sink = tee{mirror: inf.Mirror, fifo: inf.fifo}
 	}

@@ -23,8 +23,7 @@ func TestInformerMisspeltFieldLabelFailsOnWatchtest(t *testing.T) {
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1})
 	require.NoError(t, err)
 	t.Cleanup(c.CloseIdleConnections)
-	inf := NewInformer(c.Resource(watchtest.Pods).Namespace("prod"), 0)
-	inf.Reflector.FieldSelector = "spec.nodename=n1"
+	inf := NewInformer(c.Resource(watchtest.Pods).Namespace("prod"), 0, Selector{Field: "spec.nodename=n1"})
 	runInBackground(t, inf)
 
 	ctx, cancel := context.WithTimeout(context.Background(), wait)

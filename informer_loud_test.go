@@ -54,9 +54,8 @@ func loudInformer(t *testing.T, url, fieldSelector string) (*Informer, *testlog.
 	require.NoError(t, err)
 	c.RetryMax = 0
 	t.Cleanup(c.CloseIdleConnections)
-	inf := NewInformer(c.Resource(podsRes), 0)
+	inf := NewInformer(c.Resource(podsRes), 0, Selector{Field: fieldSelector})
 	inf.Reflector.Name = "pods"
-	inf.Reflector.FieldSelector = fieldSelector
 	inf.Reflector.Backoff = reflector.Backoff{Initial: time.Millisecond, Cap: time.Millisecond}
 	log := &testlog.Log{}
 	inf.Logger = slog.New(log)

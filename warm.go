@@ -63,7 +63,7 @@ func (w *warm) isConfirmed() bool {
 
 // snapshotKey says what a snapshot of the informer's objects must match.
 func snapshotKey(source httpwatch.ListerWatcher, inf *Informer, o snapshot.Options) (snapshot.Key, error) {
-	key := snapshot.Key{LabelSelector: inf.Reflector.LabelSelector, FieldSelector: inf.Reflector.FieldSelector}
+	key := snapshot.Key{LabelSelector: inf.sel.Label, FieldSelector: inf.sel.Field}
 	rc, ok := source.(*httpwatch.ResourceClient)
 	if !ok {
 		if o.Identity == "" {

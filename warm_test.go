@@ -283,9 +283,9 @@ func TestWarmStartAfterCompactionRelists(t *testing.T) {
 // 38): it keeps a file of its own and leaves the other's alone.
 func TestWarmStartMismatchIsIgnored(t *testing.T) {
 	for name, change := range map[string]func(*Informer, *httpwatch.ResourceClient){
-		"labelSelector": func(inf *Informer, _ *httpwatch.ResourceClient) { inf.Reflector.LabelSelector = "v=1" },
+		"labelSelector": func(inf *Informer, _ *httpwatch.ResourceClient) { inf.sel.Label = "v=1" },
 		"fieldSelector": func(inf *Informer, _ *httpwatch.ResourceClient) {
-			inf.Reflector.FieldSelector = "metadata.namespace=ns"
+			inf.sel.Field = "metadata.namespace=ns"
 		},
 		"projection": func(_ *Informer, rc *httpwatch.ResourceClient) {
 			p, err := raw.NewProjection("metadata")
@@ -563,7 +563,7 @@ func TestInformersOfOneResourceKeepSnapshotsApart(t *testing.T) {
 		require.NoError(t, err)
 	}
 	start := func(app string) (*Informer, *testlog.Log, func()) {
-		inf, log := r.informer(func(inf *Informer, _ *httpwatch.ResourceClient) { inf.Reflector.LabelSelector = "app=" + app })
+		inf, log := r.informer(func(inf *Informer, _ *httpwatch.ResourceClient) { inf.sel.Label = "app=" + app })
 		stop := run(t, inf)
 		return inf, log, stop
 	}

@@ -205,8 +205,7 @@ func (a *App) shardOf(c *Cache, name string) (*Cache, *shard.Member, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	inf = listwatch.NewInformer(m.Source(rc), 0)
-	inf.Reflector.LabelSelector, inf.Reflector.FieldSelector = c.opts.Labels, c.opts.Fields
+	inf = listwatch.NewInformer(m.Source(rc), 0, listwatch.Selector{Label: c.opts.Labels, Field: c.opts.Fields})
 	inf.Logger = a.Logger
 	inf.Reflector.Name = fmt.Sprintf("%s, shard of %s", c.inf.Name(), name)
 	sc := &Cache{app: a, resource: c.resource, opts: c.opts, inf: inf}

@@ -15,8 +15,7 @@
 //
 //	srv := &cacheserve.Server{}
 //	pods := httpwatchClient.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"})
-//	inf := listwatch.NewInformer(pods, 0)
-//	inf.Reflector.FieldSelector = "spec.nodeName=" + node
+//	inf := listwatch.NewInformer(pods, 0, listwatch.Selector{Field: "spec.nodeName=" + node})
 //	if _, err := srv.Add(inf, pods, apiserve.APIResource{}); err != nil {
 //		return err
 //	}

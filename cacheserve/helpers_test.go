@@ -48,6 +48,12 @@ func allowAll(*http.Request) error { return nil }
 // test's cleanup stops it all.
 func newRig(t *testing.T, opts ...rigOption) *rig {
 	t.Helper()
+	return newRigOf(t, listwatch.Selector{}, opts...)
+}
+
+// newRigOf is newRig with an informer narrowed by sel.
+func newRigOf(t *testing.T, sel listwatch.Selector, opts ...rigOption) *rig {
+	t.Helper()
 	r := &rig{up: watchtest.NewServer(), clock: clock.NewFake(time.Unix(1_800_000_000, 0))}
 	t.Cleanup(r.up.Close)
 	var err error
@@ -56,7 +62,7 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 	t.Cleanup(r.client.CloseIdleConnections)
 	src := r.client.Resource(watchtest.Pods)
 	src.KeepManagedFields = true
-	r.inf = listwatch.NewInformer(src, 0)
+	r.inf = listwatch.NewInformer(src, 0, sel)
 	r.srv = &Server{Authorize: allowAll, Clock: r.clock}
 	for _, o := range opts {
 		o(r.inf, src, r.srv)

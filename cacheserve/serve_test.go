@@ -25,10 +25,7 @@ import (
 // selector wider than the informer's, a GET of an object a selective
 // cache lacks.
 func TestRefusesWhatItCannotAnswerWhole(t *testing.T) {
-	r := newRig(t, func(inf *listwatch.Informer, _ *httpwatch.ResourceClient, _ *Server) {
-		inf.Reflector.FieldSelector = "spec.nodeName=node-a"
-		inf.Reflector.LabelSelector = "app"
-	})
+	r := newRigOf(t, listwatch.Selector{Field: "spec.nodeName=node-a", Label: "app"})
 	seed(t, r.up)
 	r.up.SendBookmarks() // the cache's version moves by bookmarks when nothing it holds changed
 	r.caughtUp(t)

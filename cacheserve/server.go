@@ -109,11 +109,11 @@ func (s *Server) Add(inf *listwatch.Informer, src *httpwatch.ResourceClient, r a
 	if inf.Mirror != nil {
 		return nil, fmt.Errorf("serve %s: the informer already has a Mirror", addr)
 	}
-	ls, err := selector.Parse(inf.Reflector.LabelSelector)
+	ls, err := selector.Parse(inf.Identity().LabelSelector)
 	if err != nil {
 		return nil, fmt.Errorf("serve %s: the informer's label selector: %w", addr, err)
 	}
-	fsel, err := selector.ParseFields(inf.Reflector.FieldSelector)
+	fsel, err := selector.ParseFields(inf.Identity().FieldSelector)
 	if err != nil {
 		return nil, fmt.Errorf("serve %s: the informer's field selector: %w", addr, err)
 	}

@@ -58,8 +58,7 @@ func TestInformerFailuresAreLoudOnRealServer(t *testing.T) {
 				res.Resource = tc.resource
 			}
 			// No Name: a NewInformer is named after its resource.
-			inf := listwatch.NewInformer(c.Resource(res), 0)
-			inf.Reflector.FieldSelector = tc.field
+			inf := listwatch.NewInformer(c.Resource(res), 0, listwatch.Selector{Field: tc.field})
 			inf.Reflector.Backoff = reflector.Backoff{Initial: 10 * time.Millisecond, Cap: 20 * time.Millisecond}
 			out := &syncBuffer{}
 			inf.Logger = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo}))

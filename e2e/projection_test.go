@@ -29,12 +29,9 @@ func TestProjection(t *testing.T) {
 		_, err := rc.Create(context.Background(), cm)
 		require.NoError(t, err)
 	}
-	projected := c.Resource(res)
-	var err error
-	projected.Projection, err = raw.NewProjection("metadata.labels", "data.keep")
+	proj, err := raw.NewProjection("metadata.labels", "data.keep")
 	require.NoError(t, err)
-	inf := listwatch.NewInformer(projected, 0)
-	inf.Reflector.LabelSelector = "app=web"
+	inf := listwatch.NewInformer(c.Resource(res), 0, listwatch.Selector{Label: "app=web", Projection: proj})
 	run(t, inf)
 
 	check := func(o *listwatch.Object, keep string) {

@@ -169,8 +169,7 @@ func TestRunnerRequeuesOwnerOfChangedObject(t *testing.T) {
 	_, err = cms.Create(context.Background(), owned)
 	require.NoError(t, err)
 
-	owners, ys := listwatch.NewInformer(cms, 0), listwatch.NewInformer(cms, 0)
-	owners.Reflector.LabelSelector, ys.Reflector.LabelSelector = "role=owner", "role=owned"
+	owners, ys := listwatch.NewInformer(cms, 0, listwatch.Selector{Label: "role=owner"}), listwatch.NewInformer(cms, 0, listwatch.Selector{Label: "role=owned"})
 	var n atomic.Int32
 	r := reconcile.New(owners, func(_ context.Context, key string) (reconcile.Result, error) {
 		assert.Equal(t, ns+"/x", key)

@@ -95,6 +95,12 @@ type Reflector struct {
 	// Options tune how the reflector lists and watches.
 	Options
 
+	// LabelSelector and FieldSelector restrict every list and watch. They
+	// say what the reflector keeps, not how, so they are no Options: an
+	// informer takes them from its listwatch.Selector.
+	LabelSelector string
+	FieldSelector string
+
 	// ResyncPeriod, if positive, calls Sink.Resync that often, when
 	// ShouldResync (if set) agrees.
 	ResyncPeriod time.Duration
@@ -144,10 +150,6 @@ type Options struct {
 	// on; events carrying objects of another kind are dropped and reported
 	// (objects without a kind pass).
 	ExpectedKind string
-
-	// LabelSelector and FieldSelector restrict every list and watch.
-	LabelSelector string
-	FieldSelector string
 
 	// ResourceVersion, when set, resumes from a version saved by an earlier
 	// process: the reflector watches from it without listing first, and

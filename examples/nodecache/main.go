@@ -94,8 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer client.CloseIdleConnections()
 
 	pods := client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"})
-	inf := listwatch.NewInformer(pods, 0)
-	inf.Reflector.FieldSelector = "spec.nodeName=" + o.node
+	inf := listwatch.NewInformer(pods, 0, listwatch.Selector{Field: "spec.nodeName=" + o.node})
 	srv := &cacheserve.Server{}
 	if o.listen != "" {
 		srv.Authorize = loopbackOnly

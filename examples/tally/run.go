@@ -68,9 +68,8 @@ func (e *env) control(ctx context.Context, member *shard.Member, started func(*l
 	if member != nil {
 		source = member.Source(source)
 	}
-	inf := listwatch.NewInformer(source, 0)
+	inf := listwatch.NewInformer(source, 0, listwatch.Selector{Label: e.o.labels})
 	inf.Reflector.Name = e.o.resource
-	inf.Reflector.LabelSelector = e.o.labels
 	firstSync := cli.FailFast(inf)
 
 	c := &controller{

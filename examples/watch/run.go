@@ -40,10 +40,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	res.Namespace = o.namespace
 	rc := client.Resource(res)
-	inf := listwatch.NewInformer(rc, 0)
+	inf := listwatch.NewInformer(rc, 0, listwatch.Selector{Label: o.labels, Field: o.fields})
 	inf.Reflector.Name = o.resource
-	inf.Reflector.LabelSelector = o.labels
-	inf.Reflector.FieldSelector = o.fields
 	inf.Reflector.PagedList = !o.watchList
 
 	firstSync := cli.FailFast(inf)
