@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/listwatch/listwatch/raw"
@@ -302,12 +301,4 @@ func (c *Cache) get(k string) (*raw.Object, int64, bool) {
 	defer c.mu.RUnlock()
 	o := c.objs[k]
 	return o, c.rv, c.synced
-}
-
-// splitKey is a key's namespace.
-func namespaceOf(k string) string {
-	if i := strings.IndexByte(k, '/'); i >= 0 {
-		return k[:i]
-	}
-	return ""
 }
