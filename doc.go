@@ -36,6 +36,9 @@
 // misspelt resource, a wrong CA), nothing started, the informer stopped.
 // HasSynced is the same state as a predicate, for health checks.
 //
+// Typed[T] reads a cache as the program's own type (or k8s.io/api's),
+// decoding each object once per resourceVersion.
+//
 // Objects are *raw.Object: the raw JSON the server sent (by default
 // without metadata.managedFields), read with gjson paths or decoded on
 // demand. They are shared by the cache, the handlers and the listers, and

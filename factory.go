@@ -2,18 +2,19 @@ package listwatch
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"sync"
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/snapshot"
 )
 
-// Factory shares informers: one per resource (and namespace), however many
-// parts of a program ask for it, all started and stopped together.
+// Factory shares informers: one per Identity (resource, namespace,
+// selectors, projection: decision 41), however many parts of a program ask
+// for it, all started and stopped together.
 //
 //	f := listwatch.NewFactory(client)
 //	pods := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"})
@@ -32,16 +33,10 @@ type Factory struct {
 	// Namespace restricts the informers to one namespace ("" is all),
 	// unless the Resource given to ForResource names its own.
 	Namespace string
-	// LabelSelector and FieldSelector restrict every list and watch.
-	LabelSelector string
-	FieldSelector string
 	// KeepManagedFields keeps metadata.managedFields in cached objects; by
 	// default they are dropped while each object is read, before it is
 	// copied.
 	KeepManagedFields bool
-	// Projection, if set, keeps only the fields it names of every object,
-	// cut while the object is read (see raw.Projection).
-	Projection *raw.Projection
 	// Transform, if set, rewrites every object before it is cached.
 	Transform func(*Object) (*Object, error)
 	// Logger is every informer's Logger. Nil means the Client's, so that
@@ -49,7 +44,7 @@ type Factory struct {
 	Logger *slog.Logger
 	// Snapshot is every informer's Snapshot: set its Dir for warm starts
 	// of all of them (decision 32), each in a file of its own, named after
-	// its resource and namespace. With a Transform, name its version in
+	// its Identity (decision 41). With a Transform, name its version in
 	// Snapshot.TransformVersion.
 	Snapshot snapshot.Options
 	// Configure, if set, is called with every new informer before it is
@@ -57,8 +52,8 @@ type Factory struct {
 	Configure func(httpwatch.Resource, *Informer)
 
 	mu        sync.Mutex
-	informers map[httpwatch.Resource]*Informer
-	started   map[httpwatch.Resource]bool
+	informers map[Identity]*Informer
+	started   map[Identity]bool
 	shutdown  bool
 	stops     []context.CancelFunc // of the contexts Start gave informers
 	wg        sync.WaitGroup
@@ -68,30 +63,46 @@ type Factory struct {
 func NewFactory(client *httpwatch.Client) *Factory {
 	return &Factory{
 		Client:    client,
-		informers: map[httpwatch.Resource]*Informer{},
-		started:   map[httpwatch.Resource]bool{},
+		informers: map[Identity]*Informer{},
+		started:   map[Identity]bool{},
 	}
 }
 
-// ForResource returns the factory's informer of r, creating it on first use.
-// The informer watches r.Namespace, or the factory's Namespace when r names
-// none: informers of one resource in two namespaces are two informers.
-func (f *Factory) ForResource(r httpwatch.Resource) *Informer {
+// ForResource returns the factory's informer of r narrowed by sel (at
+// most one Selector: the place a program says selectors and projection,
+// decision 41), creating it on first use. The informer watches
+// r.Namespace, or the factory's Namespace when r names none. Each Identity
+// is one informer: asking again for the same resource, namespace,
+// selectors and projection returns the same informer, and informers that
+// differ in any of them are distinct, named apart in logs, metrics and
+// snapshot files. More than one Selector is a programming error: it
+// panics.
+func (f *Factory) ForResource(r httpwatch.Resource, sel ...Selector) *Informer {
+	if len(sel) > 1 {
+		panic(fmt.Sprintf("listwatch: ForResource(%s) with %d selectors: give at most one", r, len(sel)))
+	}
+	var s Selector
+	if len(sel) == 1 {
+		s = sel[0]
+	}
 	if r.Namespace == "" {
 		r.Namespace = f.Namespace
 	}
+	id := Identity{Resource: r, LabelSelector: s.Label, FieldSelector: s.Field, Projection: projectionString(s.Projection)}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if inf, ok := f.informers[r]; ok {
+	if inf, ok := f.informers[id]; ok {
 		return inf
 	}
 	rc := f.Client.Resource(r)
 	rc.KeepManagedFields = f.KeepManagedFields
 	rc.Transform = f.Transform
-	rc.Projection = f.Projection
+	rc.Projection = s.Projection
 	inf := NewInformer(rc, f.Resync)
-	inf.Reflector.LabelSelector = f.LabelSelector
-	inf.Reflector.FieldSelector = f.FieldSelector
+	inf.Reflector.LabelSelector = s.Label
+	inf.Reflector.FieldSelector = s.Field
+	inf.Reflector.Name = id.String()
+	inf.defaultName = id.String()
 	inf.Snapshot = f.Snapshot
 	switch {
 	case f.Logger != nil:
@@ -102,13 +113,13 @@ func (f *Factory) ForResource(r httpwatch.Resource) *Informer {
 	if f.Configure != nil {
 		f.Configure(r, inf)
 	}
-	f.informers[r] = inf
+	f.informers[id] = inf
 	return inf
 }
 
-// Informers returns the factory's informers by resource (with its
-// namespace), those made so far: for metrics that read each one's Stats.
-func (f *Factory) Informers() map[httpwatch.Resource]*Informer {
+// Informers returns the factory's informers by Identity, those made so
+// far: for metrics that read each one's Stats.
+func (f *Factory) Informers() map[Identity]*Informer {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return maps.Clone(f.informers)

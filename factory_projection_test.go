@@ -39,11 +39,10 @@ func TestFactoryProjection(t *testing.T) {
 	defer client.CloseIdleConnections()
 
 	f := NewFactory(client)
-	f.LabelSelector = "app=web"
-	f.Projection, err = raw.NewProjection("metadata.labels", "spec.nodeName", "status.phase")
+	proj, err := raw.NewProjection("metadata.labels", "spec.nodeName", "status.phase")
 	require.NoError(t, err)
 	f.Configure = func(_ httpwatch.Resource, inf *Informer) { inf.Reflector.WatchList = false }
-	pods := f.ForResource(podsRes)
+	pods := f.ForResource(podsRes, Selector{Label: "app=web", Projection: proj})
 	rec := newRecorder()
 	_, err = pods.AddEventHandler(rec)
 	require.NoError(t, err)

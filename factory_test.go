@@ -38,9 +38,9 @@ func TestFactory(t *testing.T) {
 
 	f := NewFactory(client)
 	f.Namespace = "shop"
-	f.LabelSelector = "app=web"
-	pods := f.ForResource(podsRes)
-	assert.Same(t, pods, f.ForResource(podsRes), "conformance 76: the same informer for the same resource")
+	web := Selector{Label: "app=web"}
+	pods := f.ForResource(podsRes, web)
+	assert.Same(t, pods, f.ForResource(podsRes, web), "conformance 76: the same informer for the same resource")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	f.Start(ctx)
@@ -70,5 +70,5 @@ func TestFactory(t *testing.T) {
 	f.Shutdown()
 	assert.True(t, pods.IsStopped() && cms.IsStopped(), "conformance 78: Shutdown waits for every informer")
 	f.Start(context.Background()) // conformance 77: no-op after Shutdown
-	assert.True(t, f.ForResource(podsRes).IsStopped())
+	assert.True(t, f.ForResource(podsRes, web).IsStopped())
 }

@@ -99,15 +99,17 @@ type Informer struct {
 	running     chan struct{} // closed as Run begins
 	done        chan struct{} // closed once Run has returned
 	runGrace    time.Duration // DefaultRunGrace; shorter in tests
+	defaultName string        // Reflector.Name as NewInformer set it
+	id          Identity      // as Run took it
 	projection  projectionCheck
 	warm        warm
 }
 
 // NewInformer returns an informer of the objects source lists and watches,
 // with a namespace index and resync as the default handler resync period
-// (0: none; a negative period makes AddEventHandler fail). Its logs and
-// errors name it after the source's resource, "pods.v1 in default"
-// (reflector.NameOf), until Reflector.Name says otherwise.
+// (0: none; a negative period makes AddEventHandler fail). Its logs,
+// errors, metrics and snapshot file name it after its Identity, "pods.v1
+// in default" (decision 41), unless Reflector.Name says otherwise.
 func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer {
 	opts := reflector.DefaultOptions()
 	opts.Name = reflector.NameOf(source.Info())
@@ -132,8 +134,27 @@ func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer
 	// watch rather than once per event.
 	inf.fifo.WakeOnFlush = true
 	inf.reflector = reflector.New(source, inf.fifo)
+	inf.defaultName = opts.Name
 	inf.processor.Synced = inf.HasSynced
 	return inf
+}
+
+// takeName fixes the informer's identity and name as Run starts: the
+// name defaults to the identity, and is made distinct while another
+// running informer of the same client has it (decision 41); inf.mu is
+// held. It returns the func that gives the name back.
+func (inf *Informer) takeName() (release func()) {
+	inf.id = identityOf(inf)
+	if inf.Reflector.Name == inf.defaultName {
+		inf.Reflector.Name = inf.id.String()
+	}
+	name, release := claimName(clientOf(inf.reflector.Source), inf.Reflector.Name)
+	if name != inf.Reflector.Name {
+		inf.logger().Warn("informer: another running informer has this name; this one is told apart by a number",
+			"resource", name, "hint", "share one informer of an identity through a Factory, or set Reflector.Name")
+		inf.Reflector.Name = name
+	}
+	return release
 }
 
 // configure hands the exported fields to the parts, once, as Run starts;
@@ -300,6 +321,8 @@ func (inf *Informer) Run(ctx context.Context) {
 	inf.started = true
 	close(inf.running)
 	defer close(inf.done)
+	release := inf.takeName()
+	defer release()
 	inf.configure()
 	warm, key, keep := inf.warmKey()
 	inf.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,6 +103,19 @@ func (inf *Informer) warmKey() (o snapshot.Options, key snapshot.Key, ok bool) {
 	return o, key, true
 }
 
+// snapshotPath is where the snapshot of an informer of id is kept: o's
+// Name, or a name of the resource and namespace, and, for an identity
+// narrowed by selectors or a projection, a hash of them, so that
+// informers of one resource that cache different objects never share a
+// file (decision 41).
+func snapshotPath(o snapshot.Options, key snapshot.Key, id Identity) string {
+	path := o.Path(key)
+	if o.Name != "" {
+		return path
+	}
+	return strings.TrimSuffix(path, ".snap") + id.fileSuffix() + ".snap"
+}
+
 // startWarm prepares the snapshot directory and, if a snapshot that matches
 // is there, makes the reflector resume from its version; the objects are
 // read by loadSnapshot, which Run starts. It touches the file system, so
@@ -112,7 +126,7 @@ func (inf *Informer) startWarm(o snapshot.Options, key snapshot.Key) {
 		inf.logger().Warn("informer: no snapshots kept", "resource", inf.Reflector.Name, "err", err)
 		return
 	}
-	inf.warm.opts, inf.warm.key, inf.warm.path = o, key, o.Path(key)
+	inf.warm.opts, inf.warm.key, inf.warm.path = o, key, snapshotPath(o, key, inf.id)
 	snapshot.RemoveTemporary(inf.warm.path)
 	if err := writable(o.Dir); err != nil {
 		// Said now, not at the first save: the process may die before.

@@ -52,7 +52,7 @@ func TestFactoryInformers(t *testing.T) {
 	pods := f.ForResource(podsRes)
 	cms := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: "ns"})
 	got := f.Informers()
-	assert.Equal(t, map[httpwatch.Resource]*Informer{podsRes: pods, {Version: "v1", Resource: "configmaps", Namespace: "ns"}: cms}, got)
-	delete(got, podsRes)
+	assert.Equal(t, map[Identity]*Informer{{Resource: podsRes}: pods, {Resource: httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: "ns"}}: cms}, got)
+	delete(got, Identity{Resource: podsRes})
 	assert.Len(t, f.Informers(), 2, "the factory's own map is not handed out")
 }

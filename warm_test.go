@@ -278,7 +278,9 @@ func TestWarmStartAfterCompactionRelists(t *testing.T) {
 }
 
 // decision 32: a snapshot of anything else than what the informer reads
-// is not used: one Info line, the file removed, a list.
+// is not used: one Info line, the file removed, a list. An informer of
+// other selectors or another projection is another identity (decision
+// 38): it keeps a file of its own and leaves the other's alone.
 func TestWarmStartMismatchIsIgnored(t *testing.T) {
 	for name, change := range map[string]func(*Informer, *httpwatch.ResourceClient){
 		"labelSelector": func(inf *Informer, _ *httpwatch.ResourceClient) { inf.Reflector.LabelSelector = "v=1" },
@@ -310,6 +312,15 @@ func TestWarmStartMismatchIsIgnored(t *testing.T) {
 			require.NoError(t, inf.Wait(testwait.Context(t)))
 			assert.Contains(t, r.requestsSince(before), "list 0", "listed")
 			above := log.Above()
+			if inf.Identity().selection() != "" {
+				// Another identity (decision 41): a file of its own, and
+				// the other's snapshot left alone.
+				assert.Empty(t, above)
+				now, err := os.ReadFile(r.path())
+				require.NoError(t, err)
+				assert.Equal(t, cold, now)
+				return
+			}
 			require.Len(t, above, 1, "%q", above)
 			assert.True(t, strings.HasPrefix(above[0], "INFO informer: snapshot not used"), above[0])
 			assert.Contains(t, above[0], "differs")
@@ -535,4 +546,50 @@ func assertSnapshotDropped(t *testing.T, log *testlog.Log) {
 	above := log.Above()
 	require.Len(t, above, 1, "%q", above)
 	assert.True(t, strings.HasPrefix(above[0], "WARN informer: snapshot unreadable"), above[0])
+}
+
+// decision 41, decision 32: two informers of one resource with different
+// selectors, sharing a snapshot directory, keep a file each, named after
+// their identities, and each restarts warm from its own. Before identities
+// named the files, both wrote pods.v1.snap and each found the other's
+// snapshot mismatched at every restart.
+func TestInformersOfOneResourceKeepSnapshotsApart(t *testing.T) {
+	r := newWarmRig(t)
+	for _, p := range []string{
+		`{"metadata":{"name":"w","namespace":"ns","labels":{"app":"web"}}}`,
+		`{"metadata":{"name":"d","namespace":"ns","labels":{"app":"db"}}}`,
+	} {
+		_, err := r.s.Create(watchtest.Pods, p)
+		require.NoError(t, err)
+	}
+	start := func(app string) (*Informer, *testlog.Log, func()) {
+		inf, log := r.informer(func(inf *Informer, _ *httpwatch.ResourceClient) { inf.Reflector.LabelSelector = "app=" + app })
+		stop := run(t, inf)
+		return inf, log, stop
+	}
+	web, _, stopWeb := start("web")
+	db, _, stopDB := start("db")
+	require.NoError(t, web.Wait(testwait.Context(t)))
+	require.NoError(t, db.Wait(testwait.Context(t)))
+	assert.Equal(t, "pods.v1 (labels app=web)", web.Name())
+	assert.Equal(t, "pods.v1 (labels app=db)", db.Name())
+	stopWeb()
+	stopDB()
+	files, err := filepath.Glob(filepath.Join(r.dir, "*.snap"))
+	require.NoError(t, err)
+	assert.Len(t, files, 2, "a file per identity: %v", files)
+
+	for _, app := range []string{"web", "db"} {
+		inf, log, stop := start(app)
+		require.Eventually(t, func() bool { return inf.Stats().Watches == 1 }, wait, time.Millisecond)
+		r.s.SendBookmarks()
+		require.NoError(t, inf.Wait(testwait.Context(t)))
+		assert.Equal(t, 1, inf.Stats().Snapshot.Restored, "%s restarted from its own snapshot", app)
+		assert.Zero(t, inf.Stats().Lists, "%s listed nothing", app)
+		assert.Equal(t, []string{
+			"INFO informer: restored snapshot; awaiting the server's confirmation",
+			"INFO informer: warm start confirmed by the server; listed nothing",
+		}, said(log))
+		stop()
+	}
 }

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -116,16 +115,12 @@ func copier(a *app.App, cms, secrets *app.Cache) app.Func {
 		if err := cm.Decode(&c); err != nil {
 			return err
 		}
-		data := map[string][]byte{}
-		for k, v := range c.Data {
-			data[k] = []byte(v)
-		}
 		name := cm.Name() + "-copy"
-		if old, ok := secrets.Get(cm.Namespace(), name); ok && old.Decode(&s) == nil && maps.EqualFunc(s.Data, data, bytes.Equal) {
+		if old, ok := secrets.Get(cm.Namespace(), name); ok && old.Decode(&s) == nil && maps.EqualFunc(s.Data, c.Data, sameBytes) {
 			return nil
 		}
 		_, err := secrets.Apply(ctx, patch.Object("v1", "Secret", cm.Namespace(), name).ControlledBy(cm).
-			Set(patch.Path("metadata", "labels", owner), cm.Name()).Set("data", data))
+			Set(patch.Path("metadata", "labels", owner), cm.Name()).SecretStringData(c.Data))
 		if err == nil {
 			a.Eventf(cm, "Copied", "data copied to Secret %s", name)
 		}
@@ -177,7 +172,7 @@ func TestAppRunsAController(t *testing.T) {
 
 	code, body := probe(t, r, "/readyz")
 	assert.Equal(t, http.StatusOK, code, body)
-	assert.Contains(t, body, "cache configmaps.v1: synced")
+	assert.Contains(t, body, "cache configmaps.v1 (labels app): synced")
 	code, _ = probe(t, r, "/healthz")
 	assert.Equal(t, http.StatusOK, code)
 	r.stop()
@@ -275,16 +270,25 @@ func TestLeaderReleasesLeaseAndSavesSnapshot(t *testing.T) {
 // before anything runs. Decision 39.
 func TestWiring(t *testing.T) {
 	s := server(t)
-	var one, two, other *app.Cache
+	_, err := s.Create(watchtest.ConfigMaps, `{"metadata":{"name":"labelled","namespace":"ns","labels":{"app":"x"}}}`)
+	require.NoError(t, err)
+	_, err = s.Create(watchtest.ConfigMaps, `{"metadata":{"name":"plain","namespace":"ns"}}`)
+	require.NoError(t, err)
+	var one, two, all, other *app.Cache
 	r := start(t, app.New("w"), s, func(a *app.App) error {
 		one = a.Watch(app.ConfigMaps, app.Options{Labels: "app"})
 		two = a.Watch(app.ConfigMaps, app.Options{Labels: "app"})
+		all = a.Watch(app.ConfigMaps)
 		other = a.Watch(app.Secrets)
 		return nil
 	})
 	testwait.Recv(t, r.wired, "setup")
-	assert.Same(t, one, two)
+	assert.Same(t, one, two, "the same resource and options: one cache")
+	assert.NotSame(t, one, all, "other options of the same resource: another cache")
 	assert.NotSame(t, one, other)
+	require.Eventually(t, func() bool { code, _ := probe(t, r, "/readyz"); return code == http.StatusOK }, 10*time.Second, 5*time.Millisecond)
+	assert.Len(t, one.List(), 1)
+	assert.Len(t, all.List(), 2)
 	r.stop()
 	require.NoError(t, r.wait(t))
 
@@ -440,3 +444,5 @@ func TestShardsExcludeLeaderElection(t *testing.T) {
 	err := app.New("x").Run(t.Context(), []string{"--shards", "--leader-elect"}, copierSetup)
 	assert.ErrorContains(t, err, "--shards and --leader-elect exclude each other")
 }
+
+func sameBytes(b []byte, s string) bool { return string(b) == s }

@@ -17,8 +17,9 @@ import (
 )
 
 // Options say which objects of a resource a cache holds, and what of
-// them. The zero value holds every object of every namespace, whole (but
-// for metadata.managedFields).
+// them: a listwatch.Selector with the namespace, and the projection as
+// its paths. The zero value holds every object of every namespace, whole
+// (but for metadata.managedFields).
 type Options struct {
 	// Namespace restricts the cache to one namespace; "" is all.
 	Namespace string
@@ -28,11 +29,6 @@ type Options struct {
 	// Project, if set, keeps only these paths of each object (see
 	// raw.Projection); identity and kind are always kept.
 	Project []string
-}
-
-// key is what makes two caches the same informer.
-func (o Options) key(r httpwatch.Resource) string {
-	return fmt.Sprintf("%s|%s|%s|%s|%q", r, o.Namespace, o.Labels, o.Fields, o.Project)
 }
 
 // Cache is a shared, synced cache of one resource's objects, with the
@@ -47,7 +43,8 @@ type Cache struct {
 
 // Watch returns the cache of r's objects that opts select, making its
 // informer on first use: everything that watches the same resource with
-// the same options shares one. Call it from setup. A wrong option (a
+// the same options shares one (the informer's identity, decision 41),
+// and other options of the same resource are another cache. Call it from setup. A wrong option (a
 // projection path that cannot be kept) makes Run fail.
 func (a *App) Watch(r httpwatch.Resource, opts ...Options) *Cache {
 	var o Options
@@ -60,20 +57,18 @@ func (a *App) Watch(r httpwatch.Resource, opts ...Options) *Cache {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, c := range a.caches {
-		if c.opts.key(c.resource) == o.key(r) {
-			return c
-		}
-	}
-	c := &Cache{app: a, resource: r, opts: o}
 	inf, err := a.informerFor(r, o)
 	if err != nil {
 		a.errs = append(a.errs, fmt.Errorf("app: Watch %s: %w", r, err))
+		return &Cache{app: a, resource: r, opts: o}
 	}
-	c.inf = inf
-	if inf != nil {
-		c.keepErrors()
+	for _, c := range a.caches {
+		if c.inf == inf { // the factory's: one informer per identity
+			return c
+		}
 	}
+	c := &Cache{app: a, resource: r, opts: o, inf: inf}
+	c.keepErrors()
 	a.caches = append(a.caches, c)
 	return c
 }
@@ -213,7 +208,7 @@ func (a *App) shardOf(c *Cache, name string) (*Cache, *shard.Member, error) {
 	inf = listwatch.NewInformer(m.Source(rc), 0)
 	inf.Reflector.LabelSelector, inf.Reflector.FieldSelector = c.opts.Labels, c.opts.Fields
 	inf.Logger = a.Logger
-	inf.Reflector.Name = fmt.Sprintf("%s, shard of %s", c.inf.Reflector.Name, name)
+	inf.Reflector.Name = fmt.Sprintf("%s, shard of %s", c.inf.Name(), name)
 	sc := &Cache{app: a, resource: c.resource, opts: c.opts, inf: inf}
 	sc.keepErrors()
 	a.mu.Lock()

@@ -18,7 +18,7 @@ func (a *App) Ready() error {
 	}
 	var not []string
 	for _, c := range a.notSynced() {
-		not = append(not, c.inf.Reflector.Name)
+		not = append(not, c.inf.Name())
 	}
 	if len(not) > 0 {
 		return fmt.Errorf("not synced: %s", strings.Join(not, ", "))
@@ -80,7 +80,7 @@ func (a *App) describe(w http.ResponseWriter) {
 				state += ": " + (*p).Error()
 			}
 		}
-		fmt.Fprintf(w, "cache %s: %s\n", c.inf.Reflector.Name, state)
+		fmt.Fprintf(w, "cache %s: %s\n", c.inf.Name(), state)
 	}
 	if !a.LeaderElection {
 		return

@@ -188,23 +188,29 @@ func (a *App) run(ctx context.Context, ln net.Listener, metrics http.Handler, wh
 	// The shutdown, in order, within ShutdownTimeout.
 	a.stopping.Store(true)
 	var stage atomic.Value
-	stage.Store("runners and Go functions")
+	began := a.Clock.Now()
+	next := func(s string) {
+		a.Logger.Debug("app: shutting down", "app", a.Name, "stage", s, "after", a.Clock.Since(began))
+		stage.Store(s)
+	}
+	next("runners and Go functions")
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		stopWork(nil)
 		work.Wait()
-		stage.Store("informers (saving snapshots)")
+		next("informers (saving snapshots)")
 		a.factory.Shutdown()
 		stopShards()
 		shards.Wait()
-		stage.Store("event recorder and health server")
+		next("event recorder and health server")
 		stopRecorder()
 		sctx, cancel := context.WithCancel(context.Background())
 		cancel() // close at once: probes have nothing left to learn
 		_ = srv.Shutdown(sctx)
 		_ = srv.Close()
 		bg.Wait()
+		a.Logger.Debug("app: shut down", "app", a.Name, "took", a.Clock.Since(began))
 	}()
 	deadline := a.Clock.NewTimer(a.ShutdownTimeout)
 	defer deadline.Stop()

@@ -28,11 +28,9 @@ func (a *App) informerFor(r httpwatch.Resource, o Options) (*listwatch.Informer,
 		proj = p
 	}
 	r.Namespace = o.Namespace
-	if _, taken := f.Informers()[r]; taken {
-		return nil, fmt.Errorf("%s is watched already with other options", r)
-	}
-	f.Namespace, f.LabelSelector, f.FieldSelector, f.Projection = o.Namespace, o.Labels, o.Fields, proj
-	return f.ForResource(r), nil
+	// One informer per identity (decision 41): another Options of r is
+	// another informer, named apart in logs, metrics and snapshot files.
+	return f.ForResource(r, listwatch.Selector{Label: o.Labels, Field: o.Fields, Projection: proj}), nil
 }
 
 // keepErrors makes c remember the last error its informer met that is
@@ -64,9 +62,9 @@ func (a *App) whyNotSynced() error {
 	var errs []error
 	for _, c := range a.notSynced() {
 		if p := c.lastErr.Load(); p != nil {
-			errs = append(errs, fmt.Errorf("%s not synced: %w", c.inf.Reflector.Name, *p))
+			errs = append(errs, fmt.Errorf("%s not synced: %w", c.inf.Name(), *p))
 		} else {
-			errs = append(errs, fmt.Errorf("%s not synced: no error seen, the server has not answered", c.inf.Reflector.Name))
+			errs = append(errs, fmt.Errorf("%s not synced: no error seen, the server has not answered", c.inf.Name()))
 		}
 	}
 	return errors.Join(errs...)

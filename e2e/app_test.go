@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -50,16 +49,12 @@ func copier(ns string) func(*app.App) error {
 			if err := cm.Decode(&c); err != nil {
 				return err
 			}
-			data := map[string][]byte{}
-			for k, v := range c.Data {
-				data[k] = []byte(v)
-			}
 			name := cm.Name() + "-copy"
-			if old, ok := secrets.Get(cm.Namespace(), name); ok && old.Decode(&s) == nil && maps.EqualFunc(s.Data, data, bytes.Equal) {
+			if old, ok := secrets.Get(cm.Namespace(), name); ok && old.Decode(&s) == nil && maps.EqualFunc(s.Data, c.Data, sameBytes) {
 				return nil
 			}
 			_, err := secrets.Apply(ctx, patch.Object("v1", "Secret", cm.Namespace(), name).ControlledBy(cm).
-				Set(patch.Path("metadata", "labels", copyOf), cm.Name()).Set("data", data))
+				Set(patch.Path("metadata", "labels", copyOf), cm.Name()).SecretStringData(c.Data))
 			if err == nil {
 				a.Eventf(cm, "Copied", "data copied to Secret %s", name)
 			}
@@ -221,7 +216,9 @@ func TestAppReadyOnceGranted(t *testing.T) {
 func TestAppSIGTERMReleasesLeaseSavesSnapshot(t *testing.T) {
 	if args := os.Getenv("E2E_APP_MAIN_ARGS"); args != "" {
 		os.Args = append([]string{"cm2secret"}, strings.Fields(args)...)
-		app.New("cm2secret").Main(copier(os.Getenv("E2E_APP_NAMESPACE")))
+		a := app.New("cm2secret")
+		a.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		a.Main(copier(os.Getenv("E2E_APP_NAMESPACE")))
 		return
 	}
 	admin := client(t)
@@ -263,10 +260,12 @@ func TestAppSIGTERMReleasesLeaseSavesSnapshot(t *testing.T) {
 		return err == nil
 	}, wait, 50*time.Millisecond, "the secret copied")
 
+	signalled := time.Now()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-exited:
 		require.NoError(t, err, "exit 0")
+		t.Logf("exited %v after SIGTERM (bound %v)\n%s", time.Since(signalled).Round(time.Millisecond), app.DefaultShutdownTimeout, childLog.String())
 	case <-time.After(app.DefaultShutdownTimeout):
 		_ = cmd.Process.Kill()
 		t.Fatalf("not stopped within the shutdown bound, %v", app.DefaultShutdownTimeout)
@@ -298,3 +297,5 @@ func TestAppSIGTERMReleasesLeaseSavesSnapshot(t *testing.T) {
 		assert.Zero(t, inf.Stats().Lists, "%s listed", r)
 	}
 }
+
+func sameBytes(b []byte, s string) bool { return string(b) == s }

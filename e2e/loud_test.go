@@ -80,7 +80,9 @@ func TestInformerFailuresAreLoudOnRealServer(t *testing.T) {
 				assert.Contains(t, lines[0], c)
 			}
 			assert.NotContains(t, lines[0], cfg.BearerToken)
-			assert.True(t, strings.HasPrefix(err.Error(), res.Resource+".v1 not synced: "), "the error names the informer: %v", err)
+			// The error names the informer by its identity (decision 41).
+			assert.True(t, strings.HasPrefix(inf.Name(), res.Resource+".v1"), inf.Name())
+			assert.True(t, strings.HasPrefix(err.Error(), inf.Name()+" not synced: "), "the error names the informer: %v", err)
 			t.Logf("the line: %s", lines[0])
 			t.Logf("the error: %v", err)
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/snapshot"
 	"github.com/listwatch/listwatch/testkit/realapi"
+	"github.com/listwatch/listwatch/testkit/testlog"
 	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -104,6 +106,8 @@ func TestWarmStartOnRealServer(t *testing.T) {
 			agent.Metrics = counts
 			second := listwatch.NewInformer(agent.Resource(res), 0)
 			second.Snapshot = opts
+			log := &testlog.Log{}
+			second.Logger = slog.New(log)
 			ev := newEvents()
 			_, err = second.AddEventHandler(ev)
 			require.NoError(t, err)
@@ -117,6 +121,13 @@ func TestWarmStartOnRealServer(t *testing.T) {
 			assert.Zero(t, n["list"], "no list: %v", n)
 			assert.Equal(t, 1, n["watch"], "one watch, from the snapshot's version: %v", n)
 			assert.Zero(t, second.Stats().Lists)
+			// Said at Info (decision 32): what was restored, from which
+			// version, and that the server confirmed it with no list.
+			said := log.Lines(slog.LevelInfo)
+			require.Len(t, said, 2, "%v", log.Above())
+			assert.Contains(t, said[0].Text, "informer: restored snapshot; awaiting the server's confirmation")
+			assert.Contains(t, said[0].Text, "objects=10 resourceVersion="+second.Stats().Snapshot.RestoredVersion)
+			assert.Contains(t, said[1].Text, "informer: warm start confirmed by the server; listed nothing")
 			lines := ev.lines()
 			require.Len(t, lines, 13, "%q", lines)
 			for i := range 10 {

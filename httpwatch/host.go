@@ -8,3 +8,7 @@ func (rc *ResourceClient) Server() string {
 	u.User = nil
 	return u.String()
 }
+
+// Client returns the client rc sends its requests through: what tells
+// apart two caches of one server in one process (two replicas in a test).
+func (rc *ResourceClient) Client() *Client { return rc.c }

@@ -68,3 +68,17 @@ func ExampleBuilder_ControlledBy() {
 	// Deployment web true true true
 	// 3
 }
+
+// A Secret's data given as bytes or strings: the builder base64-encodes
+// each value, as the API wants it.
+func ExampleBuilder_SecretData() {
+	body, _ := patch.Object("v1", "Secret", "ns", "web-tls").
+		SecretData(map[string][]byte{"tls.crt": []byte("-----BEGIN CERTIFICATE-----\n")}).Bytes()
+	fmt.Println(string(body))
+	copied, _ := patch.Object("v1", "Secret", "ns", "settings").
+		SecretStringData(map[string]string{"mode": "fast", "level": "3"}).Bytes()
+	fmt.Println(string(copied))
+	// Output:
+	// {"apiVersion":"v1","kind":"Secret","metadata":{"name":"web-tls","namespace":"ns"},"data":{"tls.crt":"LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="}}
+	// {"apiVersion":"v1","kind":"Secret","metadata":{"name":"settings","namespace":"ns"},"data":{"level":"Mw==","mode":"ZmFzdA=="}}
+}

@@ -64,7 +64,7 @@ func TestHandlerServesTheAppsMetrics(t *testing.T) {
 		return strings.Contains(body, `controller_runtime_reconcile_total{controller="counter",result="success"} 1`)
 	}, 10*time.Second, 5*time.Millisecond)
 	for _, want := range []string{
-		`listwatch_informer_synced{namespace="",resource="configmaps.v1"} 1`,
+		`listwatch_informer_synced{informer="configmaps.v1",namespace="",resource="configmaps.v1"} 1`,
 		`workqueue_adds_total{controller="counter",name="counter"}`,
 		`rest_client_requests_total{`,
 		`go_goroutines `,

@@ -24,9 +24,10 @@
 // Labels: workqueue_* carry name and controller, both the runner's Name,
 // as controller-runtime's do (client-go's carry name only);
 // controller_runtime_* carry controller; rest_client_* carry host, the
-// API server's host:port; listwatch_* carry resource ("pods.v1",
-// "deployments.v1.apps", or the Reflector.Name of an informer outside a
-// factory) and namespace.
+// API server's host:port; listwatch_* carry informer (its Name: its
+// identity, "pods.v1 in ns (labels app=web)", told apart with "#2" as its
+// logs are, decision 41), resource ("pods.v1", "deployments.v1.apps") and
+// namespace. Two informers of one name fail the scrape, naming it.
 //
 //	name                                             source hook                         differs from its peer
 //	workqueue_depth                                  ratelimit.Metrics Added/Started     -

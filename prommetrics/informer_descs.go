@@ -14,7 +14,7 @@ type informerDescs struct {
 }
 
 func newInformerDescs() informerDescs {
-	labels := []string{"resource", "namespace"}
+	labels := []string{"informer", "resource", "namespace"}
 	desc := func(name, help string, extra ...string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help, append(labels, extra...), nil)
 	}
@@ -49,7 +49,7 @@ func (d informerDescs) describe(ch chan<- *prometheus.Desc) {
 }
 
 func (d informerDescs) collect(ch chan<- prometheus.Metric, n named) {
-	inf, lv := n.inf, []string{n.resource, n.namespace}
+	inf, lv := n.inf, []string{n.informer, n.resource, n.namespace}
 	st := inf.Stats()
 	gauge := func(desc *prometheus.Desc, v float64, extra ...string) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, append(lv, extra...)...)

@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/listwatch/listwatch"
-	"github.com/listwatch/listwatch/httpwatch"
 )
 
 // informers reads each informer's Stats on a scrape: nothing is counted
@@ -17,53 +16,64 @@ import (
 // seen at the next scrape.
 type informers struct {
 	factories []*listwatch.Factory
-	fixed     []*listwatch.Informer // outside a factory, named by Reflector.Name
+	fixed     []*listwatch.Informer // outside a factory
 	d         informerDescs
 }
 
-// named is an informer with its labels.
+// named is an informer with its labels: its Name, unique, and its
+// identity's resource and namespace, to group by.
 type named struct {
-	inf                 *listwatch.Informer
-	resource, namespace string
+	inf                           *listwatch.Informer
+	informer, resource, namespace string
 }
 
-// all returns every informer once, factories' first (sorted), each with
-// labels no other has: a name taken already gets "-2", "-3"....
-func (c *informers) all() []named {
-	var out []named
+// all returns every informer once, factories' first (sorted), each
+// labelled by its Name (decision 41: the identity, told apart with "#2"
+// while another running informer of its server has it). Two informers
+// that still share a name (of two servers, or never run) are refused:
+// the second is returned in clash, and the scrape fails naming it, rather
+// than one of them being renamed in metrics alone.
+func (c *informers) all() (out []named, clash []string) {
 	seen := map[*listwatch.Informer]bool{}
-	taken := map[[2]string]int{}
-	add := func(inf *listwatch.Informer, resource, namespace string) {
+	taken := map[string]bool{}
+	add := func(inf *listwatch.Informer) {
 		if seen[inf] {
 			return
 		}
 		seen[inf] = true
-		n := taken[[2]string{resource, namespace}] + 1
-		taken[[2]string{resource, namespace}] = n
-		if n > 1 {
-			resource = fmt.Sprintf("%s-%d", resource, n)
+		name := inf.Name()
+		if taken[name] {
+			clash = append(clash, name)
+			return
 		}
-		out = append(out, named{inf, resource, namespace})
+		taken[name] = true
+		id := inf.Identity()
+		out = append(out, named{inf, name, id.Resource.String(), id.Resource.Namespace})
 	}
 	for _, f := range c.factories {
 		infs := f.Informers()
-		for _, r := range slices.SortedFunc(maps.Keys(infs), func(a, b httpwatch.Resource) int {
-			return cmp.Or(cmp.Compare(a.String(), b.String()), cmp.Compare(a.Namespace, b.Namespace))
+		for _, id := range slices.SortedFunc(maps.Keys(infs), func(a, b listwatch.Identity) int {
+			return cmp.Compare(a.String(), b.String())
 		}) {
-			add(infs[r], r.String(), r.Namespace)
+			add(infs[id])
 		}
 	}
 	for _, inf := range c.fixed {
-		add(inf, inf.Reflector.Name, "")
+		add(inf)
 	}
-	return out
+	return out, clash
 }
 
 func (c *informers) Describe(ch chan<- *prometheus.Desc) { c.d.describe(ch) }
 
 func (c *informers) Collect(ch chan<- prometheus.Metric) {
-	for _, n := range c.all() {
+	out, clash := c.all()
+	for _, n := range out {
 		c.d.collect(ch, n)
+	}
+	for _, name := range clash {
+		ch <- prometheus.NewInvalidMetric(c.d.objects, fmt.Errorf(
+			"two informers named %q: share one through a Factory, or set one's Reflector.Name", name))
 	}
 }
 

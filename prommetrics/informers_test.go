@@ -144,13 +144,14 @@ func TestScrapeInformerHealth(t *testing.T) {
 	assert.Equal(t, 4.0, sc.Value("listwatch_informer_objects", pods))
 }
 
-// Informers outside a factory are named by Reflector.Name, each once, a
-// second of one name with "-2"; the registry takes them without a clash.
+// decision 41: informers outside a factory are labelled by their Name,
+// each once; two of one name (never run, so not told apart) fail the
+// scrape, naming it, instead of one being renamed "-2" in metrics alone.
 func TestInformersOutsideAFactory(t *testing.T) {
 	src := &httpwatch.ResourceClient{}
 	one, two := listwatch.NewInformer(src, 0), listwatch.NewInformer(src, 0)
 	reg := prometheus.NewRegistry()
-	require.NoError(t, Register(reg, Sources{Informers: []*listwatch.Informer{one, two, one}}))
+	require.NoError(t, Register(reg, Sources{Informers: []*listwatch.Informer{one, one}}))
 	fams, err := reg.Gather()
 	require.NoError(t, err)
 	var names []string
@@ -158,15 +159,21 @@ func TestInformersOutsideAFactory(t *testing.T) {
 		if f.GetName() == "listwatch_informer_objects" {
 			for _, m := range f.Metric {
 				for _, l := range m.Label {
-					if l.GetName() == "resource" {
+					if l.GetName() == "informer" {
 						names = append(names, l.GetValue())
 					}
 				}
 			}
 		}
 	}
-	assert.ElementsMatch(t, []string{"objects", "objects-2"}, names)
+	assert.Equal(t, []string{"objects"}, names)
 	assert.Error(t, Register(reg, Sources{Informers: []*listwatch.Informer{one}}), "a second Register on one registry")
+
+	reg = prometheus.NewRegistry()
+	require.NoError(t, Register(reg, Sources{Informers: []*listwatch.Informer{one, two}}))
+	_, err = reg.Gather()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `two informers named "objects"`)
 }
 
 // decision 36's alert metric: a watch found silent is counted under

@@ -20,8 +20,8 @@ type Sources struct {
 	// Factory's informers, those it holds at each scrape, are reported
 	// in listwatch_informer_* and listwatch_snapshot_*.
 	Factory *listwatch.Factory
-	// Informers made without a factory are reported under their
-	// Reflector.Name as resource; one name twice becomes "name-2".
+	// Informers made without a factory are reported under their Name
+	// (decision 41); two of one name make the scrape fail, naming it.
 	Informers []*listwatch.Informer
 	// Runners' queues, reconciles and leadership are reported in
 	// workqueue_*, controller_runtime_* and leader_election_*.

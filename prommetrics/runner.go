@@ -48,7 +48,7 @@ func (v runnerVecs) collectors() []prometheus.Collector {
 // runnerName is the name Run will give r: its own, or its informer's.
 func runnerName(r *reconcile.Runner) string {
 	if r.Name == "" && r.For != nil {
-		return r.For.Reflector.Name
+		return r.For.Name()
 	}
 	return r.Name
 }

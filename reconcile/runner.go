@@ -63,7 +63,7 @@ const (
 // Run takes them once.
 type Runner struct {
 	// Name names the work queue in QueueMetrics and the runner in logs.
-	// Empty means the name of For (its resource).
+	// Empty means For.Name(): its identity (decision 41).
 	Name string
 	// For is the informer whose objects' keys are reconciled. Required.
 	For *listwatch.Informer
@@ -220,7 +220,7 @@ func (r *Runner) start() error {
 		r.Clock = clock.Real
 	}
 	if r.Name == "" {
-		r.Name = r.For.Reflector.Name
+		r.Name = r.For.Name()
 	}
 	r.failures = faillog.Tracker{Logger: r.Logger, Clock: r.Clock}
 	r.failing = map[string]bool{}

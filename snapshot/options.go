@@ -24,9 +24,10 @@ type Options struct {
 	// them.
 	Dir string
 	// Name is the file's name in Dir; "" derives one from the resource
-	// and namespace ("pods.v1_default.snap"). Informers of one resource
-	// and namespace with different selectors sharing Dir need names of
-	// their own, or each finds the other's snapshot mismatched.
+	// and namespace ("pods.v1_default.snap"), to which a
+	// listwatch.Informer adds a hash of its selectors and projection, if
+	// it has any, so that informers of one resource with different ones
+	// keep files of their own.
 	Name string
 	// Interval is how often the cache is saved while it changes (a saved
 	// resourceVersion soon falls out of the server's watch window);

@@ -98,7 +98,7 @@ func TestServerSideApplyUpgradesClientSideApply(t *testing.T) {
 		return code, body
 	}
 	code, body = apply("other", `{"a":"9"}`)
-	require.Equal(t, http.StatusConflict, code, "only kubectl upgrades")
+	require.Equal(t, http.StatusConflict, code, "only kubectl upgrades: %s", body)
 	code, body = apply("kubectl", `{"b":"9"}`)
 	require.Equal(t, http.StatusConflict, code, "b changed since it was applied: %s", body)
 	require.Contains(t, gjson.GetBytes(body, "message").String(), `conflict with "kubectl-edit"`)

@@ -9,7 +9,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"maps"
 
@@ -40,16 +39,12 @@ func setup(a *app.App) error {
 		if err := cm.Decode(&c); err != nil {
 			return err
 		}
-		data := map[string][]byte{}
-		for k, v := range c.Data {
-			data[k] = []byte(v)
-		}
 		name := cm.Name() + "-copy"
-		if old, ok := secrets.Get(cm.Namespace(), name); ok && old.Decode(&s) == nil && maps.EqualFunc(s.Data, data, bytes.Equal) {
+		if old, ok := secrets.Get(cm.Namespace(), name); ok && old.Decode(&s) == nil && maps.EqualFunc(s.Data, c.Data, sameBytes) {
 			return nil
 		}
 		_, err := secrets.Apply(ctx, patch.Object("v1", "Secret", cm.Namespace(), name).ControlledBy(cm).
-			Set(patch.Path("metadata", "labels", copyOf), cm.Name()).Set("data", data))
+			Set(patch.Path("metadata", "labels", copyOf), cm.Name()).SecretStringData(c.Data))
 		if err == nil {
 			a.Eventf(cm, "Copied", "data copied to Secret %s", name)
 		}
@@ -57,3 +52,5 @@ func setup(a *app.App) error {
 	}, secrets)
 	return nil
 }
+
+func sameBytes(b []byte, s string) bool { return string(b) == s }

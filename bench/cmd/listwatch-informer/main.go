@@ -48,10 +48,9 @@ func main() {
 		}
 		f := listwatch.NewFactory(client)
 		f.KeepManagedFields = *keep
-		f.Projection = projection
 		// All clients sync by a paged list, not a watch-list stream.
 		f.Configure = func(_ httpwatch.Resource, inf *listwatch.Informer) { inf.Reflector.WatchList = false }
-		inf := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"})
+		inf := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"}, listwatch.Selector{Projection: projection})
 		if _, err := inf.AddEventHandler(listwatch.HandlerFuncs{
 			AddFunc:    func(*listwatch.Object, bool) { c.Add() },
 			UpdateFunc: func(_, _ *listwatch.Object) { c.Update() },

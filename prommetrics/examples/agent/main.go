@@ -1,17 +1,8 @@
-// Command agent is examples/agent with Prometheus metrics: it caches the
-// pods of its node keeping only the fields it reads, restarts warm from a
-// snapshot (decision 32), logs a summary every --every, and /metrics beside
-// the probes on --health-addr says what an operator needs of the cache:
-// synced, restored and not yet confirmed, objects and bytes, the last sync,
-// sync errors by kind, watch restarts by cause, the snapshot's last save.
-// The one line that differs from examples/agent is a.Metrics.
-//
-//	go run ./examples/agent                       # an embedded fake API server
-//	NODE_NAME=worker-1 go run ./examples/agent --kubeconfig ~/.kube/config
-//	curl -s localhost:8081/metrics | grep ^listwatch_
-//
-// It lives in the prommetrics module, not beside the library's examples,
-// so that the library module never depends on client_golang.
+// Command agent is examples/agent with one line more, a.Metrics: /metrics
+// beside its probes says of its cache what an operator needs (synced,
+// restored, objects, bytes, errors, the snapshot's last save). It lives in
+// this module so that the library never depends on client_golang:
+// go run ./examples/agent; curl -s localhost:8081/metrics | grep ^listwatch_
 package main
 
 import (

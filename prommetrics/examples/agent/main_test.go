@@ -45,8 +45,12 @@ func TestDemoServesMetrics(t *testing.T) {
 		s = exampletest.Scrape(t, metrics)
 		return s.Value("listwatch_snapshot_last_save_timestamp_seconds", pods) > 0
 	}, exampletest.Timeout, 5*time.Millisecond, "the snapshot saved after the first sync:\n%v", s)
-	fi, err := os.Stat(filepath.Join(dir, "pods.v1.snap"))
-	require.NoError(t, err, "the snapshot in --snapshot-dir")
+	// Named after the informer's identity: a node's pods (decision 41).
+	files, err := filepath.Glob(filepath.Join(dir, "pods.v1_*.snap"))
+	require.NoError(t, err)
+	require.Len(t, files, 1, "the snapshot in --snapshot-dir")
+	fi, err := os.Stat(files[0])
+	require.NoError(t, err)
 	for _, c := range []struct {
 		name   string
 		labels map[string]string

@@ -1,23 +1,12 @@
-// Command controller is examples/controller with Prometheus metrics: for
-// each ConfigMap labelled app it keeps a Secret it controls with the same
-// data, under leader election, and /metrics beside the probes on
-// --health-addr carries the names controller-runtime's controllers export
-// (workqueue_*, rest_client_*, controller_runtime_*,
-// leader_election_master_status), so their dashboards read it unchanged,
-// and listwatch_informer_* for its caches. The one line that differs from
-// examples/controller is a.Metrics = metrics.
-//
-//	go run ./examples/controller                       # an embedded fake API server
-//	go run ./examples/controller --kubeconfig ~/.kube/config
-//	curl -s localhost:8081/metrics | grep -E '^(workqueue|controller_runtime)_'
-//
-// It lives in the prommetrics module, not beside the library's examples,
-// so that the library module never depends on client_golang; built with
-// -tags nometrics it has no /metrics, for a size comparison.
+// Command controller is examples/controller with one line more, a.Metrics:
+// /metrics beside its probes carries the names controller-runtime's
+// controllers export (workqueue_*, rest_client_*, controller_runtime_*,
+// leader_election_master_status), and listwatch_informer_* for its caches.
+// It lives in this module so that the library never depends on
+// client_golang; -tags nometrics builds it without, for a size comparison.
 package main
 
 import (
-	"bytes"
 	"context"
 	"maps"
 
@@ -49,16 +38,12 @@ func setup(a *app.App) error {
 		if err := cm.Decode(&c); err != nil {
 			return err
 		}
-		data := map[string][]byte{}
-		for k, v := range c.Data {
-			data[k] = []byte(v)
-		}
 		name := cm.Name() + "-copy"
-		if old, ok := secrets.Get(cm.Namespace(), name); ok && old.Decode(&s) == nil && maps.EqualFunc(s.Data, data, bytes.Equal) {
+		if old, ok := secrets.Get(cm.Namespace(), name); ok && old.Decode(&s) == nil && maps.EqualFunc(s.Data, c.Data, sameBytes) {
 			return nil
 		}
 		_, err := secrets.Apply(ctx, patch.Object("v1", "Secret", cm.Namespace(), name).ControlledBy(cm).
-			Set(patch.Path("metadata", "labels", copyOf), cm.Name()).Set("data", data))
+			Set(patch.Path("metadata", "labels", copyOf), cm.Name()).SecretStringData(c.Data))
 		if err == nil {
 			a.Eventf(cm, "Copied", "data copied to Secret %s", name)
 		}
@@ -66,3 +51,5 @@ func setup(a *app.App) error {
 	}, secrets)
 	return nil
 }
+
+func sameBytes(b []byte, s string) bool { return string(b) == s }
