@@ -50,7 +50,9 @@ var cellsByResource = map[string]func(o gjson.Result, now time.Time) []any{
 }
 
 // PrinterFor returns the real server's printer for a built-in resource,
-// or its default one (Name, Created At) for a resource without one here.
+// or its default one (Name, Created At) for a resource without one here:
+// where the real server has a printer of its own for that resource, an
+// approximation.
 func PrinterFor(group, resource string) Printer {
 	k := group + "/" + resource
 	if cells, ok := cellsByResource[k]; ok {

@@ -305,3 +305,36 @@ func realVersion(t *testing.T) (v apiserve.Version) {
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&v))
 	return v
 }
+
+// Decision 40: watchtest's Tables have the real server's column
+// definitions, descriptions included, for every resource it has a printer
+// for.
+func TestTableColumnsMatchRealServer(t *testing.T) {
+	cfg := config(t)
+	rt, err := cfg.RoundTripper()
+	require.NoError(t, err)
+	realHC := &http.Client{Transport: rt, Timeout: 30 * time.Second}
+	defer realHC.CloseIdleConnections()
+	s := watchtest.NewServer()
+	defer s.Close()
+	columns := func(hc *http.Client, base, path string) string {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+		resp, err := hc.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+		var tb struct {
+			Columns json.RawMessage `json:"columnDefinitions"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&tb))
+		return string(tb.Columns)
+	}
+	for _, path := range []string{"/api/v1/pods", "/api/v1/configmaps", "/api/v1/secrets", "/api/v1/namespaces",
+		"/apis/apps/v1/deployments", "/api/v1/services", "/api/v1/nodes", "/api/v1/events",
+		"/apis/events.k8s.io/v1/events", "/apis/coordination.k8s.io/v1/leases"} {
+		require.JSONEq(t, columns(realHC, cfg.Host, path+"?limit=1"), columns(s.Client(), s.URL, path+"?limit=1"), path)
+	}
+}

@@ -143,6 +143,12 @@ func TestWatchtestWritesMatchRealServer(t *testing.T) {
 	dep := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"a":"1"}},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`
 	steps := []writeStep{
 		{"create", "POST", cms, "application/json", `{"metadata":{"name":"a","labels":{"x":"1","del":"yes"}},"data":{"k":"v"}}`, []string{"metadata.labels", "data", "metadata.generation"}},
+		// Decision 40: managedFields as the real server records them.
+		{"create records its manager", "POST", cms + "?fieldManager=maker", "application/json", `{"metadata":{"name":"mf","labels":{"x":"1"}},"data":{"k":"v"}}`,
+			[]string{"metadata.managedFields.#.manager", "metadata.managedFields.#.operation", "metadata.managedFields.#.apiVersion", "metadata.managedFields.#.fieldsType", "metadata.managedFields.0.fieldsV1"}},
+		{"a patch adds its manager", "PATCH", cms + "/mf?fieldManager=patcher", mergeCT, `{"metadata":{"labels":{"y":"2"}},"data":{"k":"w"}}`,
+			[]string{"metadata.managedFields.#.manager", "metadata.managedFields.#.operation", "metadata.managedFields.0.fieldsV1", "metadata.managedFields.1.fieldsV1"}},
+		{"an apply conflicts with an update's field", "PATCH", cms + "/mf?fieldManager=applier", applyCT, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"mf"},"data":{"k":"z"}}`, append(statusFields, "message")},
 		{"a label that is a number", "POST", cms, "application/json", `{"metadata":{"name":"n","labels":{"a":1}}}`, statusFields},
 		{"patched to a numeric resourceVersion", "PATCH", cms + "/a", mergeCT, `{"metadata":{"resourceVersion":5}}`, patchInvalid},
 		{"patched to a numeric annotation", "PATCH", cms + "/a", mergeCT, `{"metadata":{"annotations":{"x":true}}}`, patchInvalid},

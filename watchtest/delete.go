@@ -92,7 +92,7 @@ func (s *Server) deleteLocked(st *store, old *object, opts deleteOptions) (*obje
 			return old, true, nil
 		}
 		o := withRV(old, s.nextRVLocked())
-		s.commitLocked(st, &change{typ: typeDeleted, obj: o, prev: old})
+		s.commitLocked(st, &change{typ: apiserve.Deleted, obj: o, prev: old})
 		return o, true, nil
 	}
 	d, _ := newDraft(old.body)
@@ -118,7 +118,7 @@ func (s *Server) deleteLocked(st *store, old *object, opts deleteOptions) (*obje
 	}
 	o.owners = old.owners
 	s.nextRVLocked()
-	s.commitLocked(st, &change{typ: typeModified, obj: o, prev: old})
+	s.commitLocked(st, &change{typ: apiserve.Modified, obj: o, prev: old})
 	return o, false, nil
 }
 

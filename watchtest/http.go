@@ -26,25 +26,7 @@ type route struct {
 	opts    httpwatch.ListOptions
 	optsErr error
 	// table is how a read answers as a Table; nil for JSON.
-	table *tableOut
-}
-
-// tableOut is how to answer a read as a Table.
-type tableOut struct {
-	printer apiserve.Printer
-	req     apiserve.TableRequest
-}
-
-// full is o as a client reads it alone: with its kind and apiVersion.
-func full(st *store, o *object) []byte {
-	return append(append([]byte(nil), st.prefix...), o.body[1:]...)
-}
-
-// writeTable answers with objs as a Table.
-func writeTable(w http.ResponseWriter, t *tableOut, objs [][]byte, meta apiserve.ListMeta) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(append(apiserve.AppendTable(nil, t.printer, objs, meta, t.req), '\n'))
+	table *apiserve.TableOutput
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
@@ -87,7 +69,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	if f, ok := s.takeFailure(r); ok {
 		e := failureError(f, rt.verb)
 		if f.InStream && rt.verb == "watch" {
-			s.startStream(w, rt.st, noCut).write(frame{typ: typeError, err: e})
+			s.startStream(w, rt.st, noCut).write(frame{typ: apiserve.Failed, err: e})
 			return
 		}
 		e.Write(w)
@@ -116,7 +98,7 @@ func (s *Server) serveGet(w http.ResponseWriter, rt route) {
 		return
 	}
 	if rt.table != nil {
-		writeTable(w, rt.table, [][]byte{full(rt.st, o)}, apiserve.ListMeta{ResourceVersion: strconv.FormatInt(o.rv, 10)})
+		rt.table.Write(w, [][]byte{apiserve.Whole(rt.st.prefix, o.body)}, apiserve.ListMeta{ResourceVersion: strconv.FormatInt(o.rv, 10)})
 		return
 	}
 	writeObject(w, http.StatusOK, rt.st, o)
@@ -151,7 +133,7 @@ func (s *Server) negotiate(req *http.Request, rt *route) *apiserve.Error {
 	if !rt.st.res.BuiltIn {
 		p = apiserve.CustomPrinter(rt.st.res.PrinterColumns)
 	}
-	rt.table = &tableOut{printer: p, req: apiserve.TableRequest{Output: out, Include: inc, Now: s.Clock.Now()}}
+	rt.table = &apiserve.TableOutput{Printer: p, Request: apiserve.TableRequest{Output: out, Include: inc, Now: s.Clock.Now()}}
 	return nil
 }
 
@@ -255,7 +237,7 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 	sc := scope{namespace: rt.namespace, name: rt.name}
 	var ferr *apiserve.Error
 	if sc.filter, ferr = apiserve.ParseFilter(rt.st.res.core(), o.LabelSelector, o.FieldSelector); ferr != nil {
-		(ferr).Write(w)
+		ferr.Write(w)
 		return
 	}
 	rv := o.ResourceVersion
@@ -285,7 +267,7 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 			e.Write(w)
 			return
 		}
-		s.serveList(w, req, rt.st, listRequest{scope: sc, limit: int(max(o.Limit, 0)), cont: cont, rv: rv, startRV: startRV, match: match, table: rt.table})
+		s.serveList(w, req, rt.st, sc, apiserve.ListQuery{ResourceVersion: rv, StartRV: startRV, Match: match, Continue: cont, Limit: int(max(o.Limit, 0))}, rt.table)
 		return
 	}
 	s.mu.Lock()

@@ -154,7 +154,22 @@ func fieldsV1(fields map[string]bool, doc any, builtIn bool) map[string]any {
 			node = child
 		}
 	}
+	lonelyDots(root)
 	return root
+}
+
+// lonelyDots writes a field owned without any of its children as {}, not
+// {".":{}}: "." appears only beside children, as the real server writes
+// a set.
+func lonelyDots(node map[string]any) {
+	for k, v := range node {
+		child, _ := v.(map[string]any)
+		if _, dot := child["."]; dot && len(child) == 1 {
+			node[k] = map[string]any{}
+			continue
+		}
+		lonelyDots(child)
+	}
 }
 
 // listItems writes the items of a keyed or set list into its node.

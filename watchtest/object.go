@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/selector"
 )
 
@@ -397,10 +398,10 @@ func sameValue(a, b gjson.Result) bool {
 // prefix is how an object of r starts when written with its kind and
 // apiVersion: built-in types put kind first, custom resources are sorted.
 func prefix(r resource) []byte {
-	kind, _ := json.Marshal(r.Kind)
-	av, _ := json.Marshal(r.apiVersion())
-	if r.BuiltIn {
-		return []byte(`{"kind":` + string(kind) + `,"apiVersion":` + string(av) + `,`)
-	}
-	return []byte(`{"apiVersion":` + string(av) + `,"kind":` + string(kind) + `,`)
+	return r.layout().Prefix()
+}
+
+// layout is how the serving core writes r's objects.
+func (r resource) layout() apiserve.Layout {
+	return apiserve.Layout{Kind: r.Kind, APIVersion: r.apiVersion(), Custom: !r.BuiltIn}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/raw"
 )
@@ -227,7 +228,7 @@ func (s *Server) createLocked(st *store, ns string, d *draft, opts writeOptions)
 		return withoutRV(o), nil
 	}
 	s.nextRVLocked()
-	s.commitLocked(st, &change{typ: typeAdded, obj: o})
+	s.commitLocked(st, &change{typ: apiserve.Added, obj: o})
 	return o, nil
 }
 
@@ -371,11 +372,11 @@ func (s *Server) commitWriteLocked(st *store, old, o *object, opts writeOptions)
 		// on the real server, the writer gets the object as written, at
 		// the resourceVersion it had, and watches get the last stored
 		// state, finalizers and all, at the deletion's.
-		s.commitLocked(st, &change{typ: typeDeleted, obj: withRV(old, rv), prev: old})
+		s.commitLocked(st, &change{typ: apiserve.Deleted, obj: withRV(old, rv), prev: old})
 		return o
 	}
 	o = withRV(o, rv)
-	s.commitLocked(st, &change{typ: typeModified, obj: o, prev: old})
+	s.commitLocked(st, &change{typ: apiserve.Modified, obj: o, prev: old})
 	return o
 }
 

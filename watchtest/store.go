@@ -8,15 +8,6 @@ import (
 	"github.com/listwatch/listwatch/apiserve"
 )
 
-// Event types as the server spells them.
-const (
-	typeAdded    = "ADDED"
-	typeModified = "MODIFIED"
-	typeDeleted  = "DELETED"
-	typeBookmark = "BOOKMARK"
-	typeError    = "ERROR"
-)
-
 // change is one entry of a resource's history: what a watch from an older
 // resourceVersion replays.
 type change struct {
@@ -106,7 +97,7 @@ func (st *store) record(c *change) {
 		st.dirty = true
 	}
 	v := c.obj
-	if c.typ == typeDeleted {
+	if c.typ == apiserve.Deleted {
 		t := *c.obj
 		t.tombstone = true
 		v = &t

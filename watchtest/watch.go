@@ -2,11 +2,9 @@ package watchtest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/listwatch/listwatch/apiserve"
@@ -43,23 +41,15 @@ func (w *watcher) translate(c *change) (frame, bool) {
 	if c.rv() <= w.after {
 		return frame{}, false
 	}
-	switch c.typ {
-	case typeAdded, typeDeleted:
-		if w.scope.matches(c.obj) {
-			return frame{typ: c.typ, obj: c.obj}, true
-		}
-	case typeModified:
-		now, before := w.scope.matches(c.obj), w.scope.matches(c.prev)
-		switch {
-		case now && before:
-			return frame{typ: typeModified, obj: c.obj}, true
-		case now:
-			return frame{typ: typeAdded, obj: c.obj}, true
-		case before:
-			return frame{typ: typeDeleted, obj: c.prevNow()}, true
-		}
+	before := c.typ == apiserve.Modified && w.scope.matches(c.prev)
+	typ, old, ok := apiserve.Selected(c.typ, before, w.scope.matches(c.obj))
+	switch {
+	case !ok:
+		return frame{}, false
+	case old:
+		return frame{typ: typ, obj: c.prevNow()}, true
 	}
-	return frame{}, false
+	return frame{typ: typ, obj: c.obj}, true
 }
 
 // offer queues f without blocking and reports whether there was room.
@@ -104,7 +94,7 @@ func (s *Server) SendBookmarks() {
 	for _, st := range s.stores {
 		for w := range st.watchers {
 			if w.bookmarks && s.rv >= w.after {
-				w.offer(frame{typ: typeBookmark, rv: s.rv})
+				w.offer(frame{typ: apiserve.Bookmark, rv: s.rv})
 			}
 		}
 	}
@@ -158,7 +148,7 @@ type watchRequest struct {
 	initial   *bool  // sendInitialEvents, nil when absent
 	bookmarks bool
 	timeout   int64 // seconds, 0 for none
-	table     *tableOut
+	table     *apiserve.TableOutput
 }
 
 // serveWatch streams events: what the watch replays first, then every change
@@ -181,7 +171,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, st *store,
 			failure.Write(w)
 			return
 		}
-		s.startStream(w, st, c).write(frame{typ: typeError, err: failure})
+		s.startStream(w, st, c).write(frame{typ: apiserve.Failed, err: failure})
 		return
 	}
 	defer func() {
@@ -239,10 +229,10 @@ func (s *Server) register(st *store, wr watchRequest, failure *apiserve.Error) (
 		items, _, _ := st.snapshot(wr.scope, s.rv, "", 0)
 		initial = make([]frame, 0, len(items)+1)
 		for _, o := range items {
-			initial = append(initial, frame{typ: typeAdded, obj: o})
+			initial = append(initial, frame{typ: apiserve.Added, obj: o})
 		}
 		if wr.bookmarks && (wr.sendInitial() || wr.rv == "0") {
-			initial = append(initial, frame{typ: typeBookmark, rv: s.rv, initialEnd: true})
+			initial = append(initial, frame{typ: apiserve.Bookmark, rv: s.rv, initialEnd: true})
 		}
 		wt.after = s.rv
 	case wr.startRV == 0: // sendInitialEvents=false from "" or "0": only what comes next
@@ -282,7 +272,7 @@ type stream struct {
 	buf     []byte
 	// table, when set, sends each object as a one-row Table, the column
 	// definitions only in the first.
-	table *tableOut
+	table *apiserve.TableOutput
 }
 
 // startStream sends the headers of a watch response at once, as the real
@@ -301,14 +291,7 @@ func (s *Server) startStream(w http.ResponseWriter, st *store, c cut) *stream {
 // write sends one frame and flushes it. It reports false once the client
 // is gone.
 func (o *stream) write(f frame) bool {
-	if o.table != nil && f.obj != nil && (f.typ == typeAdded || f.typ == typeModified || f.typ == typeDeleted) {
-		o.buf = append(o.buf[:0], `{"type":"`+f.typ+`","object":`...)
-		o.buf = apiserve.AppendTable(o.buf, o.table.printer, [][]byte{full(o.st, f.obj)}, apiserve.ListMeta{ResourceVersion: strconv.FormatInt(f.obj.rv, 10)}, o.table.req)
-		o.buf = append(o.buf, "}\n"...)
-		o.table.req.NoHeaders = true
-	} else {
-		o.buf = appendFrame(o.buf[:0], o.st, f)
-	}
+	o.buf = appendFrame(o.buf[:0], o.st, f, o.table)
 	b := o.buf
 	if o.cut.bytes >= 0 && o.written+len(b) >= o.cut.bytes {
 		n := o.cut.bytes - o.written
@@ -341,27 +324,13 @@ func (o *stream) write(f frame) bool {
 	return true
 }
 
-// appendFrame appends the JSON of one watch event and a newline.
-func appendFrame(b []byte, st *store, f frame) []byte {
-	b = append(b, `{"type":"`...)
-	b = append(b, f.typ...)
-	b = append(b, `","object":`...)
+// appendFrame appends one watch event as the serving core writes it.
+func appendFrame(b []byte, st *store, f frame, t *apiserve.TableOutput) []byte {
 	switch f.typ {
-	case typeError:
-		j, _ := json.Marshal(f.err.Status()) // a struct of strings and ints
-		b = append(b, j...)
-	case typeBookmark:
-		b = append(b, st.prefix...)
-		b = append(b, `"metadata":{`...)
-		if f.initialEnd {
-			b = append(b, `"annotations":{"k8s.io/initial-events-end":"true"},`...)
-		}
-		b = append(b, `"resourceVersion":"`...)
-		b = strconv.AppendInt(b, f.rv, 10)
-		b = append(b, `"}}`...)
-	default:
-		b = append(b, st.prefix...)
-		b = append(b, f.obj.body[1:]...)
+	case apiserve.Failed:
+		return apiserve.AppendError(b, f.err)
+	case apiserve.Bookmark:
+		return apiserve.AppendBookmark(b, st.prefix, f.rv, f.initialEnd)
 	}
-	return append(b, "}\n"...)
+	return apiserve.AppendEvent(b, f.typ, st.prefix, f.obj.body, f.obj.rv, t)
 }

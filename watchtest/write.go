@@ -107,13 +107,13 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, req *http.Request,
 	}
 	f, ferr := apiserve.ParseFilter(rt.st.res.core(), rt.opts.LabelSelector, rt.opts.FieldSelector)
 	if ferr != nil {
-		(ferr).Write(w)
+		ferr.Write(w)
 		return
 	}
-	items, rv, err := s.deleteCollection(rt.st.res, rt.namespace, f, opts)
+	objs, rv, err := s.deleteCollection(rt.st.res, rt.namespace, f, opts)
 	if err != nil {
 		apiserve.AsError(err).Write(w)
 		return
 	}
-	writeList(w, rt.st, items, rv, "", 0)
+	apiserve.WriteList(w, rt.st.res.layout(), items(objs), rv, "", 0)
 }
