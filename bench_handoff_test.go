@@ -146,7 +146,7 @@ func benchHandOff(b *testing.B, src *burstSource) {
 	var cpu time.Duration
 	for range b.N {
 		inf := NewInformer(src, 0)
-		inf.Reflector.WatchList = false
+		inf.Reflector.PagedList = true
 		var seen atomic.Int64
 		all := make(chan struct{})
 		count := func() {

@@ -112,7 +112,7 @@ func benchSource(b *testing.B, events int, newInformer func() *Informer) {
 	var cpu time.Duration
 	for range b.N {
 		inf := newInformer()
-		inf.Reflector.WatchList = false
+		inf.Reflector.PagedList = true
 		heard := make(chan struct{}, events)
 		_, _ = inf.AddEventHandler(HandlerFuncs{
 			AddFunc: func(_ *Object, initial bool) {

@@ -61,7 +61,7 @@ func TestFactoryManagedFieldsAndTransform(t *testing.T) {
 				if tc.transform {
 					f.Transform = stamp(&sawManagedFields)
 				}
-				f.Configure = func(_ httpwatch.Resource, inf *Informer) { inf.Reflector.WatchList = watchList }
+				f.Configure = func(_ httpwatch.Resource, inf *Informer) { inf.Reflector.PagedList = !watchList }
 				pods := f.ForResource(podsRes)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer func() { cancel(); f.Shutdown() }()

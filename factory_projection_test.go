@@ -41,7 +41,7 @@ func TestFactoryProjection(t *testing.T) {
 	f := NewFactory(client)
 	proj, err := raw.NewProjection("metadata.labels", "spec.nodeName", "status.phase")
 	require.NoError(t, err)
-	f.Configure = func(_ httpwatch.Resource, inf *Informer) { inf.Reflector.WatchList = false }
+	f.Configure = func(_ httpwatch.Resource, inf *Informer) { inf.Reflector.PagedList = true }
 	pods := f.ForResource(podsRes, Selector{Label: "app=web", Projection: proj})
 	rec := newRecorder()
 	_, err = pods.AddEventHandler(rec)

@@ -24,11 +24,6 @@ type Handler = processor.Handler[*Object]
 // HandlerFuncs adapts plain functions to a Handler.
 type HandlerFuncs = processor.HandlerFuncs[*Object]
 
-// ErrStopped is returned by an informer that has stopped. It is the
-// processor's: an informer stops by stopping its processor, and either name
-// matches with errors.Is.
-var ErrStopped = processor.ErrStopped
-
 // Informer keeps an indexed cache of one resource in sync with the server and
 // tells handlers about every change: the pipeline Reflector → delta.FIFO →
 // indexer → processor (client-go's SharedIndexInformer).
@@ -81,6 +76,16 @@ type Informer struct {
 	// informer is synced once the server confirms it. A restored
 	// snapshot's version takes the place of Reflector.ResourceVersion.
 	Snapshot snapshot.Options
+	// Mirror, if set, is handed everything the reflector hands the cache's
+	// queue, in the server's order, on the reflector's goroutine, just
+	// before the queue; and every watch bookmark's version if it is a
+	// reflector.Progresser. Where handlers hear of changes key by key (the
+	// queue merges a key's changes), a Mirror sees each version the
+	// informer reaches, exactly: what a cache served onwards needs
+	// (decision 43). Its errors are reported as the queue's are; the queue
+	// gets the change regardless. A restored snapshot (a warm start) is not
+	// handed to it.
+	Mirror reflector.Sink
 
 	resync    time.Duration // default handler resync period
 	fifo      *delta.FIFO[*Object]
@@ -111,10 +116,8 @@ type Informer struct {
 // errors, metrics and snapshot file name it after its Identity, "pods.v1
 // in default" (decision 41), unless Reflector.Name says otherwise.
 func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer {
-	opts := reflector.DefaultOptions()
-	opts.Name = reflector.NameOf(source.Info())
 	inf := &Informer{
-		Reflector:   opts,
+		Reflector:   reflector.Options{Name: reflector.NameOf(source.Info())},
 		Processor:   processor.DefaultOptions(),
 		Logger:      slog.Default(),
 		Clock:       clock.Real,
@@ -134,7 +137,7 @@ func NewInformer(source httpwatch.ListerWatcher, resync time.Duration) *Informer
 	// watch rather than once per event.
 	inf.fifo.WakeOnFlush = true
 	inf.reflector = reflector.New(source, inf.fifo)
-	inf.defaultName = opts.Name
+	inf.defaultName = inf.Reflector.Name
 	inf.processor.Synced = inf.HasSynced
 	return inf
 }
@@ -162,6 +165,9 @@ func (inf *Informer) takeName() (release func()) {
 func (inf *Informer) configure() {
 	r := inf.reflector
 	r.Options = inf.Reflector
+	if inf.Mirror != nil {
+		r.Sink = tee{mirror: inf.Mirror, fifo: inf.fifo}
+	}
 	r.ResyncPeriod = inf.checkPeriod
 	r.ShouldResync = inf.processor.ShouldResync
 	onError := inf.OnError
@@ -206,7 +212,8 @@ func (inf *Informer) AddEventHandler(h Handler) (*processor.Registration, error)
 // and none missed. Periods follow client-go: below 1 s they are raised to
 // 1 s; before Run a shorter period shortens the informer's resync check,
 // after Run a period shorter than that check is raised to it; an informer
-// created without resync gives handlers none.
+// created without resync gives handlers none. Once the informer has
+// stopped it fails with an error wrapping processor.ErrStopped.
 func (inf *Informer) AddEventHandlerWithResync(h Handler, period time.Duration) (*processor.Registration, error) {
 	if period < 0 {
 		return nil, fmt.Errorf("add event handler: negative resync period %v", period)
@@ -214,7 +221,7 @@ func (inf *Informer) AddEventHandlerWithResync(h Handler, period time.Duration) 
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
 	if inf.stopped {
-		return nil, fmt.Errorf("add event handler: %w", ErrStopped)
+		return nil, fmt.Errorf("add event handler: informer %w", processor.ErrStopped)
 	}
 	if period > 0 && period < processor.MinResyncPeriod {
 		period = processor.MinResyncPeriod
@@ -243,12 +250,14 @@ func (inf *Informer) RemoveEventHandler(reg *processor.Registration) {
 	inf.processor.RemoveHandler(reg)
 }
 
-// AddIndexers adds indices to the cache, indexing what it already holds.
+// AddIndexers adds indices to the cache, indexing what it already holds;
+// once the informer has stopped it fails with an error wrapping
+// processor.ErrStopped.
 func (inf *Informer) AddIndexers(ix indexer.Indexers[*Object]) error {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
 	if inf.stopped {
-		return fmt.Errorf("add indexers: %w", ErrStopped)
+		return fmt.Errorf("add indexers: informer %w", processor.ErrStopped)
 	}
 	return inf.indexer.AddIndexers(ix)
 }

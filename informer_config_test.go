@@ -69,8 +69,8 @@ func runUntilCleanup(t *testing.T, inf *Informer) {
 func TestInformerTakesItsFieldsAtRun(t *testing.T) {
 	s, pods := watchtestPods(t)
 	inf := NewInformer(pods, 0)
-	inf.Reflector.WatchList = false
-	inf.Reflector.Backoff = reflector.Backoff{}
+	inf.Reflector.PagedList = true
+	inf.Reflector.Backoff = reflector.Backoff{Initial: -1}
 	before := make(chan error, 100)
 	inf.OnError = func(err error) {
 		select {
@@ -108,8 +108,8 @@ func TestInformerHandlerPanicIsLoggedAndCounted(t *testing.T) {
 	logs := &logRecords{}
 	inf := NewInformer(pods, 0)
 	inf.Logger = slog.New(logs)
-	inf.Reflector.WatchList = false
-	inf.Reflector.Backoff = reflector.Backoff{}
+	inf.Reflector.PagedList = true
+	inf.Reflector.Backoff = reflector.Backoff{Initial: -1}
 	seen := make(chan any, 1)
 	inf.Processor.OnPanic = func(recovered any, _ []byte) { seen <- recovered }
 	_, err := inf.AddEventHandler(HandlerFuncs{AddFunc: func(o *Object, _ bool) {

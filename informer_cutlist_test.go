@@ -69,7 +69,7 @@ func TestInformerCutListIsNotRoutine(t *testing.T) {
 				}
 			})
 			inf, log := loudInformer(t, gate.URL, "")
-			inf.Reflector.WatchList = false
+			inf.Reflector.PagedList = true
 			runInBackground(t, inf)
 			require.NoError(t, inf.Wait(testwait.Context(t)))
 			require.Eventually(t, func() bool { return len(log.Above()) >= 3 }, wait, time.Millisecond, "%q", log.Above())

@@ -51,7 +51,7 @@ func TestInformerReportsDecodeErrors(t *testing.T) {
 	defer client.CloseIdleConnections()
 
 	inf := NewInformer(client.Resource(podsRes), 0)
-	inf.Reflector.WatchList = false
+	inf.Reflector.PagedList = true
 	// After the error the reflector waits on this clock, which never moves.
 	inf.Clock = clock.NewFake(time.Unix(0, 0))
 	inf.Reflector.Backoff = reflector.Backoff{Initial: time.Second}

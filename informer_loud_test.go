@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
@@ -252,7 +253,7 @@ func TestFactoryWaitReturnsReasons(t *testing.T) {
 	err = f.Wait(long)
 	require.Error(t, err)
 	assert.NoError(t, long.Err(), "returned before the deadline")
-	assert.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+	assert.ErrorIs(t, err, discovery.ErrUnknownResource)
 	assert.Contains(t, err.Error(), "nosuchthings.v1 not synced")
 	assert.NotContains(t, err.Error(), "pods.v1 not synced", "pods synced")
 	assert.True(t, httpwatch.IsPermanent(err), "%v", err)

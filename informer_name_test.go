@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/reflector"
@@ -61,12 +62,12 @@ func TestInformerIsNamedAfterItsResource(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inf := tc.informer(t)
-			inf.Reflector.WatchList = false
+			inf.Reflector.PagedList = true
 			log := &testlog.Log{}
 			inf.Logger = slog.New(log)
 			run(t, inf)
 			err := inf.Wait(testwait.Context(t))
-			require.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+			require.ErrorIs(t, err, discovery.ErrUnknownResource)
 			assert.Contains(t, err.Error(), tc.want+" not synced")
 			var se *reflector.SyncError
 			require.ErrorAs(t, err, &se)

@@ -47,9 +47,9 @@ func TestInformerRelistAfterOutageDeliversEachChange(t *testing.T) {
 	// backoff until the test steps the clock: the outage.
 	fake := clock.NewFake(time.Unix(0, 0))
 	inf := NewInformer(client.Resource(podsRes), time.Hour)
-	inf.Reflector.WatchList = false
+	inf.Reflector.PagedList = true
 	inf.Clock = fake
-	inf.Reflector.Backoff = reflector.Backoff{Initial: time.Second}
+	inf.Reflector.Backoff = reflector.Backoff{Initial: time.Second, Jitter: -1}
 	recs := []*recorder{newRecorder(), newRecorder(), newRecorder()}
 	var regs []*processor.Registration
 	for i, rec := range recs {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
+	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/selector"
 	"github.com/listwatch/listwatch/testkit/testwait"
@@ -230,7 +231,7 @@ func cacheView(inf *Informer) map[string]string {
 func startInformer(t *testing.T, src *memSource, resync time.Duration) (*Informer, func()) {
 	t.Helper()
 	inf := NewInformer(src, resync)
-	inf.Reflector.Backoff = reflector.Backoff{} // relist at once: these tests are about the informer
+	inf.Reflector.Backoff = reflector.Backoff{Initial: -1} // relist at once: these tests are about the informer
 	return inf, func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -378,8 +379,8 @@ func TestInformerLifecycle(t *testing.T) {
 	testwait.Recv(t, done, "Run to return after cancel")
 	assert.True(t, inf.IsStopped(), "conformance 69")
 	_, err := inf.AddEventHandler(newRecorder())
-	assert.ErrorIs(t, err, ErrStopped, "conformance 69")
-	assert.ErrorIs(t, inf.AddIndexers(indexer.Indexers[*Object]{"x": indexer.NamespaceIndex[*Object]}), ErrStopped, "conformance 55")
+	assert.ErrorIs(t, err, processor.ErrStopped, "conformance 69")
+	assert.ErrorIs(t, inf.AddIndexers(indexer.Indexers[*Object]{"x": indexer.NamespaceIndex[*Object]}), processor.ErrStopped, "conformance 55")
 }
 
 // conformance 61: handler resync periods.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/reflector"
 )
 
@@ -35,7 +36,7 @@ const DefaultRunGrace = time.Second
 //     401, 403, an unknown resource, an unsupported field selector, a
 //     wrong CA), wrapped;
 //   - Run was not called within DefaultRunGrace of Wait (ErrNotStarted);
-//   - Run returned before the informer synced (ErrStopped).
+//   - Run returned before the informer synced (processor.ErrStopped).
 //
 // When ctx ends first, the error wraps ctx.Err() and the last sync error
 // seen, if any. Routine errors (a relist after 410, a cut watch) are never
@@ -69,7 +70,7 @@ func (inf *Informer) wait(ctx context.Context) (err error, permanent bool) {
 			if inf.HasSynced() {
 				return nil, false
 			}
-			return fmt.Errorf("%s not synced: informer %w", inf.name(), ErrStopped), false
+			return fmt.Errorf("%s not synced: informer %w", inf.name(), processor.ErrStopped), false
 		case <-ctx.Done():
 			if inf.HasSynced() {
 				return nil, false

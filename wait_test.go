@@ -11,6 +11,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/snapshot"
 	"github.com/listwatch/listwatch/testkit/apitest"
 	"github.com/listwatch/listwatch/testkit/testwait"
@@ -49,7 +50,7 @@ func TestWaitAllowsRunToBeginInAGoroutine(t *testing.T) {
 }
 
 // decision 37: Wait on an informer whose Run returned before it synced
-// says so at once (ErrStopped).
+// says so at once (processor.ErrStopped).
 func TestWaitOnAStoppedInformerSaysSo(t *testing.T) {
 	inf, _ := loudInformer(t, deadURL(t), "")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -58,7 +59,7 @@ func TestWaitOnAStoppedInformerSaysSo(t *testing.T) {
 	wctx, wcancel := context.WithTimeout(context.Background(), wait)
 	defer wcancel()
 	err := inf.Wait(wctx)
-	require.ErrorIs(t, err, ErrStopped)
+	require.ErrorIs(t, err, processor.ErrStopped)
 	assert.NoError(t, wctx.Err(), "said at once, not at the deadline")
 }
 

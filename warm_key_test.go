@@ -24,7 +24,7 @@ func TestSnapshotOfOtherSourceNeedsIdentity(t *testing.T) {
 			src := newMemSource()
 			src.put("ns", "a", "x")
 			inf := NewInformer(src, 0)
-			inf.Reflector.Backoff = reflector.Backoff{}
+			inf.Reflector.Backoff = reflector.Backoff{Initial: -1}
 			dir := t.TempDir()
 			inf.Snapshot = snapshot.Options{Dir: dir, Identity: identity}
 			log := &testlog.Log{}

@@ -54,8 +54,8 @@ func newWarmRig(t *testing.T, pods ...string) *warmRig {
 func (r *warmRig) informer(configure ...func(*Informer, *httpwatch.ResourceClient)) (*Informer, *testlog.Log) {
 	rc := r.client.Resource(podsRes)
 	inf := NewInformer(rc, 0)
-	inf.Reflector.WatchList = false
-	inf.Reflector.Backoff = reflector.Backoff{} // relist at once
+	inf.Reflector.PagedList = true
+	inf.Reflector.Backoff = reflector.Backoff{Initial: -1} // relist at once
 	inf.Clock = r.clock
 	inf.Snapshot = snapshot.Options{Dir: r.dir}
 	log := &testlog.Log{}

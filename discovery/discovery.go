@@ -41,8 +41,12 @@ func (r APIResource) String() string {
 
 // ErrUnknownResource is wrapped by ResourceFor when the server serves no
 // resource of the name given, and by Lookup's reason when the server does
-// not serve the resource asked about. The message suggests the likeliest
-// name when discovery knows one ("did you mean configmaps?").
+// not serve the resource asked about; so is the error of every httpwatch
+// request (list, watch, get, write) on a resource the server does not
+// serve: its 404 then means a misspelt name or a group version the server
+// lacks, not an object that is gone, so httpwatch.IsNotFound does not
+// accept it, and httpwatch.IsPermanent does. The message suggests the
+// likeliest name when discovery knows one ("did you mean configmaps?").
 var ErrUnknownResource = errors.New("the server has no such resource")
 
 // ErrNotFound is what a Fetcher's error wraps for a document the server

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/testkit/testwait"
@@ -114,7 +115,7 @@ func TestDiscoveryCannotTell(t *testing.T) {
 	c, _ := newDiscoveryClient(t, f)
 	podz := httpwatch.Resource{Group: "metrics.k8s.io", Version: "v1beta1", Resource: "podz", Namespace: "default"}
 	_, err := c.Resource(podz).List(context.Background(), httpwatch.ListOptions{})
-	require.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+	require.ErrorIs(t, err, discovery.ErrUnknownResource)
 	assert.False(t, httpwatch.IsNotFound(err))
 	assert.True(t, httpwatch.IsPermanent(err))
 	assert.Contains(t, err.Error(), "discovery cannot tell which")
@@ -183,7 +184,7 @@ func boolWord(b bool, word string) string {
 	return "-"
 }
 
-func hasResource(rs []httpwatch.APIResource, r httpwatch.Resource) bool {
+func hasResource(rs []discovery.APIResource, r httpwatch.Resource) bool {
 	for _, a := range rs {
 		if a.Group == r.Group && a.Version == r.Version && a.Resource == r.Resource {
 			return true
@@ -297,7 +298,7 @@ func TestRootReadAgainRetriesFailedGroupVersions(t *testing.T) {
 	before := len(f.discoveryPaths())
 	// A group version /apis does not list has /apis read again.
 	_, err = c.Resource(httpwatch.Resource{Group: "apps", Version: "v2", Resource: "deployments", Namespace: "shop"}).Get(ctx, "web")
-	require.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+	require.ErrorIs(t, err, discovery.ErrUnknownResource)
 	assert.Equal(t, []string{"/apis", "/apis/metrics.k8s.io/v1beta1"}, f.discoveryPaths()[before:])
 
 	rs, err := c.Discover(ctx)

@@ -30,7 +30,7 @@ func TestResourceForSuggestsForQualifiedNames(t *testing.T) {
 		"cnfigmaps.v1":       "(did you mean configmaps in v1?)",
 	} {
 		_, err := c.ResourceFor(context.Background(), name)
-		require.ErrorIs(t, err, httpwatch.ErrUnknownResource, name)
+		require.ErrorIs(t, err, discovery.ErrUnknownResource, name)
 		assert.ErrorContains(t, err, `resource "`+name+`" `+want, name)
 	}
 }

@@ -62,11 +62,11 @@ func TestResourceFor(t *testing.T) {
 
 		before := srv.discoveryReads()
 		_, err = c.ResourceFor(ctx, "deployments.v2.apps")
-		assert.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+		assert.ErrorIs(t, err, discovery.ErrUnknownResource)
 		assert.Equal(t, before, srv.discoveryReads(), "discovery read just now is not read again for an unknown name")
 		clk.Step(5 * time.Second)
 		_, err = c.ResourceFor(ctx, "deploymnts")
-		assert.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+		assert.ErrorIs(t, err, discovery.ErrUnknownResource)
 		assert.ErrorContains(t, err, "did you mean deployments in apps/v1?")
 		assert.Greater(t, srv.discoveryReads(), before, "an unknown name reads discovery again once it is a few seconds old")
 		before = srv.discoveryReads()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,7 +42,7 @@ func TestUnknownResource(t *testing.T) {
 		for name, request := range requests {
 			before := len(f.Requests()) - f.discoveryReads()
 			err := request()
-			require.ErrorIs(t, err, httpwatch.ErrUnknownResource, "%s %s", mode, name)
+			require.ErrorIs(t, err, discovery.ErrUnknownResource, "%s %s", mode, name)
 			assert.ErrorContains(t, err, `the core API v1 serves no resource "configmap" (did you mean configmaps?)`, name)
 			assert.False(t, httpwatch.IsNotFound(err), "%s: a misspelt resource is not an object gone", name)
 			assert.True(t, httpwatch.IsPermanent(err), name)
@@ -78,7 +79,7 @@ func TestUnknownResourceSuggestion(t *testing.T) {
 		{httpwatch.Resource{Version: "v1", Resource: "gizmos"}, `the core API v1 serves no resource "gizmos": the server has no such resource`},
 	} {
 		_, err := c.Resource(tc.r).List(context.Background(), httpwatch.ListOptions{})
-		require.ErrorIs(t, err, httpwatch.ErrUnknownResource, tc.r.String())
+		require.ErrorIs(t, err, discovery.ErrUnknownResource, tc.r.String())
 		assert.ErrorContains(t, err, tc.want)
 	}
 }

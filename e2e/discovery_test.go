@@ -3,6 +3,7 @@ package e2e
 import (
 	"testing"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,5 +25,5 @@ func TestRealAPIResourceFor(t *testing.T) {
 		assert.Equal(t, want, httpwatch.Resource{Group: r.Group, Version: r.Version, Resource: r.Resource}, name)
 	}
 	_, err := c.ResourceFor(t.Context(), "nosuchthings")
-	assert.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+	assert.ErrorIs(t, err, discovery.ErrUnknownResource)
 }

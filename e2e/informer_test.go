@@ -75,7 +75,7 @@ func TestCRUDAndWatch(t *testing.T) {
 			_, err := rc.Create(ctx, configMap(ns, fmt.Sprintf("before-%v", watchList), "1"))
 			require.NoError(t, err)
 			inf := listwatch.NewInformer(rc, 0)
-			inf.Reflector.WatchList = watchList
+			inf.Reflector.PagedList = !watchList
 			ev := newEvents()
 			reg, err := inf.AddEventHandler(ev)
 			require.NoError(t, err)
@@ -161,7 +161,7 @@ func TestPaginationOver1200Objects(t *testing.T) {
 	// The reflector's first list reads resourceVersion 0, which the watch
 	// cache answers in one piece whatever the limit (conformance 15, docs/behaviour.md).
 	inf := listwatch.NewInformer(rc, 0)
-	inf.Reflector.WatchList = false
+	inf.Reflector.PagedList = true
 	run(t, inf)
 	assert.Len(t, inf.Indexer().ListKeys(), 1200)
 	converges(t, inf, rc)

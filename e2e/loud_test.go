@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/testkit/realapi"
@@ -41,7 +42,7 @@ func TestInformerFailuresAreLoudOnRealServer(t *testing.T) {
 		{"unsupported field selector", "", "data.v=1", "", func(err error) bool { return httpwatch.IsPermanent(err) },
 			[]string{"level=ERROR", `msg="reflector: list failed"`, "code=400", `is not a known field selector`,
 				`hint="check the field selector \"data.v=1\"`}},
-		{"misspelt resource", "", "", "configmap", func(err error) bool { return errors.Is(err, httpwatch.ErrUnknownResource) },
+		{"misspelt resource", "", "", "configmap", func(err error) bool { return errors.Is(err, discovery.ErrUnknownResource) },
 			[]string{"level=ERROR", `msg="reflector: list failed"`, "did you mean configmaps?"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

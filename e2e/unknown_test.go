@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/stretchr/testify/assert"
@@ -27,15 +28,15 @@ func TestRealAPIMisspeltResource(t *testing.T) {
 
 	ctx := ctxTimeout(t, 2*time.Second)
 	_, err := c.Resource(misspelt).List(ctx, httpwatch.ListOptions{})
-	require.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+	require.ErrorIs(t, err, discovery.ErrUnknownResource)
 	assert.ErrorContains(t, err, "did you mean configmaps?")
 	assert.False(t, httpwatch.IsNotFound(err), "%v", err)
 	assert.True(t, httpwatch.IsPermanent(err))
 
 	_, err = c.Resource(misspelt).Get(ctx, "settings")
-	require.ErrorIs(t, err, httpwatch.ErrUnknownResource, "a Get too: not an object already deleted")
+	require.ErrorIs(t, err, discovery.ErrUnknownResource, "a Get too: not an object already deleted")
 	_, err = c.Resource(httpwatch.Resource{Group: "apps", Version: "v1", Resource: "deployment"}).Get(ctx, "web")
-	require.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+	require.ErrorIs(t, err, discovery.ErrUnknownResource)
 	assert.ErrorContains(t, err, "did you mean deployments?")
 	_, err = c.Resource(httpwatch.Resource{Group: "apps", Version: "v1", Resource: "deployments"}).Get(ctx, "web")
 	require.ErrorIs(t, err, httpwatch.ErrNamespaceRequired, "a namespaced Get without a namespace")
@@ -55,7 +56,7 @@ func TestRealAPIMisspeltResource(t *testing.T) {
 	defer func() { cancel(); testwait.RecvWithin(t, done, wait, "Run to return after cancel") }()
 	select {
 	case err := <-errs:
-		require.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+		require.ErrorIs(t, err, discovery.ErrUnknownResource)
 		assert.ErrorContains(t, err, "did you mean configmaps?")
 		assert.True(t, httpwatch.IsPermanent(err))
 	case <-time.After(2 * time.Second):

@@ -311,7 +311,7 @@ func TestResumedWatchOnRealServer(t *testing.T) {
 		f := testwait.RecvWithin(t, frames, wait, "the 410 "+from)
 		require.NoError(t, f.err)
 		require.Equal(t, httpwatch.Error, f.ev.Type, "the first frame")
-		assert.True(t, httpwatch.IsExpired(f.ev.Err) || httpwatch.IsGone(f.ev.Err), "%v", f.ev.Err)
+		assert.True(t, httpwatch.IsGone(f.ev.Err), "%v", f.ev.Err)
 		t.Logf("410 %s %v after the response: %v", from, f.after, f.ev.Err)
 		end := testwait.RecvWithin(t, frames, wait, "the end of the refused watch")
 		assert.Error(t, end.err, "nothing follows the 410 but the end")

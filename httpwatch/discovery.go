@@ -12,18 +12,6 @@ import (
 	"github.com/listwatch/listwatch/raw"
 )
 
-// APIResource is one resource as the server's discovery describes it.
-type APIResource = discovery.APIResource
-
-// ErrUnknownResource is wrapped by ResourceFor when the server serves no
-// resource of the name given, and by the error of every request (list,
-// watch, get, write) on a resource the server does not serve: its 404 then
-// means a misspelt name or a group version the server lacks, not an object
-// that is gone, so IsNotFound does not accept it. The message suggests the
-// likeliest name when discovery knows one ("did you mean configmaps?").
-// IsPermanent accepts it. It is discovery.ErrUnknownResource.
-var ErrUnknownResource = discovery.ErrUnknownResource
-
 // ErrNamespaceRequired is wrapped by a read or write of a namespaced
 // resource's objects with no namespace (neither the client's nor, for
 // writes of a whole object, the object's): the server would answer a Get
@@ -48,15 +36,15 @@ func (c *Client) checkScope(ctx context.Context, r Resource) error {
 // Discover reads the resources the server serves, every version of every
 // group, as discovery.Cache.Discover: what answered is kept per group
 // version, and the error names what failed (decision 23).
-func (c *Client) Discover(ctx context.Context) ([]APIResource, error) {
+func (c *Client) Discover(ctx context.Context) ([]discovery.APIResource, error) {
 	return c.discovery.Discover(ctx)
 }
 
 // ResourceFor resolves a resource name as kubectl does ("po",
 // "deployments.apps", "deployments.v1.apps"), as
 // discovery.Cache.ResourceFor; a name the server does not serve is an
-// error wrapping ErrUnknownResource that suggests the likeliest name.
-func (c *Client) ResourceFor(ctx context.Context, name string) (APIResource, error) {
+// error wrapping discovery.ErrUnknownResource that suggests the likeliest name.
+func (c *Client) ResourceFor(ctx context.Context, name string) (discovery.APIResource, error) {
 	return c.discovery.ResourceFor(ctx, name)
 }
 

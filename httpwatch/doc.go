@@ -78,7 +78,7 @@
 // # Errors and the watch contract
 //
 // Server failures are *StatusError values that name the request; IsGone,
-// IsExpired, IsNotFound, IsConflict, IsTooManyRequests, IsForbidden,
+// IsNotFound, IsConflict, IsTooManyRequests, IsForbidden,
 // IsUnauthorized, IsInternalError and IsResourceVersionTooLarge work through
 // %w wrapping. They follow the API server's own helpers, except that IsGone
 // also accepts reason Expired (upstream callers test both).

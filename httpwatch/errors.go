@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/internal/redact"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
@@ -70,13 +71,6 @@ func (e *StatusError) Error() string {
 	}
 	return b.String()
 }
-
-// ErrGone matches, through errors.Is, every error IsGone accepts: the
-// resourceVersion or continue token asked for is no longer available.
-var ErrGone = errors.New("resource version gone")
-
-// Is makes errors.Is(err, ErrGone) work.
-func (e *StatusError) Is(target error) bool { return target == ErrGone && isGone(e) }
 
 // Request names the request e answers as the API server and RBAC do: its
 // verb ("get", "patch", "watch", "deletecollection"...), its resource
@@ -225,31 +219,20 @@ func reasonOrCode(err error, reason string, code int) bool {
 }
 
 // IsGone reports that a resourceVersion or continue token is no longer
-// available: code 410 or reason Gone or Expired. (Upstream splits this into
-// IsGone and IsResourceExpired and callers check both; IsExpired is here for
-// the one place that needs reason Expired alone.)
+// available: code 410 or reason Gone or Expired (upstream splits this into
+// IsGone and IsResourceExpired, and callers check both).
 func IsGone(err error) bool {
 	se, ok := asStatus(err)
-	return ok && isGone(se)
-}
-
-func isGone(se *StatusError) bool {
-	return se.Code == http.StatusGone || se.Reason == "Gone" || se.Reason == "Expired"
-}
-
-// IsExpired reports reason Expired, whatever the code.
-func IsExpired(err error) bool {
-	se, ok := asStatus(err)
-	return ok && se.Reason == "Expired"
+	return ok && (se.Code == http.StatusGone || se.Reason == "Gone" || se.Reason == "Expired")
 }
 
 // IsNotFound reports reason NotFound, or code 404 with no reason: the
 // object is gone. A 404 that means the resource is not served, or is
 // namespaced and was addressed without a namespace, is not accepted: its
-// error wraps ErrUnknownResource or ErrNamespaceRequired instead.
+// error wraps discovery.ErrUnknownResource or ErrNamespaceRequired instead.
 func IsNotFound(err error) bool {
 	return reasonOrCode(err, "NotFound", http.StatusNotFound) &&
-		!errors.Is(err, ErrUnknownResource) && !errors.Is(err, ErrNamespaceRequired)
+		!errors.Is(err, discovery.ErrUnknownResource) && !errors.Is(err, ErrNamespaceRequired)
 }
 
 // IsConflict reports reason Conflict, or code 409 with no reason.
@@ -361,19 +344,19 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // type is not one of the five the API defines (conformance 3).
 var ErrInvalidEventType = errors.New("got invalid watch event type")
 
-// UnexpectedObjectError is the Err of an ERROR watch event whose object is
-// not a Status (conformance 6).
-type UnexpectedObjectError struct {
+// unexpectedObject is the Err of an ERROR watch event whose object is not
+// a Status (conformance 6); the event carries the object.
+type unexpectedObject struct {
 	Object *raw.Object
 }
 
-func (e *UnexpectedObjectError) Error() string {
+func (e *unexpectedObject) Error() string {
 	return fmt.Sprintf("unexpected object in watch ERROR event: kind %q, apiVersion %q", e.Object.Kind(), e.Object.APIVersion())
 }
 
 // IsPermanent reports an error that retrying the same list or watch will not
 // cure: the credentials are refused (401) or lack the permission (403), the
-// server serves no such resource (404 on a collection, ErrUnknownResource,
+// server serves no such resource (404 on a collection, discovery.ErrUnknownResource,
 // 405), or the request itself is wrong (400 such as an unsupported field
 // label, 406, 415, 422, ErrNamespaceRequired). Someone has to change the
 // program, its configuration or the cluster; informers still retry, so the
@@ -390,7 +373,7 @@ func (e *UnexpectedObjectError) Error() string {
 // single object it means the object is gone, which callers test with
 // IsNotFound.
 func IsPermanent(err error) bool {
-	if errors.Is(err, ErrUnknownResource) || errors.Is(err, ErrNamespaceRequired) || certificateRefused(err) ||
+	if errors.Is(err, discovery.ErrUnknownResource) || errors.Is(err, ErrNamespaceRequired) || certificateRefused(err) ||
 		errors.Is(err, kubeconfig.ErrExecPluginMissing) {
 		return true
 	}

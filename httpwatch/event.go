@@ -22,7 +22,7 @@ const (
 // what the server sent: metadata.resourceVersion and perhaps annotations
 // such as "k8s.io/initial-events-end". For Error, Err is a *StatusError from
 // the server's Status and Object is nil, or, if the server sent something
-// other than a Status, Err is an *UnexpectedObjectError and Object is that
+// other than a Status, Err says so (conformance 6) and Object is that
 // object.
 type Event struct {
 	Type   EventType

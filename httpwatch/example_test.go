@@ -88,10 +88,10 @@ func ExampleIsGone() {
 	w, _ := c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}).Watch(context.Background(), httpwatch.ListOptions{ResourceVersion: "2"})
 	defer w.Stop()
 	ev, _ := w.Next()
-	fmt.Println(ev.Type, httpwatch.IsGone(ev.Err), errors.Is(ev.Err, httpwatch.ErrGone))
+	fmt.Println(ev.Type, httpwatch.IsGone(ev.Err))
 	fmt.Println(ev.Err)
 	// Output:
-	// ERROR true true
+	// ERROR true
 	// WATCH /api/v1/pods: 410 Expired: The resourceVersion for the provided watch is too old.
 }
 

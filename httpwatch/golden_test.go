@@ -2,7 +2,6 @@ package httpwatch
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -60,7 +59,7 @@ func describeError(err error) string {
 		name string
 		f    func(error) bool
 	}{
-		{"IsGone", IsGone}, {"IsExpired", IsExpired}, {"IsNotFound", IsNotFound},
+		{"IsGone", IsGone}, {"IsNotFound", IsNotFound},
 		{"IsConflict", IsConflict}, {"IsForbidden", IsForbidden}, {"IsUnauthorized", IsUnauthorized},
 		{"IsInternalError", IsInternalError}, {"IsTooManyRequests", IsTooManyRequests},
 		{"IsResourceVersionTooLarge", IsResourceVersionTooLarge},
@@ -72,7 +71,6 @@ func describeError(err error) string {
 		}
 	}
 	fmt.Fprintf(&b, "true: %s\n", strings.Join(yes, " "))
-	fmt.Fprintf(&b, "errors.Is(ErrGone): %v\n", errors.Is(err, ErrGone))
 	return b.String()
 }
 

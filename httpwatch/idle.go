@@ -47,39 +47,29 @@ const (
 	bookmarksNone               // a hopeful watch heard none before its bound
 )
 
-// newWatchdog returns the watchdog of a watch of c with opts, nil when
-// opts ask for no bound.
-//
-// The bound is opts.IdleTimeout for a watch that does not allow
-// bookmarks. For one that does, it is IdleTimeout while the server is
-// taken to send them in time (bookmarksHoped, bookmarksSent), and the
-// watch's own TimeoutSeconds plus 30 s (an hour and 30 s without) once a
-// hopeful watch heard none (bookmarksNone) until one comes in time again;
-// an IdleTimeout of 0 keeps that looser bound for good.
-func newWatchdog(c *Client, opts ListOptions) *watchdog {
+// newWatchdog returns the watchdog of body, a watch of c with opts, nil
+// when opts ask for no bound (see ListOptions.IdleTimeout): IdleTimeout
+// for a watch without bookmarks, or while the server is taken to send them
+// in time; else TimeoutSeconds plus 30 s (an hour and 30 s without).
+func newWatchdog(c *Client, body io.ReadCloser, opts ListOptions) *watchdog {
 	if opts.IdleTimeout < 0 {
 		return nil
 	}
-	loose := noTimeoutIdle
+	d := &watchdog{ReadCloser: body, c: c, opened: c.clock.Now(), wake: make(chan struct{}, 1), quit: make(chan struct{})}
+	limit := noTimeoutIdle
 	if opts.TimeoutSeconds > 0 {
-		loose = time.Duration(opts.TimeoutSeconds)*time.Second + idleGrace
+		limit = time.Duration(opts.TimeoutSeconds)*time.Second + idleGrace
 	}
-	d := &watchdog{c: c, opened: c.clock.Now(), wake: make(chan struct{}, 1), quit: make(chan struct{})}
-	switch {
-	case !opts.AllowWatchBookmarks && opts.IdleTimeout > 0:
-		d.limit.Store(int64(opts.IdleTimeout))
-	case opts.AllowWatchBookmarks && opts.IdleTimeout > 0:
-		d.tight = opts.IdleTimeout
-		d.limit.Store(int64(opts.IdleTimeout))
-		switch c.bookmarks.Load() {
-		case bookmarksHoped:
-			d.hopeful = true
-		case bookmarksNone:
-			d.limit.Store(int64(loose))
+	switch learned := c.bookmarks.Load(); {
+	case opts.IdleTimeout > 0 && !opts.AllowWatchBookmarks:
+		limit = opts.IdleTimeout
+	case opts.IdleTimeout > 0:
+		d.tight, d.hopeful = opts.IdleTimeout, learned == bookmarksHoped
+		if learned != bookmarksNone {
+			limit = d.tight
 		}
-	default:
-		d.limit.Store(int64(loose))
 	}
+	d.limit.Store(int64(limit))
 	return d
 }
 
@@ -115,12 +105,6 @@ type watchdog struct {
 	wake       chan struct{} // the bound changed: look again
 	start, end sync.Once
 	quit       chan struct{} // closed by end: the goroutine returns
-}
-
-// wrap makes d watch over body.
-func (d *watchdog) wrap(body io.ReadCloser) io.ReadCloser {
-	d.ReadCloser = body
-	return d
 }
 
 func (d *watchdog) Read(p []byte) (int, error) {

@@ -28,7 +28,7 @@ const DefaultPageSize = 500
 //
 // The client-side rate limiter is paid by the first page only (decision
 // 34); the pages that follow it are not charged again.
-func ListAll(ctx context.Context, l PageLister, opts ListOptions, onPage func(*Page)) (*Page, error) {
+func ListAll(ctx context.Context, l ListerWatcher, opts ListOptions, onPage func(*Page)) (*Page, error) {
 	orig := opts
 	switch {
 	case opts.Limit == 0:
@@ -41,7 +41,7 @@ func ListAll(ctx context.Context, l PageLister, opts ListOptions, onPage func(*P
 	for n := 1; ; n++ {
 		page, err := l.ListPage(pageCtx, opts)
 		if err != nil {
-			if n > 1 && IsExpired(err) {
+			if n > 1 && expired(err) {
 				return fullList(ctx, l, orig, onPage)
 			}
 			if n > 1 {
@@ -71,7 +71,7 @@ func ListAll(ctx context.Context, l PageLister, opts ListOptions, onPage func(*P
 	}
 }
 
-func fullList(ctx context.Context, l PageLister, orig ListOptions, onPage func(*Page)) (*Page, error) {
+func fullList(ctx context.Context, l ListerWatcher, orig ListOptions, onPage func(*Page)) (*Page, error) {
 	orig.Limit, orig.Continue = 0, ""
 	page, err := l.ListPage(ctx, orig)
 	if err != nil {
@@ -81,4 +81,11 @@ func fullList(ctx context.Context, l PageLister, orig ListOptions, onPage func(*
 		onPage(page)
 	}
 	return page, nil
+}
+
+// expired reports reason Expired, whatever the code: a continue token the
+// server no longer has (IsGone also accepts a version that is gone).
+func expired(err error) bool {
+	se, ok := asStatus(err)
+	return ok && se.Reason == "Expired"
 }

@@ -13,13 +13,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// pager is an in-memory PageLister: pages[i] answers the i-th call; an
-// error in errs[i] is returned instead.
+// pager is an in-memory source of list pages: pages[i] answers the i-th
+// call; an error in errs[i] is returned instead. It serves no watch.
 type pager struct {
 	pages []*Page
 	errs  map[int]error
 	calls []ListOptions
 }
+
+func (p *pager) Watch(context.Context, ListOptions) (Watcher, error) {
+	return nil, errors.ErrUnsupported
+}
+func (p *pager) Info() SourceInfo { return SourceInfo{} }
 
 func (p *pager) ListPage(_ context.Context, opts ListOptions) (*Page, error) {
 	i := len(p.calls)
@@ -92,7 +97,7 @@ func TestListAllErrors(t *testing.T) {
 	// An expired first page is the caller's problem (the reflector relists).
 	p := &pager{errs: map[int]error{0: &StatusError{Code: 410, Reason: "Expired"}}}
 	_, err := ListAll(context.Background(), p, ListOptions{}, nil)
-	require.True(t, IsExpired(err))
+	require.True(t, expired(err))
 	require.Len(t, p.calls, 1)
 
 	// Other errors on later pages say which page.

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -23,7 +24,7 @@ func TestIsPermanent(t *testing.T) {
 		{"422", &StatusError{Code: 422, Reason: "Invalid"}, true},
 		{"422 without a reason", &StatusError{Code: 422}, true},
 		{"405", &StatusError{Code: 405, Reason: "MethodNotAllowed"}, true},
-		{"unknown resource", fmt.Errorf("list configmap: %w", ErrUnknownResource), true},
+		{"unknown resource", fmt.Errorf("list configmap: %w", discovery.ErrUnknownResource), true},
 		{"namespace required", fmt.Errorf("get: %w", ErrNamespaceRequired), true},
 		{"wrapped 403", fmt.Errorf("list: %w", &StatusError{Code: 403}), true},
 		{"410", &StatusError{Code: 410, Reason: "Expired"}, false},

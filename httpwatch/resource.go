@@ -75,7 +75,7 @@ type ResourceClient struct {
 // Resource returns a client for one resource. Its name is checked on the
 // first request: one the server does not serve (a misspelt resource, a
 // group version it lacks) fails every request with an error wrapping
-// ErrUnknownResource, which suggests the likely name.
+// discovery.ErrUnknownResource, which suggests the likely name.
 func (c *Client) Resource(r Resource) *ResourceClient {
 	return &ResourceClient{c: c, res: r}
 }

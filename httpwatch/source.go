@@ -77,17 +77,12 @@ type Watcher interface {
 	NotifyRead(fn func())
 }
 
-// PageLister reads one page of a list.
-type PageLister interface {
-	ListPage(ctx context.Context, opts ListOptions) (*Page, error)
-}
-
 // ListerWatcher is the reflector's only view of a source: one page of a
 // list, a watch stream, and what the source is (Info). *ResourceClient
 // satisfies it for one resource; a source that wraps another passes its
 // Info on.
 type ListerWatcher interface {
-	PageLister
+	ListPage(ctx context.Context, opts ListOptions) (*Page, error)
 	Watch(ctx context.Context, opts ListOptions) (Watcher, error)
 	Info() SourceInfo
 }

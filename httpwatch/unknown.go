@@ -25,7 +25,7 @@ func (rc *ResourceClient) send(ctx context.Context, rq request) (*http.Response,
 // and addressed without a namespace, and must not read as "gone". Discovery
 // says which, and suggests the likely name; when it cannot tell (the server
 // has none, or the group version failed to answer) the error still wraps
-// ErrUnknownResource and says why it could not check.
+// discovery.ErrUnknownResource and says why it could not check.
 func (rc *ResourceClient) explain(ctx context.Context, err error) error {
 	se, ok := asStatus(err)
 	if !ok || se.Code != http.StatusNotFound || se.Details.Name != "" {
@@ -45,7 +45,7 @@ func (rc *ResourceClient) explain(ctx context.Context, err error) error {
 		msg = fmt.Sprintf("404 %s: %s is misspelt, not served, "+
 			"or namespaced and addressed without a namespace (discovery cannot tell which: %v)", se.Message, r, why)
 	}
-	return &explained{fmt.Sprintf("%s %s: %s: %s", se.Verb, se.Path, msg, ErrUnknownResource), []error{ErrUnknownResource, se}}
+	return &explained{fmt.Sprintf("%s %s: %s: %s", se.Verb, se.Path, msg, discovery.ErrUnknownResource), []error{discovery.ErrUnknownResource, se}}
 }
 
 // explained is a server's error told in terms of what discovery knows. It

@@ -72,9 +72,9 @@ func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher,
 // newWatch returns the watcher of the watch body of c, with opts, whose
 // context cancel ends, and its watchdog (decision 36).
 func newWatch(c *Client, body io.ReadCloser, cancel context.CancelFunc, path string, d *raw.Decoder, opts ListOptions) *streamWatcher {
-	dog := newWatchdog(c, opts)
+	dog := newWatchdog(c, body, opts)
 	if dog != nil {
-		body = dog.wrap(body)
+		body = dog
 	}
 	w := newStreamWatcher(body, cancel, "WATCH", path, d)
 	w.dog = dog
@@ -259,7 +259,7 @@ func decodeEvent(f *raw.Frame) (Event, error) {
 			if isStatus(ev.Object.String()) {
 				ev.Err, ev.Object = statusFromJSON(ev.Object.String()), nil
 			} else {
-				ev.Err = &UnexpectedObjectError{Object: ev.Object}
+				ev.Err = &unexpectedObject{Object: ev.Object}
 			}
 		}
 	default:

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/lease"
 	"github.com/listwatch/listwatch/kubeconfig"
@@ -89,7 +90,7 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 	go func() { done <- e.Run(context.Background()) }()
 	err = testwait.Recv(t, done, "Run to return on a server without leases")
 	require.ErrorIs(t, err, ErrNotServed)
-	assert.ErrorIs(t, err, httpwatch.ErrUnknownResource, "the 404 is explained by discovery")
+	assert.ErrorIs(t, err, discovery.ErrUnknownResource, "the 404 is explained by discovery")
 	assert.False(t, httpwatch.IsNotFound(err), "not a lease that is merely absent")
 	assert.Empty(t, e.Leader())
 	lines := log.Lines(slog.LevelWarn)

@@ -21,8 +21,12 @@ const MinResyncPeriod = time.Second
 // holds before it first grows, and the step by which it grows and shrinks.
 const DefaultBufferBlockSize = 1024
 
-// ErrStopped is returned by AddHandler once Run has returned.
-var ErrStopped = errors.New("processor stopped")
+// ErrStopped is the module's one error for a part whose Run has returned
+// and that can do no more: AddHandler once the processor's Run has
+// returned, and so an informer's AddEventHandler and AddIndexers once it
+// has stopped, and a shard.Member's Run and Acquire once it is leaving.
+// Each wraps it with what it was asked to do.
+var ErrStopped = errors.New("stopped")
 
 // Processor fans an informer's notifications out to its handlers. Each
 // handler has a listener: a goroutine of its own behind an unbounded buffer.
@@ -134,7 +138,7 @@ func (p *Processor[T]) AddHandler(h Handler[T], resyncPeriod time.Duration, init
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped {
-		return nil, fmt.Errorf("add handler: %w", ErrStopped)
+		return nil, fmt.Errorf("add handler: processor %w", ErrStopped)
 	}
 	l := &listener[T]{
 		p:       p,

@@ -41,8 +41,8 @@ func startAgent(t *testing.T, host, dir string) *agent {
 	f := listwatch.NewFactory(client)
 	f.Snapshot = snapshot.Options{Dir: dir}
 	f.Configure = func(_ httpwatch.Resource, inf *listwatch.Informer) {
-		inf.Reflector.WatchList = false
-		inf.Reflector.Backoff = reflector.Backoff{} // retry at once
+		inf.Reflector.PagedList = true
+		inf.Reflector.Backoff = reflector.Backoff{Initial: -1} // retry at once
 	}
 	a := &agent{f: f, pods: f.ForResource(watchtest.Pods)}
 	reg := prometheus.NewRegistry()
@@ -190,7 +190,7 @@ func TestScrapeCountsSilentWatchRestarts(t *testing.T) {
 	f := listwatch.NewFactory(client)
 	f.Configure = func(_ httpwatch.Resource, inf *listwatch.Informer) {
 		inf.Clock = clk
-		inf.Reflector.WatchList = false
+		inf.Reflector.PagedList = true
 	}
 	pods := f.ForResource(watchtest.Pods)
 	reg := prometheus.NewRegistry()

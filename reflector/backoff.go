@@ -1,13 +1,18 @@
 package reflector
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // Backoff spaces out retries after failures: each delay is drawn from
 // [d, d+Jitter·d) where d starts at Initial and grows by Factor up to Cap.
 // When ResetAfter has passed since the sequence last started over, it starts
 // over at Initial, so a reflector that has been healthy for a while retries
-// quickly again. The zero value never waits; DefaultBackoff is the
-// reflector's.
+// quickly again. A zero field is DefaultBackoff's, so the zero value is
+// the reflector's default; a negative one is off: a negative Initial never
+// waits, Cap no cap, Factor no growth, Jitter none, ResetAfter never
+// starts over.
 type Backoff struct {
 	Initial    time.Duration
 	Cap        time.Duration
@@ -42,6 +47,12 @@ func (b *Backoff) Next(now time.Time, random float64) time.Duration {
 // step is Next for a sequence kept elsewhere: it returns the delay and
 // where the sequence stands after it.
 func (b *Backoff) step(p progress, now time.Time, random float64) (time.Duration, progress) {
+	def := DefaultBackoff()
+	b = &Backoff{Initial: cmp.Or(b.Initial, def.Initial), Cap: cmp.Or(b.Cap, def.Cap), Factor: cmp.Or(b.Factor, def.Factor),
+		Jitter: cmp.Or(b.Jitter, def.Jitter), ResetAfter: cmp.Or(b.ResetAfter, def.ResetAfter)}
+	if b.Initial < 0 {
+		return 0, p
+	}
 	if p.next == 0 || (b.ResetAfter > 0 && now.Sub(p.resetAt) > b.ResetAfter) {
 		p.next = b.Initial
 		p.resetAt = now

@@ -111,7 +111,7 @@ func TestReflectorChaos(t *testing.T) {
 			c.RetryWaitMin, c.RetryWaitMax = time.Millisecond, 5*time.Millisecond
 			sink := newModelSink()
 			r := reflector.New(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), sink)
-			r.WatchList = watchList
+			r.PagedList = !watchList
 			r.Backoff = reflector.Backoff{Initial: time.Millisecond, Cap: 20 * time.Millisecond, Factor: 2}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})

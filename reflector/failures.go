@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/cause"
 	"github.com/listwatch/listwatch/internal/faillog"
@@ -99,7 +100,7 @@ func (r *Reflector) attrs(e *SyncError) []any {
 		return append(attrs, "err", e.Err)
 	}
 	attrs = append(attrs, "code", se.Code, "reason", se.Reason, "message", se.Message)
-	if errors.Is(e.Err, httpwatch.ErrUnknownResource) || errors.Is(e.Err, httpwatch.ErrNamespaceRequired) {
+	if errors.Is(e.Err, discovery.ErrUnknownResource) || errors.Is(e.Err, httpwatch.ErrNamespaceRequired) {
 		// The server's message for a path it has no handler for is
 		// generic; the client's explanation names the likely resource.
 		attrs = append(attrs, "err", e.Err)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/testkit/testwait"
@@ -56,10 +57,10 @@ func TestReflectorLogsEachFailureAtItsLevel(t *testing.T) {
 			"ERROR reflector: list failed", []string{"message=field label not supported: spec.nodeNam", `hint=check the field selector "spec.nodeNam=n1"`}},
 		{"exec plugin missing (decision 38)", OpList, fmt.Errorf("GET /api/v1/pods: get credentials: %w", &missingPlugin{}), "", "ERROR reflector: list failed",
 			[]string{"hint=install the exec credential plugin, or fix its path"}},
-		{"unknown resource", OpList, fmt.Errorf("resource %q: %w", "pod", httpwatch.ErrUnknownResource), "", "ERROR reflector: list failed",
+		{"unknown resource", OpList, fmt.Errorf("resource %q: %w", "pod", discovery.ErrUnknownResource), "", "ERROR reflector: list failed",
 			[]string{"the server has no such resource", "hint=check the resource name"}},
 		{"unknown resource explained by discovery", OpList, fmt.Errorf(`GET /api/v1/configmap: the core API v1 serves no resource "configmap" (did you mean configmaps?): %w: %w`,
-			httpwatch.ErrUnknownResource, &httpwatch.StatusError{Code: 404, Reason: "NotFound", Verb: "GET", Path: "/api/v1/configmap", Message: "the server could not find the requested resource"}),
+			discovery.ErrUnknownResource, &httpwatch.StatusError{Code: 404, Reason: "NotFound", Verb: "GET", Path: "/api/v1/configmap", Message: "the server could not find the requested resource"}),
 			"", "ERROR reflector: list failed", []string{"code=404", "did you mean configmaps?", "hint=check the resource name"}},
 		{"connection refused", OpWatchList, refused, "", "WARN reflector: watch-list failed",
 			[]string{"err=GET /api/v1/pods: connection refused", "hint=check the server address"}},

@@ -56,7 +56,7 @@ func TestFlushBeforeEveryWait(t *testing.T) {
 			}
 			sink := &flushSink{}
 			r := New(src, sink)
-			r.WatchList = false
+			r.PagedList = true
 			r.Clock = clock.NewFake(time.Unix(1000, 0))
 			r.ResyncPeriod = resync
 			runPolicyReflector(t, r)
@@ -90,7 +90,7 @@ func TestFlushBeforeTheWatchReads(t *testing.T) {
 	c := newTestClient(t, s.URL)
 	sink := &flushSink{}
 	r := New(c.Resource(pods), sink)
-	r.WatchList = false
+	r.PagedList = true
 	runPolicyReflector(t, r)
 	require.NoError(t, s.WaitForWatches(policyCtx(t), 1))
 

@@ -99,7 +99,7 @@ func TestInvalidEventRelistConverges(t *testing.T) {
 
 	sink := &jsonSink{t: t, objects: map[string]*raw.Object{}}
 	r := reflector.New(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), sink)
-	r.WatchList = false
+	r.PagedList = true
 	fc := clock.NewFake(time.Unix(1000, 0))
 	r.Clock = fc
 	r.Random = func() float64 { return 0 }

@@ -105,5 +105,5 @@ func (r *Reflector) synced(m *memory, rv string, items int) {
 // versionUnavailable reports a list or watch-list refused because the
 // requested version is compacted away or not yet known to the server.
 func versionUnavailable(err error) bool {
-	return httpwatch.IsExpired(err) || httpwatch.IsGone(err) || httpwatch.IsResourceVersionTooLarge(err)
+	return httpwatch.IsGone(err) || httpwatch.IsResourceVersionTooLarge(err)
 }

@@ -38,6 +38,15 @@ type Flusher interface {
 	Flush()
 }
 
+// Progresser is implemented by a Sink that wants to know when the server
+// moves the version without a change: the reflector calls Progress with a
+// watch bookmark's resourceVersion, in order with the Sink's other calls.
+// A cache served onwards needs it to answer for that version exactly
+// (decision 43).
+type Progresser interface {
+	Progress(resourceVersion string)
+}
+
 // A Reflector keeps a Sink equal to the server's state of one resource: it
 // lists (page by page, or as a watch-list stream), then watches from the
 // list's resourceVersion, resuming after every clean end of a watch and
@@ -61,7 +70,7 @@ type Flusher interface {
 //     before relisting.
 //   - An error carrying the server's Retry-After waits that long instead of
 //     a step (and takes none), but never longer than Backoff.Cap (30 s).
-//   - With WatchList set (the default, as upstream since 1.35) the sync is a
+//   - Unless PagedList is set (by default, as upstream since 1.35) the sync is a
 //     watch with sendInitialEvents; a server that refuses it, or a stream that
 //     fails before the initial-events-end bookmark, falls back to a paged
 //     list in the same cycle. Every relist begins a new cycle (as upstream's
@@ -122,9 +131,13 @@ type Reflector struct {
 // Options tune how a Reflector lists and watches: the part of its
 // configuration that carries no wiring, so that an informer can take it as
 // a value (listwatch.Informer.Reflector) without exposing its pipeline.
+// The zero value is client-go's defaults (watch-list on, the default
+// backoff, watch timeouts of 5 to 10 minutes) and a silent watch
+// restarted after DefaultWatchIdleTimeout (client-go has none): a literal
+// names only what differs.
 type Options struct {
-	// Name names the resource in errors and logs; New sets the name of
-	// the source's resource (NameOf).
+	// Name names the resource in errors and logs; "" (and New) name it
+	// after the source's resource (NameOf).
 	Name string
 
 	// ExpectedKind, if set, is the only kind of object the reflector passes
@@ -146,13 +159,17 @@ type Options struct {
 	// unpaginated when relisting at a specific version).
 	PageSize int64
 
-	// WatchList syncs through a watch-list stream instead of a paged list.
-	WatchList bool
+	// PagedList syncs through a paged list instead of a watch-list stream
+	// (the default, as upstream's since 1.35).
+	PagedList bool
 
+	// Backoff spaces out the retries after failures; its zero value is
+	// DefaultBackoff.
 	Backoff Backoff
 
 	// MinWatchTimeout is the shortest server-side watch timeout; each watch
 	// asks for a random timeout in [MinWatchTimeout, 2·MinWatchTimeout).
+	// Below 5 minutes (0 included) it is 5 minutes, as upstream's.
 	MinWatchTimeout time.Duration
 
 	// WatchIdleTimeout is how long a watch may hear nothing from the
@@ -165,8 +182,8 @@ type Options struct {
 	// relist. An httpwatch.Client holds every watch to it from its start,
 	// its first included, until a watch that heard no bookmark has shown
 	// that the server sends none (its watch cache off); the bound is then
-	// the watch's own timeout plus 30 s until a bookmark comes in time. 0
-	// keeps that looser bound for good; negative sets no bound at all
+	// the watch's own timeout plus 30 s until a bookmark comes in time.
+	// DefaultWatchIdleTimeout if 0; negative sets no bound at all
 	// (decision 36).
 	WatchIdleTimeout time.Duration
 
@@ -185,29 +202,14 @@ type Options struct {
 // 2m30s after its last byte.
 const DefaultWatchIdleTimeout = 150 * time.Second
 
-// DefaultOptions returns client-go's defaults: watch-list on, the default
-// backoff, watch timeouts of 5 to 10 minutes; and a silent watch
-// restarted after DefaultWatchIdleTimeout (client-go has none).
-func DefaultOptions() Options {
-	return Options{
-		Name:             "objects",
-		WatchList:        true,
-		Backoff:          DefaultBackoff(),
-		MinWatchTimeout:  5 * time.Minute,
-		WatchIdleTimeout: DefaultWatchIdleTimeout,
-	}
-}
-
-// New returns a Reflector reading source into sink with DefaultOptions
-// named after the source's resource (NameOf), the real clock and
+// New returns a Reflector reading source into sink with the default
+// Options, named after the source's resource (NameOf), the real clock and
 // slog.Default.
 func New(source httpwatch.ListerWatcher, sink Sink) *Reflector {
-	o := DefaultOptions()
-	o.Name = NameOf(source.Info())
 	return &Reflector{
 		Source:  source,
 		Sink:    sink,
-		Options: o,
+		Options: Options{Name: NameOf(source.Info())},
 		Clock:   clock.Real,
 		Logger:  slog.Default(),
 		Random:  rand.Float64,
@@ -260,6 +262,9 @@ func (r *Reflector) Run(ctx context.Context) {
 	if !r.started.CompareAndSwap(false, true) {
 		r.logger().Warn("reflector already running", "resource", r.Name)
 		return
+	}
+	if r.Name == "" {
+		r.Name = NameOf(r.Source.Info())
 	}
 	s := r.initialState()
 	s.alarm = newAlarm(r.clock())

@@ -82,7 +82,7 @@ func TestReflectorEveryCycleTriesWatchListAgain(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src := &scriptSource{watches: tc.watches, pages: tc.pages, noWL: tc.noWL}
 			r, _, _ := newTestReflector(src)
-			r.WatchList = true
+			r.PagedList = false
 			s := at(phaseStart, synced(tc.resume))
 			var got []phase
 			for range tc.phases {

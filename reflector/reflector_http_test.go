@@ -60,7 +60,7 @@ func TestReflectorRelistAfterWatchGoneOverHTTP(t *testing.T) {
 	t.Cleanup(c.CloseIdleConnections)
 	sink := &recordSink{}
 	r := New(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), sink)
-	r.WatchList = false
+	r.PagedList = true
 	fc := clock.NewFake(time.Unix(1000, 0))
 	r.Clock = fc
 	r.Random = func() float64 { return 0.5 }
@@ -119,7 +119,7 @@ func TestReflectorReportsUndecodableStream(t *testing.T) {
 	c := newTestClient(t, srv.URL)
 	t.Cleanup(c.CloseIdleConnections)
 	r := New(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), &recordSink{})
-	r.WatchList = false
+	r.PagedList = true
 	fc := clock.NewFake(time.Unix(1000, 0))
 	r.Clock = fc
 	r.Random = func() float64 { return 0 }
@@ -202,7 +202,7 @@ func TestReflectorCancelDuringList(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(c.CloseIdleConnections)
 			r := New(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), &recordSink{})
-			r.WatchList = false
+			r.PagedList = true
 			r.Clock = clock.NewFake(time.Unix(1000, 0))
 			var errs []error
 			var mu sync.Mutex

@@ -259,7 +259,7 @@ func TestReflectorListFallsBackToQuorumRead(t *testing.T) {
 // request) is opened again at once at "", and what the broken stream had
 // delivered is dropped; other failures fall back to a paged list.
 func TestReflectorWatchListVersionFallback(t *testing.T) {
-	watchList := func(r *Reflector) { r.WatchList = true }
+	watchList := func(r *Reflector) { r.PagedList = false }
 	from := at(phaseWatchList, synced("10"))
 	for _, tc := range []policyCase{
 		{
@@ -584,7 +584,7 @@ func TestReflectorWatchTimeouts(t *testing.T) {
 				watchOf(newWatcher()),
 			}}
 			r, _, _ := newTestReflector(src)
-			r.WatchList = true
+			r.PagedList = false
 			if tc.min > 0 {
 				r.MinWatchTimeout = tc.min
 			}

@@ -205,7 +205,7 @@ func newTestReflector(src *scriptSource) (*Reflector, *recordSink, *clock.Fake) 
 	sink := &recordSink{}
 	r := New(src, sink)
 	r.Name = "pods"
-	r.WatchList = false
+	r.PagedList = true
 	c := clock.NewFake(time.Unix(1000, 0))
 	r.Clock = c
 	r.Random = func() float64 { return 0 }
@@ -483,7 +483,7 @@ func TestReflectorWarnsWhileWaitingForInitialEvents(t *testing.T) {
 	w := newWatcher()
 	src := &scriptSource{watches: []func(httpwatch.ListOptions) (httpwatch.Watcher, error){watchOf(w)}}
 	r, sink, c := newTestReflector(src)
-	r.WatchList = true
+	r.PagedList = false
 	var logs syncBuffer
 	r.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -68,12 +68,12 @@ func TestReflectorTransitions(t *testing.T) {
 		},
 		{
 			name: "conformance 27: start uses watch-list when on",
-			prep: func(r *Reflector, _ *scriptSource) { r.WatchList = true },
+			prep: func(r *Reflector, _ *scriptSource) { r.PagedList = false },
 			from: at(phaseStart, memory{}), want: phaseWatchList, mem: memory{cycled: true},
 		},
 		{
 			name: "conformance 31: a source without watch-list support is listed",
-			prep: func(r *Reflector, src *scriptSource) { r.WatchList = true; src.noWL = true },
+			prep: func(r *Reflector, src *scriptSource) { r.PagedList = false; src.noWL = true },
 			from: at(phaseStart, memory{}), want: phaseList, mem: memory{cycled: true},
 		},
 		{
@@ -165,21 +165,12 @@ func TestReflectorTransitions(t *testing.T) {
 			},
 		},
 		{
-			name: "decision 36: each watch carries WatchIdleTimeout, for its source to bound its silence by",
+			name: "decision 36: each watch carries WatchIdleTimeout (by default 2m30s), for its source to bound its silence by",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchOf(newWatcher())) },
 			from: at(phaseWatch, synced("10")), want: phaseStream, mem: synced("10"),
 			checkOpt: func(t *testing.T, src *scriptSource) {
 				assert.Equal(t, DefaultWatchIdleTimeout, src.watchOpts[0].IdleTimeout)
 			},
-		},
-		{
-			name: "decision 36: a zero WatchIdleTimeout asks for the watch's own bound only",
-			prep: func(r *Reflector, src *scriptSource) {
-				r.WatchIdleTimeout = 0
-				src.watches = append(src.watches, watchOf(newWatcher()))
-			},
-			from: at(phaseWatch, synced("10")), want: phaseStream, mem: synced("10"),
-			checkOpt: func(t *testing.T, src *scriptSource) { assert.Zero(t, src.watchOpts[0].IdleTimeout) },
 		},
 		{
 			name: "decision 36: a negative WatchIdleTimeout asks for no bound at all",

@@ -35,7 +35,7 @@ func TestFailureLineNamesTheSourcesPath(t *testing.T) {
 	src := resourceScript{&scriptSource{pages: []func(httpwatch.ListOptions) (*httpwatch.Page, error){fail(errConnRefused)}},
 		httpwatch.Resource{Version: "v1", Resource: "pods", Namespace: "ns"}}
 	r := New(src, &recordSink{})
-	r.Name, r.WatchList, r.Backoff = "pods", false, Backoff{Initial: time.Hour}
+	r.Name, r.PagedList, r.Backoff = "pods", true, Backoff{Initial: time.Hour}
 	log := &testlog.Log{}
 	r.Logger = slog.New(log)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -57,7 +57,7 @@ func TestRecoveryAtTheFirstEvent(t *testing.T) {
 	}
 	sink := &recordSink{}
 	r := New(src, sink)
-	r.Name, r.WatchList, r.Backoff = "pods", false, Backoff{}
+	r.Name, r.PagedList, r.Backoff = "pods", true, Backoff{Initial: -1}
 	log := &testlog.Log{}
 	r.Logger = slog.New(log)
 	ctx, cancel := context.WithCancel(context.Background())

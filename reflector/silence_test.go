@@ -46,7 +46,7 @@ func TestReflectorRestartsSilentWatch(t *testing.T) {
 			logs := &testlog.Log{}
 			sink := &recordSink{}
 			r := New(c.Resource(watchtest.Pods), sink)
-			r.WatchList = false
+			r.PagedList = true
 			r.Clock, r.Logger, r.Random = clk, slog.New(logs), func() float64 { return 0 }
 			timers := 1 // the watchdog's, while the watch waits for the server
 			if tc.warm {

@@ -189,5 +189,5 @@ func (r *Reflector) start(s *state) {
 }
 
 func (r *Reflector) useWatchList() bool {
-	return r.WatchList && r.Source.Info().WatchList // conformance 31
+	return !r.PagedList && r.Source.Info().WatchList // conformance 31
 }

@@ -73,6 +73,10 @@ func (r *Reflector) event(s *state, ev httpwatch.Event) time.Duration {
 		sinkErr = r.Sink.Update(ev.Object)
 	case httpwatch.Deleted:
 		sinkErr = r.Sink.Delete(ev.Object)
+	case httpwatch.Bookmark:
+		if p, ok := r.Sink.(Progresser); ok {
+			p.Progress(ev.Object.ResourceVersion())
+		}
 	}
 	if sinkErr != nil {
 		r.report(OpSink, sinkErr)

@@ -118,7 +118,7 @@ func BenchmarkReflectorWatchEvents(b *testing.B) {
 			for b.Loop() {
 				sink := &countSink{n: n, done: make(chan struct{})}
 				r := reflector.New(&sliceSource{events: src.events, raw: src.raw}, sink)
-				r.WatchList = false
+				r.PagedList = true
 				ctx, cancel := context.WithCancel(context.Background())
 				done := make(chan struct{})
 				go func() { r.Run(ctx); close(done) }()

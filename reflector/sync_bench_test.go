@@ -57,7 +57,7 @@ func BenchmarkReflectorInitialSync(b *testing.B) {
 					runtime.ReadMemStats(&before)
 					fifo := delta.NewFIFO(store.MetaNamespaceKey[*raw.Object])
 					r := reflector.New(c.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), fifo)
-					r.WatchList = watchList
+					r.PagedList = !watchList
 					ctx, cancel := context.WithCancel(context.Background())
 					done := make(chan struct{})
 					b.StartTimer()

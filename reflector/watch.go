@@ -1,6 +1,7 @@
 package reflector
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -81,7 +82,7 @@ func (r *Reflector) openWatchList(ctx context.Context, s *state) time.Duration {
 // failure is failed's to handle, and failed's wait is returned. When ctx
 // ends first, s is left as it is: Run returns.
 func (r *Reflector) open(ctx context.Context, s *state, opts httpwatch.ListOptions, fromAny, initial bool, failed func(error) time.Duration) time.Duration {
-	opts.IdleTimeout = r.WatchIdleTimeout // the source watches over the silence (decision 36)
+	opts.IdleTimeout = r.idleTimeout()
 	wctx, cancel := r.watchContext(ctx)
 	w, err := r.watch(wctx, opts)
 	if ctx.Err() != nil {
@@ -125,4 +126,10 @@ func (r *Reflector) opened(ctx context.Context, cancel context.CancelFunc, s *st
 		s.initial = map[string]*raw.Object{}
 		s.warnAt = s.opened.Add(initialWait)
 	}
+}
+
+// idleTimeout is the bound of a watch's silence the reflector asks its
+// source for (decision 36).
+func (r *Reflector) idleTimeout() time.Duration {
+	return cmp.Or(r.WatchIdleTimeout, DefaultWatchIdleTimeout)
 }

@@ -8,7 +8,8 @@ import (
 // Acquire waits until this member may process key, and returns a context
 // for the work and the function to call when the work is done. It returns
 // ErrNotOwned at once, or as soon as the key moves away while it waits,
-// when another member owns the key by this member's view; ErrStopped once
+// when another member owns the key by this member's view;
+// processor.ErrStopped once
 // Run is returning; ctx's error if ctx ends first. Before the member's
 // first round (or while it sees no live member at all) nobody owns the
 // key: Acquire waits.
@@ -42,7 +43,7 @@ func (m *Member) tryAcquire(ctx context.Context, key string) (context.Context, f
 	defer m.mu.Unlock()
 	switch {
 	case m.stopped:
-		return nil, nil, nil, ErrStopped
+		return nil, nil, nil, errStopped
 	case Owner(key, m.view) == "":
 		// No live member yet (before the first round, or while the group
 		// cannot be read): nobody owns the key, so wait.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/internal/lease"
+	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/testkit/leasetest"
 	"github.com/listwatch/listwatch/testkit/testwait"
 )
@@ -114,7 +115,7 @@ func (n *node) work(key string, w *worker) {
 	for {
 		ch := n.m.changedChan()
 		kctx, release, retry, err := n.m.tryAcquire(context.Background(), key)
-		if errors.Is(err, ErrStopped) || n.isDead() {
+		if errors.Is(err, processor.ErrStopped) || n.isDead() {
 			if release != nil {
 				release()
 			}

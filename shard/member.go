@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/lease"
+	"github.com/listwatch/listwatch/processor"
 )
 
 // Member is one replica's membership in a group. Create it with New, Run
@@ -78,11 +79,13 @@ type grant struct {
 var (
 	// ErrNotOwned: the key belongs to another member by this member's view.
 	ErrNotOwned = errors.New("key is owned by another member")
-	// ErrStopped: Run has returned or is returning.
-	ErrStopped = errors.New("member stopped")
 	// ErrOverdue: the own lease was not renewed within RenewDeadline.
 	ErrOverdue = errors.New("membership lease not renewed within RenewDeadline")
 )
+
+// errStopped is what Run and Acquire return once Run has returned or is
+// returning, and the cause of the contexts Acquire handed out then.
+var errStopped = fmt.Errorf("member %w", processor.ErrStopped)
 
 // ErrNotServed is what Run returns when the server does not serve
 // coordination.k8s.io/v1 leases: no retry can make the membership work.
@@ -145,7 +148,7 @@ func (m *Member) Run(ctx context.Context) error {
 	m.mu.Lock()
 	if m.running || m.stopped {
 		m.mu.Unlock()
-		return ErrStopped
+		return errStopped
 	}
 	m.running = true
 	m.mu.Unlock()
@@ -460,9 +463,9 @@ func (m *Member) waitDeadline(ctx context.Context, suspended bool, deadline time
 func (m *Member) leave() error {
 	m.mu.Lock()
 	m.stopped = true
-	m.endTerm(ErrStopped)
+	m.endTerm(errStopped)
 	for g := range m.held {
-		g.cancel(ErrStopped)
+		g.cancel(errStopped)
 	}
 	m.broadcast()
 	deadline := m.renewed.Add(m.cfg.RenewDeadline)

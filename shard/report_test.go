@@ -11,8 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/testkit/leasetest"
 	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/listwatch/listwatch/watchtest"
@@ -95,7 +97,7 @@ func runMember(t *testing.T, m *Member) (wait func() error) {
 
 // A server that does not serve leases (404 on the collection) can never
 // give the member keys: Run returns an error wrapping ErrNotServed at
-// once, after one Error line, and a waiting Acquire gets ErrStopped.
+// once, after one Error line, and a waiting Acquire gets processor.ErrStopped.
 // Decisions 25 and 26.
 func TestLeasesNotServedEndsRun(t *testing.T) {
 	srv := watchtest.NewServer()
@@ -112,14 +114,14 @@ func TestLeasesNotServedEndsRun(t *testing.T) {
 	}()
 	err := runMember(t, m)()
 	require.ErrorIs(t, err, ErrNotServed)
-	assert.ErrorIs(t, err, httpwatch.ErrUnknownResource, "the 404 is explained by discovery")
+	assert.ErrorIs(t, err, discovery.ErrUnknownResource, "the 404 is explained by discovery")
 	assert.False(t, httpwatch.IsNotFound(err), "not a lease that is merely absent")
 	lines := log.Lines(slog.LevelWarn)
 	require.Len(t, lines, 1)
 	assert.Equal(t, slog.LevelError, lines[0].Level)
 	assert.Contains(t, lines[0].Text, "shard member: cannot get lease ns/g-a: 404 Not Found; check the resource name, version and group: the server does not serve leases.coordination.k8s.io")
 	require.Len(t, errs.All(), 1)
-	assert.ErrorIs(t, testwait.Recv(t, acquired, "Acquire to return once Run had"), ErrStopped)
+	assert.ErrorIs(t, testwait.Recv(t, acquired, "Acquire to return once Run had"), processor.ErrStopped)
 }
 
 // Before its first round a member knows of no owner for any key: Acquire

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/watchtest"
@@ -32,7 +33,7 @@ func TestDiscoveryExplainsNotFound(t *testing.T) {
 	assert.False(t, httpwatch.IsNotFound(err), "a path without a namespace is not a missing object: %v", err)
 
 	_, err = c.Resource(httpwatch.Resource{Version: "v1", Resource: "configmap", Namespace: "prod"}).Get(ctx, "x")
-	require.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+	require.ErrorIs(t, err, discovery.ErrUnknownResource)
 	assert.Contains(t, err.Error(), "did you mean configmaps?")
 
 	_, err = c.Resource(watchtest.ConfigMaps).Namespace("prod").Get(ctx, "x")
@@ -51,7 +52,7 @@ func TestDiscoveryDocuments(t *testing.T) {
 	defer cancel()
 	rs, err := c.Discover(ctx)
 	require.NoError(t, err)
-	got := map[string]httpwatch.APIResource{}
+	got := map[string]discovery.APIResource{}
 	for _, r := range rs {
 		got[r.String()] = r
 	}

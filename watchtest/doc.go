@@ -44,7 +44,7 @@
 // aggregated v2 document (/api and /apis), and /api, /apis, /apis/GROUP
 // and each group version's resource list. A namespaced resource addressed without a
 // namespace is then httpwatch.ErrNamespaceRequired and a misspelt one
-// httpwatch.ErrUnknownResource, not a missing object. Field selectors may
+// discovery.ErrUnknownResource, not a missing object. Field selectors may
 // name only what the real server supports for the resource (pods'
 // spec.nodeName, status.phase and the rest, secrets' type, namespaces'
 // status.phase; metadata.name and metadata.namespace everywhere; a custom

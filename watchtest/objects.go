@@ -16,7 +16,7 @@ import (
 // when set, is the namespace written to (an object naming another is
 // refused, as the server refuses it) and the one read when the namespace
 // argument is "". A resource the server does not serve fails with
-// httpwatch.ErrUnknownResource (List panics), unless it is one of the
+// discovery.ErrUnknownResource (List panics), unless it is one of the
 // built-in ones watchtest knows, which it then adds.
 
 // Create stores a new object of resource r and returns it as the server

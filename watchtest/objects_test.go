@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/watchtest"
 )
@@ -257,11 +258,11 @@ func TestUnservedResource(t *testing.T) {
 	s := newServer(t)
 	gadgets := httpwatch.Resource{Group: "example.com", Version: "v1", Resource: "gadgets"}
 	_, err := s.Create(gadgets, `{"metadata":{"name":"g","namespace":"ns"}}`)
-	require.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+	require.ErrorIs(t, err, discovery.ErrUnknownResource)
 	assert.ErrorContains(t, err, "gadgets.v1.example.com")
 	assert.ErrorContains(t, err, "AddResource")
 	_, err = s.Get(gadgets, "ns", "g")
-	assert.ErrorIs(t, err, httpwatch.ErrUnknownResource)
+	assert.ErrorIs(t, err, discovery.ErrUnknownResource)
 	assert.Panics(t, func() { s.List(gadgets, "") })
 	assert.Panics(t, func() { s.AddResource(gadgets, watchtest.Definition{}) }, "a custom resource needs its Kind")
 

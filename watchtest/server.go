@@ -11,6 +11,7 @@ import (
 
 	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 )
 
@@ -204,7 +205,7 @@ func (s *Server) AddResource(r httpwatch.Resource, d Definition) {
 }
 
 // served is the resource r addresses, adding a built-in one on first use.
-// It fails, wrapping httpwatch.ErrUnknownResource, for a resource the
+// It fails, wrapping discovery.ErrUnknownResource, for a resource the
 // server neither serves nor has built in.
 func (s *Server) served(r httpwatch.Resource) (resource, error) {
 	s.mu.Lock()
@@ -217,7 +218,7 @@ func (s *Server) served(r httpwatch.Resource) (resource, error) {
 		d, ok = catalogued(r)
 	}
 	if !ok {
-		return resource{}, fmt.Errorf("watchtest: %s: %w (call AddResource with its Definition first)", r, httpwatch.ErrUnknownResource)
+		return resource{}, fmt.Errorf("watchtest: %s: %w (call AddResource with its Definition first)", r, discovery.ErrUnknownResource)
 	}
 	res := resource{Group: r.Group, Version: r.Version, Resource: r.Resource, Definition: d}
 	s.storeLocked(res)

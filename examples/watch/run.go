@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	inf.Reflector.Name = o.resource
 	inf.Reflector.LabelSelector = o.labels
 	inf.Reflector.FieldSelector = o.fields
-	inf.Reflector.WatchList = o.watchList
+	inf.Reflector.PagedList = !o.watchList
 
 	firstSync := cli.FailFast(inf)
 

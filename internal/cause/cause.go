@@ -31,6 +31,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
 )
@@ -146,7 +147,7 @@ var Table = []Row{
 		return "another user of " + where(rq) + " made a lease of this name: choose another name"
 	}},
 	{Key: "held lease", Class: Transient},
-	{Key: "unknown resource", Class: Permanent, Match: is(httpwatch.ErrUnknownResource), Hint: func(rq Request) string {
+	{Key: "unknown resource", Class: Permanent, Match: is(discovery.ErrUnknownResource), Hint: func(rq Request) string {
 		if rq.Resource == "" {
 			return "check the resource name, version and group: the server does not serve it"
 		}
@@ -299,7 +300,7 @@ func isStatus(err error) bool {
 }
 
 func versionUnavailable(err error) bool {
-	return httpwatch.IsExpired(err) || httpwatch.IsGone(err) || httpwatch.IsResourceVersionTooLarge(err)
+	return httpwatch.IsGone(err) || httpwatch.IsResourceVersionTooLarge(err)
 }
 
 func isExecMissing(err error) bool { return errors.Is(err, kubeconfig.ErrExecPluginMissing) }

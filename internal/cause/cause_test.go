@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/cause"
 	"github.com/listwatch/listwatch/kubeconfig"
@@ -42,7 +43,7 @@ var samples = map[string]error{
 	"foreign lease":         cause.New("foreign lease", "lease belongs to another user"),
 	"held lease":            cause.New("held lease", "lease is held"),
 	"certificate":           fmt.Errorf("GET: %w", x509.UnknownAuthorityError{}),
-	"unknown resource":      fmt.Errorf("resource %q: %w", "pod", httpwatch.ErrUnknownResource),
+	"unknown resource":      fmt.Errorf("resource %q: %w", "pod", discovery.ErrUnknownResource),
 	"namespace required":    fmt.Errorf("list: %w", httpwatch.ErrNamespaceRequired),
 	"401":                   status(401, "Unauthorized"),
 	"403":                   status(403, "Forbidden"),

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
 )
 
@@ -35,7 +36,7 @@ var ErrNotServed = errors.New("the server does not serve coordination.k8s.io/v1 
 // or a list) was answered 404 for another reason than a missing namespace.
 // A 404 on one lease only means that lease does not exist.
 func NotServed(err error) bool {
-	if errors.Is(err, httpwatch.ErrUnknownResource) {
+	if errors.Is(err, discovery.ErrUnknownResource) {
 		return true
 	}
 	var re *RequestError

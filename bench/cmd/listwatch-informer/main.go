@@ -49,7 +49,7 @@ func main() {
 		f := listwatch.NewFactory(client)
 		f.KeepManagedFields = *keep
 		// All clients sync by a paged list, not a watch-list stream.
-		f.Configure = func(_ httpwatch.Resource, inf *listwatch.Informer) { inf.Reflector.WatchList = false }
+		f.Configure = func(_ httpwatch.Resource, inf *listwatch.Informer) { inf.Reflector.PagedList = true }
 		inf := f.ForResource(httpwatch.Resource{Version: "v1", Resource: "pods"}, listwatch.Selector{Projection: projection})
 		if _, err := inf.AddEventHandler(listwatch.HandlerFuncs{
 			AddFunc:    func(*listwatch.Object, bool) { c.Add() },

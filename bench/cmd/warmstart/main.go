@@ -163,7 +163,7 @@ func newClient(host string, served *atomic.Int64) (*httpwatch.Client, error) {
 // informer starts an informer of all pods with one counting handler.
 func informer(client *httpwatch.Client, opts snapshot.Options) (*listwatch.Informer, func()) {
 	inf := listwatch.NewInformer(client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), 0)
-	inf.Reflector.WatchList = false // as every client of the benchmark
+	inf.Reflector.PagedList = true // as every client of the benchmark
 	inf.Snapshot = opts
 	inf.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	_, _ = inf.AddEventHandler(listwatch.HandlerFuncs{})

@@ -1,0 +1,156 @@
+// Command nodecache serves the pods of one node, read through one upstream
+// watch, to the node's other programs over the Kubernetes list/watch API
+// (package cacheserve, decision 43). They read it as they would read the
+// API server: lists and gets exact to the resourceVersion, watches that
+// resume from one, while the upstream is away too.
+//
+//	go run ./examples/nodecache                              # an embedded demo server, node-1
+//	go run ./examples/nodecache --kubeconfig ~/.kube/config --node "$NODE_NAME"
+//
+// It listens on a unix socket whose mode, 0600, is the authorization (only
+// its owner may connect):
+//
+//	curl --unix-socket /tmp/listwatch-nodecache.sock http://local/api/v1/pods
+//
+// kubectl and client-go take only http(s) servers; --listen 127.0.0.1:8001
+// adds a TCP listener on loopback that every local user of the node may
+// read (the programs of a node are trusted; nothing is authorized by
+// User-Agent):
+//
+//	kubectl --server http://127.0.0.1:8001 get pods -A --field-selector spec.nodeName=node-1 -w
+//
+// A client-go program takes the same URL as its rest.Config's Host, and
+// must select the node's pods as the cache does (spec.nodeName=NODE): a
+// wider request is refused with a Status that says why, never answered in
+// part.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/apiserve"
+	"github.com/listwatch/listwatch/cacheserve"
+	"github.com/listwatch/listwatch/examples/internal/cli"
+	"github.com/listwatch/listwatch/examples/internal/demo"
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/kubeconfig"
+)
+
+const about = `nodecache serves the pods of one node, read through one upstream watch, to
+the node's other programs over the Kubernetes list/watch API, on a unix
+socket (and, with --listen, on loopback).`
+
+func main() { cli.Main("nodecache", run) }
+
+type options struct {
+	kube   kubeconfig.Flags
+	node   string
+	socket string
+	listen string
+}
+
+func parse(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := cli.NewFlagSet("nodecache", about, stderr)
+	o.kube.Register(fs)
+	fs.StringVar(&o.node, "node", os.Getenv("NODE_NAME"), "the node whose pods to serve (default $NODE_NAME; node-1 on the demo server)")
+	fs.StringVar(&o.socket, "socket", filepath.Join(os.TempDir(), "listwatch-nodecache.sock"), "the unix socket to serve on, mode 0600")
+	fs.StringVar(&o.listen, "listen", "", "also serve on this loopback TCP address (e.g. 127.0.0.1:8001), to every local user")
+	if err := cli.Parse(fs, args); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	cfg, where, closeDemo, err := cli.Connect(ctx, &o.kube, startDemo)
+	if err != nil {
+		return err
+	}
+	defer closeDemo()
+	if o.node == "" {
+		o.node = "node-1"
+	}
+	client, err := httpwatch.NewClient(cfg)
+	if err != nil {
+		return err
+	}
+	defer client.CloseIdleConnections()
+
+	pods := client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"})
+	inf := listwatch.NewInformer(pods, 0)
+	inf.Reflector.FieldSelector = "spec.nodeName=" + o.node
+	srv := &cacheserve.Server{}
+	if o.listen != "" {
+		srv.Authorize = loopbackOnly
+	}
+	if _, err := srv.Add(inf, pods, apiserve.APIResource{}); err != nil {
+		return err
+	}
+	l, err := cacheserve.ListenUnix(o.socket, 0o600)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { defer close(done); inf.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	errs := make(chan error, 2)
+	go func() { errs <- srv.Serve(ctx, l) }()
+	fmt.Fprintf(stdout, "serving the pods of %s from %s on %s\n", o.node, where, o.socket)
+	if o.listen != "" {
+		tl, err := net.Listen("tcp", o.listen)
+		if err != nil {
+			cancel()
+			<-errs
+			return err
+		}
+		go func() { errs <- srv.Serve(ctx, tl) }()
+		fmt.Fprintf(stdout, "and on http://%s: kubectl --server http://%s get pods -A --field-selector spec.nodeName=%s\n", tl.Addr(), tl.Addr(), o.node)
+	}
+	err = <-errs
+	cancel()
+	if o.listen != "" {
+		err = errors.Join(err, <-errs)
+	}
+	return err
+}
+
+// loopbackOnly allows a request from the node itself: its peer address is
+// a loopback one.
+func loopbackOnly(req *http.Request) error {
+	host, _, err := net.SplitHostPort(req.RemoteAddr)
+	if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return errors.New("only the node itself may read this cache")
+}
+
+func startDemo(ctx context.Context) (string, func(), error) {
+	s, err := demo.NewServer(
+		demo.Pod{Namespace: "default", Name: "web-1", Node: "node-1", Phase: "Running"},
+		demo.Pod{Namespace: "default", Name: "web-2", Node: "node-2", Phase: "Running"},
+		demo.Pod{Namespace: "kube-system", Name: "proxy-1", Node: "node-1", Phase: "Running"},
+	)
+	if err != nil {
+		return "", nil, err
+	}
+	return s.URL, s.Close, nil
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestServesTheNodesPods runs the command against its demo server and
+// reads the node's pods through the socket and the loopback listener, as
+// kubectl would: decision 43.
+func TestServesTheNodesPods(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "pods.sock")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--socket", sock, "--listen", "127.0.0.1:0"}, w, io.Discard)
+		w.Close()
+	}()
+	lines := bufio.NewScanner(out)
+	require.True(t, lines.Scan())
+	require.Contains(t, lines.Text(), "serving the pods of node-1")
+	require.True(t, lines.Scan())
+	addr := strings.TrimSuffix(strings.Fields(lines.Text())[2], ":")
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+
+	unix := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}}
+	defer unix.CloseIdleConnections()
+	for _, c := range []struct {
+		client *http.Client
+		url    string
+	}{
+		{unix, "http://local/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1"},
+		{http.DefaultClient, addr + "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1"},
+	} {
+		var names []string
+		require.Eventually(t, func() bool { // 429 until the first sync
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+			resp, err := c.client.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return false
+			}
+			var l struct {
+				Items []struct{ Metadata struct{ Name string } }
+			}
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&l))
+			names = names[:0]
+			for _, it := range l.Items {
+				names = append(names, it.Metadata.Name)
+			}
+			return true
+		}, 10*time.Second, 10*time.Millisecond)
+		require.Equal(t, []string{"web-1", "proxy-1"}, names, c.url)
+	}
+	cancel()
+	require.NoError(t, <-done)
+}
