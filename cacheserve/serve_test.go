@@ -206,7 +206,7 @@ func TestLocalInformersShareOneUpstreamWatch(t *testing.T) {
 	for i := range 5 {
 		src := local.Resource(watchtest.Pods)
 		inf := listwatch.NewInformer(src, 0)
-		inf.Reflector.WatchList = i%2 == 0 // both ways of syncing
+		inf.Reflector.PagedList = i%2 == 1 // both ways of syncing
 		seen := make(chan string, 100)
 		_, err := inf.AddEventHandler(listwatch.HandlerFuncs{
 			UpdateFunc: func(_, o *listwatch.Object) { seen <- "update " + listwatch.Key(o) + " " + o.ResourceVersion() },
