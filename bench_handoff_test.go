@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/cputime"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/testkit/cputime"
 )
 
 // burstSource lists nothing and serves one watch: a burst of MODIFIED

@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/cputime"
-	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/shard"
 	"github.com/listwatch/listwatch/snapshot"
+	"github.com/listwatch/listwatch/testkit/cputime"
+	"github.com/listwatch/listwatch/testkit/leasetest"
 	"github.com/listwatch/listwatch/watchtest"
 )
 

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/testlog"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/testkit/testlog"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/listwatch/listwatch/watchtest"
 )
 

@@ -13,14 +13,10 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/processor"
-	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/snapshot"
 	"github.com/listwatch/listwatch/store"
 )
-
-// Object is the type every cache in this package holds.
-type Object = raw.Object
 
 // Handler receives an informer's notifications. See processor.Handler.
 type Handler = processor.Handler[*Object]
@@ -411,7 +407,9 @@ func (inf *Informer) popLoop() {
 		if n%flushEvery == 0 || inf.fifo.Len() == 0 {
 			inf.processor.Flush()
 		}
-		inf.projection.afterPop(inf)
+		if inf.projection.due() && inf.HasSynced() {
+			inf.projection.check(inf.indexer.List(), inf.logger(), inf.reflector.Name)
+		}
 		if err != nil {
 			// The cache refused a change (a key or index function failed):
 			// an error worth seeing, like the reflector's (decision 6).
@@ -481,10 +479,6 @@ func (inf *Informer) applyDelete(d delta.Delta[*Object]) error {
 	inf.processor.Post(processor.Deleted(obj, false))
 	return nil
 }
-
-// Key returns the key under which obj is cached and queued: "namespace/name",
-// or "name" for cluster-scoped objects. store.SplitKey splits it back.
-func Key(obj *Object) string { return store.JoinKey(obj.Namespace(), obj.Name()) }
 
 // Relist makes the informer list again as soon as it can (see
 // reflector.Reflector.Relist): handlers then hear of every difference

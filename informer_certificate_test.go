@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/testlog"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/testkit/testlog"
 )
 
 // decision 20, decision 21: a server whose certificate the client does

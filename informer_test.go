@@ -14,10 +14,10 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/selector"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"

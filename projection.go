@@ -1,6 +1,7 @@
 package listwatch
 
 import (
+	"log/slog"
 	"slices"
 	"sync/atomic"
 
@@ -24,13 +25,13 @@ func (p *projectionCheck) start(source httpwatch.ListerWatcher) {
 	}
 }
 
-// afterPop checks the cache once the first sync has reached it. An empty
-// cache proves nothing about a path, so the check waits for an object.
-func (p *projectionCheck) afterPop(inf *Informer) {
-	if p.checked || len(p.paths) == 0 || !inf.HasSynced() {
-		return
-	}
-	objs := inf.indexer.List()
+// due reports whether the check is still to be made.
+func (p *projectionCheck) due() bool { return !p.checked && len(p.paths) > 0 }
+
+// check looks for the paths in the cache's objects once the first sync has
+// reached it (the informer calls it while due and synced). An empty cache
+// proves nothing about a path, so the check waits for an object.
+func (p *projectionCheck) check(objs []*Object, log *slog.Logger, resource string) {
 	if len(objs) == 0 {
 		return
 	}
@@ -40,8 +41,8 @@ func (p *projectionCheck) afterPop(inf *Informer) {
 			continue
 		}
 		p.misses.Add(1)
-		inf.logger().Warn("informer: projection path matches no cached object",
-			"resource", inf.reflector.Name, "path", path, "objects", len(objs),
+		log.Warn("informer: projection path matches no cached object",
+			"resource", resource, "path", path, "objects", len(objs),
 			"hint", "check the path's spelling (gjson member names joined by dots, such as status.phase); if no object has the field yet, ignore this")
 	}
 }

@@ -9,10 +9,10 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/stallproxy"
-	"github.com/listwatch/listwatch/internal/testlog"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/stallproxy"
+	"github.com/listwatch/listwatch/testkit/testlog"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/listwatch/listwatch/watchtest"
 	"github.com/stretchr/testify/require"
 )

@@ -9,12 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/processor"
 	"github.com/listwatch/listwatch/snapshot"
+	"github.com/listwatch/listwatch/testkit/apitest"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/listwatch/listwatch/watchtest"
 )
 

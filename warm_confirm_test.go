@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/listwatch/listwatch/watchtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/internal/parked"
-	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/listwatch/listwatch/watchtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

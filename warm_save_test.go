@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/snapshot"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 // decision 32: the first snapshot is saved right after the first sync,

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/testlog"
+	"github.com/listwatch/listwatch/testkit/testlog"
 )
 
 // capture keeps every line the proxied side logs, so a fault's lines can

@@ -16,8 +16,8 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/faillog"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -14,8 +14,8 @@ import (
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/internal/parked"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/store"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

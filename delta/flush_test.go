@@ -9,7 +9,7 @@ import (
 
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/internal/parked"
-	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 // WakeOnFlush: writes leave a waiting Pop asleep until Flush, which then

@@ -9,7 +9,7 @@ import (
 
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/indexer"
-	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 // boundedWait is how long a test waits for something that must happen

@@ -15,7 +15,7 @@ import (
 
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/indexer"
-	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 // tags gives most objects two index values, so multi-value entries are

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
+	"github.com/listwatch/listwatch/testkit/apitest"
 	"github.com/stretchr/testify/require"
 )
 

@@ -13,8 +13,8 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -21,9 +21,9 @@ import (
 
 	"github.com/listwatch/listwatch/app"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/realapi"
-	"github.com/listwatch/listwatch/internal/testlog"
 	"github.com/listwatch/listwatch/patch"
+	"github.com/listwatch/listwatch/testkit/realapi"
+	"github.com/listwatch/listwatch/testkit/testlog"
 )
 
 const copyOf = "example.com/copy-of"

@@ -8,11 +8,11 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/patch"
 	"github.com/listwatch/listwatch/ratelimit"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/store"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

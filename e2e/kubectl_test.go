@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/apiserve"
-	"github.com/listwatch/listwatch/internal/realapi"
+	"github.com/listwatch/listwatch/testkit/realapi"
 	"github.com/listwatch/listwatch/watchtest"
 )
 

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/leader"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 // leaderMonitor records terms of OnStartedLeading and checks, as each one

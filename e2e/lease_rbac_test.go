@@ -2,7 +2,7 @@ package e2e
 
 import (
 	"context"
-	"github.com/listwatch/listwatch/internal/testlog"
+	"github.com/listwatch/listwatch/testkit/testlog"
 	"log/slog"
 	"sync"
 	"testing"
@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/realapi"
 	"github.com/listwatch/listwatch/leader"
 	"github.com/listwatch/listwatch/shard"
+	"github.com/listwatch/listwatch/testkit/realapi"
 )
 
 // nobodyLeases is a lease client with a token RBAC grants nothing to, in a

@@ -13,8 +13,8 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/realapi"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/testkit/realapi"
 )
 
 func logLines(b *syncBuffer) []string {

@@ -18,10 +18,10 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/realapi"
-	"github.com/listwatch/listwatch/internal/testlog"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/testkit/realapi"
+	"github.com/listwatch/listwatch/testkit/testlog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -21,10 +21,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/realapi"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/shard"
+	"github.com/listwatch/listwatch/testkit/realapi"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 // Short lease durations for the scale-out tests: LeaseDuration,

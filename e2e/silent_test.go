@@ -19,11 +19,11 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/realapi"
-	"github.com/listwatch/listwatch/internal/testlog"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/reconcile"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/testkit/realapi"
+	"github.com/listwatch/listwatch/testkit/testlog"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 // readOnlyConfigMaps grants the user "nobody" get, list and watch on

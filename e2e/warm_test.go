@@ -17,11 +17,11 @@ import (
 
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/realapi"
-	"github.com/listwatch/listwatch/internal/testlog"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/snapshot"
+	"github.com/listwatch/listwatch/testkit/realapi"
+	"github.com/listwatch/listwatch/testkit/testlog"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/realapi"
+	"github.com/listwatch/listwatch/testkit/realapi"
 	"github.com/listwatch/listwatch/watchtest"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/events"
-	"github.com/listwatch/listwatch/internal/testlog"
+	"github.com/listwatch/listwatch/testkit/testlog"
 	"github.com/listwatch/listwatch/watchtest"
 )
 

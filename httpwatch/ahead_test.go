@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/internal/apitest"
+	"github.com/listwatch/listwatch/testkit/apitest"
 )
 
 // A watch frames its stream on a goroutine of its own, ahead of Next. Stop

@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/testkit/apitest"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/stretchr/testify/require"
 )
 

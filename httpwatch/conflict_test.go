@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
-	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

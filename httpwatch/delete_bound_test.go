@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/testkit/apitest"
 	"github.com/stretchr/testify/require"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/internal/redact"
-	"github.com/listwatch/listwatch/internal/stackuse"
+	"github.com/listwatch/listwatch/testkit/stackuse"
 	"github.com/stretchr/testify/require"
 )
 

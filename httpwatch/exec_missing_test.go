@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/internal/apitest"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/apitest"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 type countAttempts struct{ n atomic.Int64 }

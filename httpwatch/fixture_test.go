@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/apitest"
 	"github.com/stretchr/testify/require"
 )
 

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )

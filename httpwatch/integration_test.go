@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/realapi"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/realapi"
 	"github.com/stretchr/testify/require"
 )
 
 // realAPI returns a client for the kube-apiserver named by REALAPI_URL,
-// REALAPI_TOKEN and REALAPI_CA (a file), or skips the test (see package internal/realapi).
+// REALAPI_TOKEN and REALAPI_CA (a file), or skips the test (see package testkit/realapi).
 func realAPI(t *testing.T) *Client {
 	t.Helper()
 	cfg := &kubeconfig.Config{Host: realapi.Env(t, "REALAPI_URL"), BearerToken: realapi.Env(t, "REALAPI_TOKEN"), Timeout: 30 * time.Second, QPS: -1}

@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/testkit/apitest"
 	"github.com/stretchr/testify/require"
 )
 

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/stallproxy"
-	"github.com/listwatch/listwatch/internal/testlog"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/stallproxy"
+	"github.com/listwatch/listwatch/testkit/testlog"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/stretchr/testify/require"
 )
 

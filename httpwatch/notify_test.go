@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/internal/apitest"
+	"github.com/listwatch/listwatch/testkit/apitest"
 )
 
 // A watch announces each read of its body before making it, so that a

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/apitest"
 	"github.com/stretchr/testify/require"
 )
 

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/stallproxy"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/stallproxy"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/stretchr/testify/require"
 )
 

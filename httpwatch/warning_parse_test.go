@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/listwatch/listwatch/internal/apitest"
+	"github.com/listwatch/listwatch/testkit/apitest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

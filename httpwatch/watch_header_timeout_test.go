@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/clock"
-	"github.com/listwatch/listwatch/internal/apitest"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/apitest"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/stretchr/testify/require"
 )
 

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/listwatch/listwatch/internal/apitest"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/testkit/apitest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -12,8 +12,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/indexer"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/store"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
 
-	"github.com/listwatch/listwatch/internal/realapi"
+	"github.com/listwatch/listwatch/testkit/realapi"
 	"github.com/listwatch/listwatch/watchtest"
 )
 

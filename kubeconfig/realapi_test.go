@@ -8,13 +8,13 @@ import (
 	"os"
 	"testing"
 
-	"github.com/listwatch/listwatch/internal/realapi"
+	"github.com/listwatch/listwatch/testkit/realapi"
 	"github.com/stretchr/testify/require"
 )
 
 // TestRealAPIServer talks to a real kube-apiserver through kubeconfig files
 // written here. It runs only when the variables scripts/realapi.sh exports
-// are set (see package internal/realapi); the 403 case needs a server started with
+// are set (see package testkit/realapi); the 403 case needs a server started with
 // REALAPI_AUTHZ=RBAC.
 func TestRealAPIServer(t *testing.T) {
 	server := realapi.Env(t, "REALAPI_URL")

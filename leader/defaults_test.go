@@ -10,8 +10,8 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/lease/leasetest"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/leasetest"
 )
 
 // Zero durations, a zero JitterFactor and nil Jitter, Logger and Clock

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/internal/lease"
-	"github.com/listwatch/listwatch/internal/lease/leasetest"
-	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/testkit/leasetest"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 // Short durations keep the step counts small; their ratios are the defaults'.

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/silenttest"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/leader"
+	"github.com/listwatch/listwatch/testkit/silenttest"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/listwatch/listwatch/watchtest"
 	"github.com/stretchr/testify/require"
 )

@@ -15,8 +15,8 @@ import (
 	"github.com/listwatch/listwatch/internal/parked"
 
 	"github.com/listwatch/listwatch/clock"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/processor"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/stretchr/testify/require"
 )
 

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/prommetrics/internal/exampletest"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 // The names dashboards and alerts read, scraped over HTTP from a running

@@ -17,11 +17,11 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/prommetrics/internal/exampletest"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/snapshot"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/listwatch/listwatch/watchtest"
 )
 

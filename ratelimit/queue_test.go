@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/ratelimit"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 // conformance 80

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/ratelimit"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 // Eight workers, 100,000 items, random re-adds of any item (often one being

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/listwatch/listwatch/internal/stackuse"
+	"github.com/listwatch/listwatch/testkit/stackuse"
 	"github.com/stretchr/testify/require"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/faillog"
-	"github.com/listwatch/listwatch/internal/testlog"
+	"github.com/listwatch/listwatch/testkit/testlog"
 )
 
 // Each failure of a reconcile is logged at the level it deserves, with

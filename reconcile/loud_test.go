@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/testlog"
 	"github.com/listwatch/listwatch/reconcile"
+	"github.com/listwatch/listwatch/testkit/testlog"
 	"github.com/listwatch/listwatch/watchtest"
 )
 

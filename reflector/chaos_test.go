@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/listwatch/listwatch/watchtest"
 	"github.com/stretchr/testify/require"
 )

@@ -3,7 +3,7 @@ package reflector
 import (
 	"context"
 	"fmt"
-	"github.com/listwatch/listwatch/internal/testlog"
+	"github.com/listwatch/listwatch/testkit/testlog"
 	"log/slog"
 	"strings"
 	"sync"
@@ -17,8 +17,8 @@ import (
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/discovery"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 func loggedReflector(src *scriptSource) (*Reflector, *testlog.Log, *clock.Fake) {

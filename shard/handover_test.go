@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/lease/leasetest"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/leasetest"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/listwatch/listwatch/watchtest"
 )
 

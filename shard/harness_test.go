@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/internal/lease"
-	"github.com/listwatch/listwatch/internal/lease/leasetest"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/processor"
+	"github.com/listwatch/listwatch/testkit/leasetest"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 // Short durations keep the step counts small; their ratios are the defaults'.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/lease"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 // The exact key → owner mapping is part of the protocol: during a rolling

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/cputime"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/testkit/cputime"
 	"github.com/tidwall/gjson"
 )
 

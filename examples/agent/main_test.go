@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/examples/internal/clitest"
-	"github.com/listwatch/listwatch/internal/testlog"
+	"github.com/listwatch/listwatch/testkit/testlog"
 	"github.com/listwatch/listwatch/watchtest"
 )
 

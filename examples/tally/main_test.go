@@ -14,7 +14,7 @@ import (
 
 	"github.com/listwatch/listwatch/examples/internal/clitest"
 	"github.com/listwatch/listwatch/examples/internal/demo"
-	"github.com/listwatch/listwatch/internal/apitest"
+	"github.com/listwatch/listwatch/testkit/apitest"
 	"github.com/listwatch/listwatch/watchtest"
 )
 

@@ -12,9 +12,9 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/ratelimit"
+	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 // A key another replica owns is tried again later while this replica's

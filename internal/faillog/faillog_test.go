@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/clock"
-	"github.com/listwatch/listwatch/internal/testlog"
+	"github.com/listwatch/listwatch/testkit/testlog"
 )
 
 func newTracker() (*Tracker, *testlog.Log, *clock.Fake) {

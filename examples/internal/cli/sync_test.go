@@ -12,8 +12,8 @@ import (
 	"github.com/listwatch/listwatch/examples/internal/cli"
 	"github.com/listwatch/listwatch/examples/internal/clitest"
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/listwatch/listwatch/watchtest"
 )
 

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/httpwatch"
-	"github.com/listwatch/listwatch/internal/stallproxy"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/stallproxy"
 	"github.com/listwatch/listwatch/watchtest"
 )
 

@@ -1,7 +1,7 @@
 // Package leasetest helps the tests of the packages built on leases
 // (leader, shard): a Cluster of processes on one fake clock and one
 // watchtest server, each behind a Partition the test can cut, hang or
-// refuse, and Errors that keeps what was reported (internal/testlog keeps
+// refuse, and Errors that keeps what was reported (testkit/testlog keeps
 // what was logged).
 package leasetest
 
