@@ -188,3 +188,36 @@ func TestIdentityAndLeaseNamespaceDefaults(t *testing.T) {
 	assert.Equal(t, "true", logged(t, r, "app: leader", "self"))
 	assert.Equal(t, "default/copier", logged(t, r, "app: leader", "lease"))
 }
+
+// With Shards, a runner's own cache holds what the cache it was given
+// holds: whole objects without Options.Project, the projected paths with
+// it. Decision 39.
+func TestShardCacheKeepsTheCachesProjection(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		project []string
+		want    string // data.k of configmap a, as the reconciler reads it
+	}{
+		{"whole", nil, "v-a"},
+		{"projected", []string{"metadata.labels"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := server(t, "a")
+			seen := make(chan string, 100)
+			start(t, app.New("copier"), s, func(a *app.App) error {
+				cms := a.Watch(app.ConfigMaps, app.Options{Labels: "app", Project: tc.project})
+				a.Reconcile(cms, func(_ context.Context, r *app.Request) error {
+					if o, ok := r.Object(); ok {
+						select {
+						case seen <- o.Get("data.k").String():
+						default:
+						}
+					}
+					return nil
+				})
+				return nil
+			}, "--shards", "--lease-namespace", "ns", "--identity", "r1")
+			assert.Equal(t, tc.want, testwait.Recv(t, seen, "a reconcile of configmap a"))
+		})
+	}
+}
