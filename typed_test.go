@@ -134,3 +134,64 @@ func TestTypedReadsAreBoundedByTheCache(t *testing.T) {
 	typed.mu.Unlock()
 	assert.LessOrEqual(t, n, 2*inf.indexer.Len()+minDecoded+1)
 }
+
+// decision 42: dropping the values of objects gone does not drop those
+// the cache still holds at the version decoded: they are not decoded
+// again, however many objects came and went meanwhile.
+func TestTypedReadsKeepWhatTheCacheHolds(t *testing.T) {
+	widgetDecodes.Store(0)
+	inf, typed := typedRig(t)
+	kept := make([]*countedWidget, 10)
+	for i := range kept {
+		require.NoError(t, inf.indexer.Add(widgetObject(t, fmt.Sprintf("kept%d", i), 1, i)))
+		w, err := typed.Get("ns", fmt.Sprintf("kept%d", i))
+		require.NoError(t, err)
+		kept[i] = w
+	}
+	for i := range 200 { // enough to sweep several times
+		o := widgetObject(t, fmt.Sprintf("gone%d", i), i+2, i)
+		require.NoError(t, inf.indexer.Add(o))
+		_, err := typed.Get("ns", o.Name())
+		require.NoError(t, err)
+		require.NoError(t, inf.indexer.Delete(o))
+	}
+	for i, w := range kept {
+		again, err := typed.Get("ns", fmt.Sprintf("kept%d", i))
+		require.NoError(t, err)
+		assert.Same(t, w, again, "kept%d: the value decoded before the sweeps", i)
+	}
+	assert.EqualValues(t, 210, widgetDecodes.Load(), "each object decoded once")
+}
+
+// decision 42: the values of objects the cache no longer holds (a delete
+// handler's, say) are kept until the values outnumber twice the cache's
+// objects plus minDecoded: re-read before that, such an object is not
+// decoded again; past it, they are dropped, and it is.
+func TestTypedReadsKeepObjectsGoneUntilTheBound(t *testing.T) {
+	widgetDecodes.Store(0)
+	_, typed := typedRig(t) // its cache stays empty: every object read is gone
+	gone := make([]*Object, minDecoded+1)
+	first := make([]*countedWidget, len(gone))
+	for i := range gone {
+		gone[i] = widgetObject(t, fmt.Sprintf("gone%d", i), 1, i)
+	}
+	for i, o := range gone[:minDecoded] {
+		w, err := typed.Decode(o)
+		require.NoError(t, err)
+		first[i] = w
+	}
+	for i, o := range gone[:minDecoded] {
+		again, err := typed.Decode(o)
+		require.NoError(t, err)
+		require.Same(t, first[i], again, "gone%d: kept, %d values being within the bound", i, minDecoded)
+	}
+	require.EqualValues(t, minDecoded, widgetDecodes.Load())
+
+	_, err := typed.Decode(gone[minDecoded]) // one more than the bound: a sweep
+	require.NoError(t, err)
+	again, err := typed.Decode(gone[0])
+	require.NoError(t, err)
+	assert.NotSame(t, first[0], again, "dropped by the sweep, decoded again")
+	assert.Equal(t, first[0].Spec, again.Spec)
+	assert.EqualValues(t, minDecoded+2, widgetDecodes.Load())
+}

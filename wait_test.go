@@ -2,6 +2,8 @@ package listwatch
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,8 +14,10 @@ import (
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/processor"
+	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/snapshot"
 	"github.com/listwatch/listwatch/testkit/apitest"
+	"github.com/listwatch/listwatch/testkit/testlog"
 	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/listwatch/listwatch/watchtest"
 )
@@ -132,4 +136,43 @@ func TestWaitAfterAWarmStartWaitsForTheServer(t *testing.T) {
 		assert.NoError(t, ctx.Err(), "returned for the 403, not the deadline")
 		assert.True(t, httpwatch.IsForbidden(err), "%v", err)
 	})
+}
+
+// decision 37: Factory.Wait whose context ends before every informer
+// synced returns an error, wrapping ctx.Err(), that names each informer
+// not synced with the last error it met, and leaves out those synced.
+func TestFactoryWaitAtItsDeadlineSaysWhy(t *testing.T) {
+	s := watchtest.NewServer()
+	t.Cleanup(s.Close)
+	s.FailNext(watchtest.Failure{Code: 500, Times: 1 << 30, Match: func(r watchtest.Request) bool {
+		return strings.Contains(r.Path, "/configmaps")
+	}})
+	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1})
+	require.NoError(t, err)
+	t.Cleanup(c.CloseIdleConnections)
+	c.RetryMax = 0 // each 500 is the informer's at once
+	f := NewFactory(c)
+	f.Logger = slog.New(&testlog.Log{})
+	f.Configure = func(_ httpwatch.Resource, inf *Informer) {
+		inf.Reflector.Backoff = reflector.Backoff{Initial: time.Millisecond, Cap: time.Millisecond}
+	}
+	pods := f.ForResource(podsRes)
+	cms := f.ForResource(cmsRes)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer f.Shutdown()
+	defer cancel()
+	f.Start(ctx)
+	require.NoError(t, pods.Wait(testwait.Context(t)))
+	require.Eventually(t, func() bool { _, last := cms.syncErr.get(); return last != nil }, wait, time.Millisecond,
+		"the configmaps' 500 noted")
+
+	ended, end := context.WithCancel(ctx)
+	end()
+	err = f.Wait(ended)
+	require.Error(t, err, "a configmaps informer never synced")
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, err.Error(), "configmaps.v1 not synced")
+	assert.Contains(t, err.Error(), "500")
+	assert.NotContains(t, err.Error(), "pods.v1", "pods synced")
+	assert.False(t, httpwatch.IsPermanent(err), "%v", err)
 }

@@ -142,6 +142,9 @@ func TestWarmStartResumesWithoutList(t *testing.T) {
 	run(t, inf)
 	testwait.Recv(t, inf.warm.loaded, "the snapshot to be loaded")
 	require.NoError(t, inf.Wait(testwait.Context(t)))
+	// Wait returns once HasSynced, which may be just before the informer
+	// says how its warm start ended; the line is said before Synced closes.
+	testwait.Recv(t, inf.warm.synced, "the warm start's outcome said")
 	require.Eventually(t, func() bool { return len(rec.lines()) == 6 }, wait, time.Millisecond, "%q", rec.lines())
 
 	lines := rec.lines()

@@ -193,6 +193,7 @@ func TestReadyWaitsThroughForbidden(t *testing.T) {
 	code, body := probe(t, r, "/readyz")
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.Contains(t, body, "not synced: configmaps.v1")
+	assert.Regexp(t, `cache configmaps.v1 \(labels app\): not synced: .*403`, body, "the cache's own line says why")
 
 	granted.Store(true)
 	require.Eventually(t, func() bool { code, _ := probe(t, r, "/readyz"); return code == http.StatusOK },

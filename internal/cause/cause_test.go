@@ -145,6 +145,31 @@ func TestHints(t *testing.T) {
 			"install the exec credential plugin, or fix its path (users[].user.exec.command in the kubeconfig)"},
 		{"namespace missing", cause.Request{Namespace: "ns"}, "create namespace ns, or use a namespace that exists"},
 		{"429", cause.Request{}, ""},
+		// What each hint names comes from the request; a hint with nothing
+		// to name says what it can without it.
+		{"unknown resource", cause.Request{Resource: "widgets.example.com"},
+			"check the resource name, version and group: the server does not serve widgets.example.com"},
+		{"unknown resource", cause.Request{},
+			"check the resource name, version and group: the server does not serve it"},
+		{"foreign lease", cause.Request{Namespace: "kube-system"},
+			"another user of namespace kube-system made a lease of this name: choose another name"},
+		{"foreign lease", cause.Request{},
+			"another user of its namespace made a lease of this name: choose another name"},
+		{"namespace missing", cause.Request{}, "create its namespace, or use a namespace that exists"},
+		{"404", cause.Request{Resource: "widgets.example.com"},
+			"check the resource name, version, group and namespace: the server does not serve widgets.example.com there"},
+		{"400", cause.Request{Resource: "pods", FieldSelector: "spec.nodeNam=a", LabelSelector: "app=web"},
+			`check the field selector "spec.nodeNam=a" and the label selector "app=web"`},
+		{"400", cause.Request{Resource: "pods", LabelSelector: "app in (web"},
+			`check the label selector "app in (web"`},
+		{"400", cause.Request{Resource: "pods"},
+			"the server refuses what was sent: see message, and fix the object or the request"},
+		{"permission denied", cause.Request{Resource: "/var/lib/app/pods.snap"},
+			"check the permissions of /var/lib/app/pods.snap: this process may not write there"},
+		{"no space", cause.Request{Resource: "/var/lib/app/pods.snap"},
+			"free space on the device of /var/lib/app/pods.snap"},
+		{"panic", cause.Request{},
+			"fix the reconcile function: it panicked (recovered; the key is retried after a backoff)"},
 	} {
 		row, ok := cause.Lookup(tc.key)
 		require.True(t, ok, tc.key)
