@@ -59,6 +59,12 @@ func (e *env) startInformer(t *testing.T, rec *recorder) *listwatch.Informer {
 	t.Helper()
 	inf := listwatch.NewInformer(e.resource(e.proxied, configMaps), 0)
 	inf.Logger = e.logger
+	// The faults follow each other faster than the backoff's two quiet
+	// minutes, so with the default cap (30 s, each wait drawn from
+	// [d, 2d)) the relist a restarted server's 410 asks for would wait out
+	// the steps earlier faults climbed, up to a minute, past convergeBroken.
+	// The outage tests' cap keeps each fault's recovery its own.
+	inf.Reflector.Backoff = outageBackoff
 	_, err := inf.AddEventHandler(rec)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -45,7 +45,7 @@ const (
 // What the client behind the proxy may say at Warn or above, by fault.
 const (
 	pingLost    = `^WARN httpwatch: no answer to an HTTP/2 ping within 3s: connection to 127\.0\.0\.1:\d+ closed`
-	watchFailed = `^WARN reflector: watch failed`
+	watchFailed = `^WARN reflector: watch (start )?failed`
 	listFailed  = `^WARN reflector: list failed`
 	leaseFailed = `^WARN (leader|shard member)`
 )
