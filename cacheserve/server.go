@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -326,37 +325,20 @@ type route struct {
 // route maps /api/v1/[namespaces/NS/]RESOURCE[/NAME] and
 // /apis/GROUP/VERSION/... to a served resource.
 func (s *Server) route(req *http.Request, watch bool) (route, *apiserve.Error) {
-	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	var group, version string
-	switch {
-	case len(parts) >= 3 && parts[0] == "api":
-		version, parts = parts[1], parts[2:]
-	case len(parts) >= 4 && parts[0] == "apis":
-		group, version, parts = parts[1], parts[2], parts[3:]
-	default:
-		return route{}, apiserve.UnknownResource()
+	p, perr := apiserve.ParsePath(req.URL.Path)
+	if perr != nil {
+		return route{}, perr
 	}
-	var rt route
-	var resource string
-	switch {
-	case len(parts) >= 3 && parts[0] == "namespaces" && len(parts) <= 5:
-		rt.namespace, resource, parts = parts[1], parts[2], parts[3:]
-	case len(parts) <= 3:
-		resource, parts = parts[0], parts[1:]
-	default:
-		return route{}, apiserve.UnknownResource()
-	}
-	if len(parts) >= 1 {
-		rt.name = parts[0]
-	}
+	group, version, resource := p.Group, p.Version, p.Resource
+	rt := route{namespace: p.Namespace, name: p.Name}
 	s.mu.RLock()
 	rt.sv = s.byRes[resID(group, version, resource)]
 	s.mu.RUnlock()
 	if rt.sv == nil {
 		return route{}, incomplete("%s is not cached here", resourcePath(group, version, resource))
 	}
-	if len(parts) == 2 {
-		return route{}, incomplete("subresource %q of %s is not cached here", parts[1], resource)
+	if p.Subresource != "" {
+		return route{}, incomplete("subresource %q of %s is not cached here", p.Subresource, resource)
 	}
 	if rt.namespace != "" && !rt.sv.res.Namespaced || rt.name != "" && rt.sv.res.Namespaced && rt.namespace == "" {
 		return route{}, apiserve.UnknownResource()

@@ -151,32 +151,12 @@ func writeObject(w http.ResponseWriter, code int, st *store, o *object) {
 //	/api/v1/namespaces/NS/RESOURCE[/NAME[/SUBRESOURCE]]
 //	/apis/GROUP/VERSION/... likewise
 func (s *Server) route(req *http.Request) (route, *apiserve.Error) {
-	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	var group, version string
-	switch {
-	case len(parts) >= 3 && parts[0] == "api":
-		version, parts = parts[1], parts[2:]
-	case len(parts) >= 4 && parts[0] == "apis":
-		group, version, parts = parts[1], parts[2], parts[3:]
-	default:
-		return route{}, apiserve.UnknownResource()
+	p, perr := apiserve.ParsePath(req.URL.Path)
+	if perr != nil {
+		return route{}, perr
 	}
-	var rt route
-	var name string
-	switch {
-	case len(parts) >= 3 && parts[0] == "namespaces" && len(parts) <= 5:
-		rt.namespace, name, parts = parts[1], parts[2], parts[3:]
-	case len(parts) <= 3:
-		name, parts = parts[0], parts[1:]
-	default:
-		return route{}, apiserve.UnknownResource()
-	}
-	if len(parts) >= 1 {
-		rt.name = parts[0]
-	}
-	if len(parts) == 2 {
-		rt.sub = parts[1]
-	}
+	group, version, name := p.Group, p.Version, p.Resource
+	rt := route{namespace: p.Namespace, name: p.Name, sub: p.Subresource}
 	addr := httpwatch.Resource{Group: group, Version: version, Resource: name}
 	s.mu.Lock()
 	st := s.stores[id(addr)]
