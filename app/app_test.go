@@ -244,6 +244,22 @@ func TestShutdownIsBounded(t *testing.T) {
 	assert.Contains(t, err.Error(), "still stopping runners and Go functions")
 }
 
+// A runner's workers get half the app's ShutdownTimeout to drain (the
+// runner gives up its busy keys then, reconcile.ErrDrainTimeout), so that
+// the rest of the shutdown (informers, snapshots, probes) still has the
+// other half. Decision 39.
+func TestRunnersGetHalfTheShutdownToDrain(t *testing.T) {
+	s := server(t, "a")
+	a := app.New("copier")
+	a.ShutdownTimeout = 8 * time.Second
+	r := start(t, a, s, copierSetup)
+	// "app: started" is logged once the runners are configured: reading
+	// the log orders this test's reads after those writes.
+	logged(t, r, "app: started", "app")
+	require.Len(t, a.Runners(), 1)
+	assert.Equal(t, 4*time.Second, a.Runners()[0].ShutdownTimeout)
+}
+
 // With leader election the replica leads, reconciles, and releases its
 // lease at shutdown; its snapshot is saved. Decision 39.
 func TestLeaderReleasesLeaseAndSavesSnapshot(t *testing.T) {
