@@ -80,7 +80,7 @@ func reviewed(t *testing.T, rs *reviewServer, clk *clock.Fake) (*rig, *Reviewer)
 
 func fakeClock() *clock.Fake { return clock.NewFake(time.Unix(1_800_000_000, 0)) }
 
-// TestReviewerDeniesWithoutAToken is decision 45: without a bearer token
+// TestReviewerDeniesWithoutAToken is decision 44: without a bearer token
 // (a User-Agent changes nothing) a request is a 401, and no review is
 // made; a token the TokenReview refuses is a 401 too.
 func TestReviewerDeniesWithoutAToken(t *testing.T) {
@@ -99,7 +99,7 @@ func TestReviewerDeniesWithoutAToken(t *testing.T) {
 	require.Zero(t, rs.accesses.Load())
 }
 
-// TestReviewerAllowsAndDeniesBySAR is decision 45: a known token's
+// TestReviewerAllowsAndDeniesBySAR is decision 44: a known token's
 // request is served when the SubjectAccessReview allows it and a 403 in
 // kube-apiserver's words when it does not; the reviews use the node
 // cache's own credentials; each decision is cached for its TTL (allowed
@@ -139,7 +139,7 @@ func TestReviewerAllowsAndDeniesBySAR(t *testing.T) {
 	require.Equal(t, int64(4), st.Denied)
 }
 
-// TestReviewerOffline is decision 45: with the API server unreachable, a
+// TestReviewerOffline is decision 44: with the API server unreachable, a
 // decision made before the outage is used past its TTL while younger
 // than MaxStale; one older denies with a 503 that says why, as does a
 // request never decided; a denial stays a denial.

@@ -67,14 +67,14 @@ type Server struct {
 	BookmarkEvery time.Duration
 	// Proxy, if set, answers what the cache cannot answer completely (a
 	// write, a resource not cached, a selector wider than the informer's)
-	// from the API server, with the client's own credentials (decision 45);
+	// from the API server, with the client's own credentials (decision 44);
 	// nil refuses it with a Status that says why.
 	Proxy *Proxy
 
 	mu    sync.RWMutex
 	byRes map[string]*served
 	// upstream is what the informers have heard of the API server: the
-	// Warning and Stats of a cache that may be behind it (decision 45).
+	// Warning and Stats of a cache that may be behind it (decision 44).
 	upstream health
 }
 
@@ -250,7 +250,7 @@ func notReady() *apiserve.Error {
 }
 
 // cannotAnswer starts the message of every refusal of incomplete: what a
-// Proxy, if set, forwards instead (decision 45).
+// Proxy, if set, forwards instead (decision 44).
 const cannotAnswer = "this listwatch cache cannot answer completely: "
 
 // incomplete refuses what the cache cannot answer completely.

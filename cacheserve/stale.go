@@ -14,7 +14,7 @@ import (
 )
 
 // health is what the served informers have heard of the API server
-// (decision 45): the cache may be behind it once a list or watch failed
+// (decision 44): the cache may be behind it once a list or watch failed
 // and nothing was heard since. Failures and hearings are ordered by a
 // sequence, not by the clock, which a test may hold still.
 type health struct {
@@ -53,14 +53,14 @@ type Stats struct {
 	// Stale is whether what is served may be behind the API server: an
 	// informer failed to list or watch and has not heard from it since,
 	// or serves a restored snapshot the API server has not confirmed yet.
-	// Every response then carries a Warning (decision 45).
+	// Every response then carries a Warning (decision 44).
 	Stale bool
 	// LastHeard is when an informer last heard from the API server (an
 	// event, a list, a bookmark); zero if none has since the start.
 	LastHeard time.Time
 	// HeldRelists counts the lists from the API server at a lower
 	// resourceVersion than one already served, held back until the API
-	// server passes it (decision 45).
+	// server passes it (decision 44).
 	HeldRelists int64
 	// Proxy is the Proxy's counters; zero without one.
 	Proxy ProxyStats
@@ -142,12 +142,25 @@ type guard struct {
 	// when it is not. The reflector's goroutine alone uses them.
 	held   map[string]*raw.Object
 	heldRV int64
+	// listed is set once a list reached the guard: the first of a warm
+	// start is its restored snapshot, which is not hearing from the API
+	// server.
+	listed bool
 }
 
-// heard tells the server's health that the API server spoke, once the
-// informer has synced with it (a restored snapshot is not hearing it).
+// heard tells the server's health that the API server spoke: any change
+// or bookmark once the informer has synced, any list but a restored
+// snapshot.
 func (g *guard) heard() {
 	if g.inf.HasSynced() {
+		g.s.upstream.hear(g.s.clock().Now())
+	}
+}
+
+func (g *guard) heardList() {
+	first := !g.listed
+	g.listed = true
+	if !first || g.inf.Snapshot.Dir == "" || g.inf.HasSynced() {
 		g.s.upstream.hear(g.s.clock().Now())
 	}
 }
@@ -181,7 +194,7 @@ func (g *guard) Resync() error { return nil }
 // Replace passes a list on, or holds it back if it is behind what the
 // cache has served.
 func (g *guard) Replace(items []*raw.Object, resourceVersion string) error {
-	g.heard()
+	g.heardList()
 	rv, err := parseRV(resourceVersion)
 	served, synced := g.cache.ResourceVersion()
 	if err != nil || !synced || rv >= served {

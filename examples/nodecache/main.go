@@ -1,10 +1,12 @@
 // Command nodecache serves the pods of one node, read through one upstream
 // watch, to the node's other programs over the Kubernetes list/watch API
-// (package cacheserve, decision 43). They read it as they would read the
-// API server: lists and gets exact to the resourceVersion, watches that
-// resume from one, while the upstream is away too.
+// (package cacheserve, decisions 43 and 44). They read it as they would
+// read the API server: lists and gets exact to the resourceVersion,
+// watches that resume from one, while the upstream is away too, and after
+// a restart from its snapshot (--snapshot-dir), warm, within milliseconds,
+// the API server up or not.
 //
-//	go run ./examples/nodecache                              # an embedded demo server, node-1
+//	go run ./examples/nodecache --review=false              # an embedded demo server, node-1
 //	go run ./examples/nodecache --kubeconfig ~/.kube/config --node "$NODE_NAME"
 //
 // It listens on a unix socket whose mode, 0600, is the authorization (only
@@ -13,16 +15,22 @@
 //	curl --unix-socket /tmp/listwatch-nodecache.sock http://local/api/v1/pods
 //
 // kubectl and client-go take only http(s) servers; --listen 127.0.0.1:8001
-// adds a TCP listener on loopback that every local user of the node may
-// read (the programs of a node are trusted; nothing is authorized by
-// User-Agent):
+// adds a TCP listener on loopback. Its clients are authorized by the API
+// server: their own bearer token by a TokenReview, each request by a
+// SubjectAccessReview (the node cache's identity needs the ClusterRole
+// system:auth-delegator), cached, and used offline within 15 minutes;
+// --review=false lets every local user of the node read instead. Nothing
+// is authorized by User-Agent.
 //
-//	kubectl --server http://127.0.0.1:8001 get pods -A --field-selector spec.nodeName=node-1 -w
+//	kubectl --server http://127.0.0.1:8001 --token "$TOKEN" get pods -A --field-selector spec.nodeName=node-1 -w
 //
-// A client-go program takes the same URL as its rest.Config's Host, and
-// must select the node's pods as the cache does (spec.nodeName=NODE): a
-// wider request is refused with a Status that says why, never answered in
-// part.
+// A client-go program takes the same URL as its rest.Config's Host (and
+// its BearerToken). What the cache cannot answer completely — a write, a
+// resource not cached, a selector wider than spec.nodeName=NODE — is
+// forwarded to the API server with the client's own token (never the
+// cache's), and refused with a Status that says why when the client has
+// none or the API server is unreachable. While the cache may be stale,
+// every response carries a Warning that says since when.
 package main
 
 import (
@@ -56,6 +64,8 @@ type options struct {
 	node   string
 	socket string
 	listen string
+	review bool
+	snaps  string
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -64,7 +74,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	o.kube.Register(fs)
 	fs.StringVar(&o.node, "node", os.Getenv("NODE_NAME"), "the node whose pods to serve (default $NODE_NAME; node-1 on the demo server)")
 	fs.StringVar(&o.socket, "socket", filepath.Join(os.TempDir(), "listwatch-nodecache.sock"), "the unix socket to serve on, mode 0600")
-	fs.StringVar(&o.listen, "listen", "", "also serve on this loopback TCP address (e.g. 127.0.0.1:8001), to every local user")
+	fs.StringVar(&o.listen, "listen", "", "also serve on this loopback TCP address (e.g. 127.0.0.1:8001)")
+	fs.BoolVar(&o.review, "review", true, "authorize the TCP listener's clients by TokenReview and SubjectAccessReview; false: every local user may read")
+	fs.StringVar(&o.snaps, "snapshot-dir", filepath.Join(os.TempDir(), "listwatch-nodecache"), "keep a snapshot here and start from it, warm (\"\": none)")
 	if err := cli.Parse(fs, args); err != nil {
 		return o, err
 	}
@@ -95,8 +107,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	pods := client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"})
 	inf := listwatch.NewInformer(pods, 0, listwatch.Selector{Field: "spec.nodeName=" + o.node})
+	inf.Snapshot.Dir = o.snaps
 	srv := &cacheserve.Server{}
-	if o.listen != "" {
+	if srv.Proxy, err = cacheserve.NewProxy(cfg); err != nil {
+		return err
+	}
+	switch {
+	case o.listen == "":
+	case o.review:
+		srv.Authorize = (&cacheserve.Reviewer{Client: client}).Authorize
+	default:
 		srv.Authorize = loopbackOnly
 	}
 	if _, err := srv.Add(inf, pods, apiserve.APIResource{}); err != nil {

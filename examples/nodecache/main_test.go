@@ -20,7 +20,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestServesTheNodesPods runs the command against its demo server and
 // reads the node's pods through the socket and the loopback listener, as
-// kubectl would: decision 43.
+// kubectl would (decision 43); a write with the client's own token is
+// forwarded to the API server, and one through the socket without a token
+// is refused (decision 44).
 func TestServesTheNodesPods(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "pods.sock")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -28,7 +30,7 @@ func TestServesTheNodesPods(t *testing.T) {
 	out, w := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"--socket", sock, "--listen", "127.0.0.1:0"}, w, io.Discard)
+		done <- run(ctx, []string{"--socket", sock, "--listen", "127.0.0.1:0", "--review=false", "--snapshot-dir", t.TempDir()}, w, io.Discard)
 		w.Close()
 	}()
 	lines := bufio.NewScanner(out)
@@ -69,6 +71,26 @@ func TestServesTheNodesPods(t *testing.T) {
 			return true
 		}, 10*time.Second, 10*time.Millisecond)
 		require.Equal(t, []string{"web-1", "proxy-1"}, names, c.url)
+	}
+	for _, c := range []struct {
+		client *http.Client
+		url    string
+		auth   string
+		code   int
+	}{
+		{unix, "http://local/api/v1/namespaces/default/configmaps", "", http.StatusForbidden},
+		{http.DefaultClient, addr + "/api/v1/namespaces/default/configmaps", "Bearer own-token", http.StatusCreated},
+	} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.url, strings.NewReader(`{"metadata":{"name":"made-here"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		resp, err := c.client.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, c.code, resp.StatusCode, "%s", body)
 	}
 	cancel()
 	require.NoError(t, <-done)

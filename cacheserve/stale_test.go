@@ -1,0 +1,213 @@
+package cacheserve
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/raw"
+	snap "github.com/listwatch/listwatch/snapshot"
+	"github.com/listwatch/listwatch/watchtest"
+	"github.com/stretchr/testify/require"
+)
+
+func quiet(inf *listwatch.Informer, _ *httpwatch.ResourceClient, _ *Server) {
+	inf.Logger = slog.New(slog.DiscardHandler) // the outage's Warn is not these tests'
+}
+
+// eventually waits, bounded, for cond.
+func eventually(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	require.Eventually(t, cond, wait, 5*time.Millisecond, what)
+}
+
+// TestStaleWarningWhileUnreachable is decision 44: once an informer fails
+// to watch, every response (lists, discovery, watches, refusals) carries
+// kube-apiserver's Warning form saying since when the API server has not
+// been heard from, and Stats says so, until the informer hears it again.
+func TestStaleWarningWhileUnreachable(t *testing.T) {
+	r := newRig(t, quiet)
+	seed(t, r.up)
+	r.caughtUp(t)
+	require.False(t, r.srv.Stats().Stale)
+	_, h, _ := get(t, r.local.URL, "/api/v1/pods")
+	require.Empty(t, h.Values("Warning"))
+
+	heard := r.srv.Stats().LastHeard
+	require.Equal(t, r.clock.Now(), heard)
+	r.up.FailNext(watchtest.Failure{Code: http.StatusServiceUnavailable, Verbs: []string{"watch"}})
+	r.up.CloseWatches()
+	eventually(t, func() bool { return r.srv.Stats().Stale }, "stale once the watch failed")
+	want := fmt.Sprintf(`299 - "listwatch cache: the API server has not been heard from since %s; what is served may be stale"`,
+		heard.UTC().Format(time.RFC3339))
+	for _, p := range []string{"/api/v1/pods", "/api", "/apis", "/version", "/api/v1/configmaps"} {
+		_, h, _ := get(t, r.local.URL, p)
+		require.Equal(t, []string{want}, h.Values("Warning"), p)
+	}
+	w := watch(t, r.local.URL, "/api/v1/pods?watch=1")
+	require.Equal(t, http.StatusOK, w.status)
+
+	// Heard again: an event after the watch resumed.
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(t, r.up.WaitForWatches(ctx, 1)) // the cache's own, resumed
+	_, err := r.up.Create(watchtest.Pods, pod("ops", "late", "node-a", nil))
+	require.NoError(t, err)
+	eventually(t, func() bool { return !r.srv.Stats().Stale }, "current once heard again")
+	_, h, _ = get(t, r.local.URL, "/api/v1/pods")
+	require.Empty(t, h.Values("Warning"))
+}
+
+// servedBy is a Server serving an informer that never runs, whose Mirror
+// (the guard) a test drives by hand, as a reflector would.
+func servedBy(t *testing.T) (*Server, *listwatch.Informer, string) {
+	t.Helper()
+	client, err := httpwatchClient("http://127.0.0.1:1")
+	require.NoError(t, err)
+	src := client.Resource(watchtest.Pods)
+	src.KeepManagedFields = true
+	inf := listwatch.NewInformer(src, 0)
+	srv := &Server{Authorize: allowAll}
+	_, err = srv.Add(inf, src, zeroResource)
+	require.NoError(t, err)
+	return srv, inf, newLocal(t, srv)
+}
+
+func podAt(t *testing.T, name string, rv int) *raw.Object {
+	t.Helper()
+	o, err := raw.NewObject(fmt.Appendf(nil, `{"kind":"Pod","apiVersion":"v1","metadata":{"name":%q,"namespace":"ns","resourceVersion":"%d"}}`, name, rv))
+	require.NoError(t, err)
+	return o
+}
+
+func listNames(t *testing.T, base string) (string, []string) {
+	t.Helper()
+	code, _, body := get(t, base, "/api/v1/pods")
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	l := normal(t, body)
+	var names []string
+	for _, it := range l.Items {
+		names = append(names, it["metadata"].(map[string]any)["name"].(string))
+	}
+	return l.Metadata["resourceVersion"].(string), names
+}
+
+// TestVersionsNeverGoBackwards is decision 44: a list from the API server
+// at a lower resourceVersion than one served (a server restored from a
+// backup) is held: the cache goes on serving its own state at its own
+// version, local watches stay open, until the API server passes that
+// version; then its state replaces the cache's and every local watch ends
+// with a 410, so that clients relist above any version they saw.
+func TestVersionsNeverGoBackwards(t *testing.T) {
+	srv, inf, base := servedBy(t)
+	m := inf.Mirror
+	p := m.(interface{ Progress(string) })
+	require.NoError(t, m.Replace([]*raw.Object{podAt(t, "a", 8), podAt(t, "b", 10)}, "10"))
+	w := watch(t, base, "/api/v1/pods?watch=1&resourceVersion=10")
+
+	require.NoError(t, m.Replace([]*raw.Object{podAt(t, "a", 3)}, "5")) // behind
+	require.NoError(t, m.Add(podAt(t, "c", 7)))
+	p.Progress("9")
+	rv, names := listNames(t, base)
+	require.Equal(t, "10", rv)
+	require.Equal(t, []string{"a", "b"}, names)
+	require.Equal(t, int64(1), srv.Stats().HeldRelists)
+
+	require.NoError(t, m.Update(podAt(t, "a", 12))) // passes 10
+	rv, names = listNames(t, base)
+	require.Equal(t, "12", rv)
+	require.Equal(t, []string{"a", "c"}, names)
+	got := w.rest(t)
+	require.Equal(t, []string{"ERROR 410 too old resource version: 10 (12)"}, got, "no invented event, then the 410")
+
+	// A list at or above the served version goes through at once.
+	require.NoError(t, m.Replace([]*raw.Object{podAt(t, "d", 13)}, "13"))
+	rv, names = listNames(t, base)
+	require.Equal(t, "13", rv)
+	require.Equal(t, []string{"d"}, names)
+}
+
+// TestUpstreamRelistInventsNoDeletes is decision 44: when the API server
+// compacted past the cache's version and the informer relists, a local
+// watch ends with the 410 alone: no DELETED for what went meanwhile (its
+// client learns of it from its relist).
+func TestUpstreamRelistInventsNoDeletes(t *testing.T) {
+	r := newRig(t, quiet)
+	seed(t, r.up)
+	last := r.caughtUp(t)
+	w := watch(t, r.local.URL, "/api/v1/pods?watch=1&resourceVersion="+itoa(last))
+	r.up.CloseWatches()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(t, r.up.WaitForWatches(ctx, 1))
+	r.up.CloseWatches()
+	_, err := r.up.Delete(watchtest.Pods, "shop", "web-1")
+	require.NoError(t, err)
+	require.NoError(t, r.up.Compact(r.up.ResourceVersion()))
+	now := r.caughtUp(t)
+	require.Equal(t, []string{"ERROR 410 too old resource version: " + itoa(last) + " (" + itoa(now) + ")"}, w.rest(t))
+}
+
+// TestWarmStartServesOffline is decision 44: a node cache restarted from
+// its snapshot while the API server is down serves the snapshot's state
+// at its version (measured: within a few milliseconds of Run), with the
+// Warning that the API server has not confirmed it.
+func TestWarmStartServesOffline(t *testing.T) {
+	up := watchtest.NewServer()
+	dir := t.TempDir()
+	for i := range 50 {
+		_, err := up.Create(watchtest.Pods, pod("ns", fmt.Sprintf("p-%02d", i), "node-a", nil))
+		require.NoError(t, err)
+	}
+	host, want := up.URL, up.ResourceVersion()
+	runOnce := func(serve bool) (*Server, func()) {
+		client, err := httpwatchClient(host)
+		require.NoError(t, err)
+		src := client.Resource(watchtest.Pods)
+		src.KeepManagedFields = true
+		inf := listwatch.NewInformer(src, 0)
+		inf.Snapshot = snap.Options{Dir: dir}
+		inf.Logger = slog.New(slog.DiscardHandler)
+		srv := &Server{Authorize: allowAll}
+		if serve {
+			_, err = srv.Add(inf, src, zeroResource)
+			require.NoError(t, err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); inf.Run(ctx) }()
+		if !serve {
+			wctx, wcancel := context.WithTimeout(ctx, wait)
+			defer wcancel()
+			require.NoError(t, inf.Wait(wctx))
+		}
+		return srv, func() { cancel(); <-done; client.CloseIdleConnections() }
+	}
+	_, stop := runOnce(false)
+	stop() // saves the snapshot
+	up.Close()
+
+	start := time.Now()
+	srv, stop := runOnce(true)
+	defer stop()
+	base := newLocal(t, srv)
+	eventually(t, func() bool {
+		code, _, _ := get(t, base, "/api/v1/pods?resourceVersion=0")
+		return code == http.StatusOK
+	}, "served from the snapshot")
+	t.Logf("a warm start with the API server down served its first list %v after Run", time.Since(start).Round(time.Millisecond))
+	rv, names := listNames(t, base)
+	require.Equal(t, want, rv)
+	require.Len(t, names, 50)
+	_, h, _ := get(t, base, "/api/v1/pods")
+	require.Len(t, h.Values("Warning"), 1)
+	require.True(t, strings.Contains(h.Get("Warning"), "from a snapshot the API server has not confirmed yet") ||
+		strings.Contains(h.Get("Warning"), "has not been heard from since this cache started"), h.Get("Warning"))
+	require.True(t, srv.Stats().Stale)
+}
