@@ -50,10 +50,11 @@ func (h *health) unheard() (bool, time.Time) {
 
 // Stats is how current a Server's caches are, and what it forwarded.
 type Stats struct {
-	// Stale is whether what is served may be behind the API server: an
+	// Stale is whether what is served may differ from the API server: an
 	// informer failed to list or watch and has not heard from it since,
-	// or serves a restored snapshot the API server has not confirmed yet.
-	// Every response then carries a Warning (decision 44).
+	// serves a restored snapshot the API server has not confirmed yet, or
+	// holds back a list behind what was served. Every response then
+	// carries a Warning (decision 44).
 	Stale bool
 	// LastHeard is when an informer last heard from the API server (an
 	// event, a list, a bookmark); zero if none has since the start.
@@ -91,6 +92,10 @@ func (s *Server) stale() (bool, string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, sv := range s.byRes {
+		if at := sv.guard.holding.Load(); at > 0 {
+			return true, `299 - "listwatch cache: the API server went back to a resourceVersion below ` + strconv.FormatInt(at, 10) +
+				`, which this cache served; serving its own state until the API server passes it"`
+		}
 		if _, synced := sv.cache.ResourceVersion(); synced && !sv.inf.HasSynced() {
 			return true, `299 - "listwatch cache: serving ` + sv.res.Resource + ` from a snapshot the API server has not confirmed yet; what is served may be stale"`
 		}
@@ -142,6 +147,9 @@ type guard struct {
 	// when it is not. The reflector's goroutine alone uses them.
 	held   map[string]*raw.Object
 	heldRV int64
+	// holding is the version served when the API server went behind it,
+	// while it is; 0 when not. For the Warning.
+	holding atomic.Int64
 	// listed is set once a list reached the guard: the first of a warm
 	// start is its restored snapshot, which is not hearing from the API
 	// server.
@@ -199,6 +207,7 @@ func (g *guard) Replace(items []*raw.Object, resourceVersion string) error {
 	served, synced := g.cache.ResourceVersion()
 	if err != nil || !synced || rv >= served {
 		g.held = nil
+		g.holding.Store(0)
 		return g.cache.Replace(items, resourceVersion)
 	}
 	g.held = make(map[string]*raw.Object, len(items))
@@ -206,6 +215,7 @@ func (g *guard) Replace(items []*raw.Object, resourceVersion string) error {
 		g.held[key(o)] = o
 	}
 	g.heldRV = rv
+	g.holding.Store(served)
 	g.s.upstream.held.Add(1)
 	return nil
 }
@@ -249,5 +259,6 @@ func (g *guard) release() error {
 		items = append(items, o)
 	}
 	g.held = nil
+	g.holding.Store(0)
 	return g.cache.Replace(items, strconv.FormatInt(g.heldRV, 10))
 }
