@@ -221,6 +221,10 @@ var errTimeout = errors.New("the API server did not answer in time")
 
 type whyKey struct{}
 
+// localKey marks a forwarded request the cache answers itself when the
+// API server does not: discovery.
+type localKey struct{}
+
 func withWhy(ctx context.Context, why string) context.Context {
 	return context.WithValue(ctx, whyKey{}, why)
 }
@@ -234,6 +238,10 @@ func (p *Proxy) failed(w http.ResponseWriter, req *http.Request, err error) {
 		return // the client left
 	}
 	p.stats.unreachable.Add(1)
+	if local, ok := req.Context().Value(localKey{}).(http.HandlerFunc); ok {
+		local(w, req)
+		return
+	}
 	why, _ := req.Context().Value(whyKey{}).(string)
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -305,4 +313,39 @@ func (s *Server) answerable(rt route, o httpwatch.ListOptions, watch bool) *apis
 		return rt.sv.covers(selector.Everything(), selector.FieldSelector{})
 	}
 	return nil
+}
+
+// isDiscovery reports whether path is a discovery document's:
+// /api, /api/VERSION, /apis, /apis/GROUP, /apis/GROUP/VERSION.
+func isDiscovery(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch parts[0] {
+	case "api":
+		return len(parts) <= 2
+	case "apis":
+		return len(parts) <= 3
+	}
+	return false
+}
+
+// serveDiscovery answers discovery: with a Proxy and a client's bearer
+// token, the API server's (so that kubectl finds the resources the cache
+// forwards), and the cache's own, of what it serves, when the API server
+// does not answer or nothing can be forwarded.
+func (s *Server) serveDiscovery(w http.ResponseWriter, req *http.Request) bool {
+	if !isDiscovery(req.URL.Path) || req.Method != http.MethodGet {
+		return false
+	}
+	local := func(w http.ResponseWriter, req *http.Request) {
+		if !apiserve.ServeDiscovery(w, req, s.resources()) {
+			apiserve.UnknownResource().Write(w)
+		}
+	}
+	if _, ok := bearer(req); !ok || s.Proxy == nil {
+		local(w, req)
+		return true
+	}
+	ctx := context.WithValue(req.Context(), localKey{}, http.HandlerFunc(local))
+	s.Proxy.forward(w, req.WithContext(ctx), "discovery", false)
+	return true
 }

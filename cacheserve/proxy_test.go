@@ -219,3 +219,34 @@ func TestProxyTokenGoesNowhereElse(t *testing.T) {
 	require.Equal(t, elsewhere.URL+"/api/v1/configmaps", h.Get("Location"))
 	require.Empty(t, elsewhere.got())
 }
+
+// TestProxyDiscoveryFromTheAPIServer is decision 44: with a Proxy, a
+// client with a bearer token reads the API server's discovery (so that
+// kubectl finds what is forwarded); without a token, or with the API
+// server unreachable, the cache's own, of what it serves.
+func TestProxyDiscoveryFromTheAPIServer(t *testing.T) {
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"kind":"APIResourceList","groupVersion":"v1","resources":[{"name":"configmaps"}]}`)
+	})
+	r := newRig(t)
+	p, err := NewProxy(nodeConfig(rec.URL))
+	require.NoError(t, err)
+	r.srv.Proxy = p
+	code, _, body := do(t, "GET", r.local.URL+"/api/v1", "Bearer client-token")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `"configmaps"`)
+	require.Len(t, rec.got(), 1)
+	for _, c := range []struct{ base, auth string }{{r.local.URL, ""}, {r.local.URL, "Bearer client-token"}} {
+		if c.auth != "" {
+			off, err := NewProxy(nodeConfig("http://127.0.0.1:1"))
+			require.NoError(t, err)
+			r.srv.Proxy = off
+		}
+		code, _, body := do(t, "GET", c.base+"/api/v1", c.auth)
+		require.Equal(t, http.StatusOK, code, body)
+		require.Contains(t, body, `"name":"pods"`)
+		require.NotContains(t, body, `"configmaps"`)
+	}
+	require.Len(t, rec.got(), 1)
+}

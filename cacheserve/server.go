@@ -280,7 +280,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.Version.ServeHTTP(w, req)
 		return
 	}
-	if apiserve.ServeDiscovery(w, req, s.resources()) {
+	if s.serveDiscovery(w, req) {
 		return
 	}
 	rt, e := s.route(req, watch)

@@ -22,7 +22,12 @@
 // --review=false lets every local user of the node read instead. Nothing
 // is authorized by User-Agent.
 //
-//	kubectl --server http://127.0.0.1:8001 --token "$TOKEN" get pods -A --field-selector spec.nodeName=node-1 -w
+//	kubectl --server https://127.0.0.1:8001 --certificate-authority ca.crt --token "$TOKEN" get pods -A --field-selector spec.nodeName=node-1 -w
+//
+// kubectl sends its token only to an https server: give the listener a
+// certificate (--tls-cert, --tls-key). kubectl finds every resource
+// through the API server's discovery, forwarded; what is not cached is
+// forwarded too.
 //
 // A client-go program takes the same URL as its rest.Config's Host (and
 // its BearerToken). What the cache cannot answer completely — a write, a
@@ -35,6 +40,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -66,6 +72,8 @@ type options struct {
 	listen string
 	review bool
 	snaps  string
+	// tlsCert and tlsKey make the TCP listener https.
+	tlsCert, tlsKey string
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -76,6 +84,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.socket, "socket", filepath.Join(os.TempDir(), "listwatch-nodecache.sock"), "the unix socket to serve on, mode 0600")
 	fs.StringVar(&o.listen, "listen", "", "also serve on this loopback TCP address (e.g. 127.0.0.1:8001)")
 	fs.BoolVar(&o.review, "review", true, "authorize the TCP listener's clients by TokenReview and SubjectAccessReview; false: every local user may read")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve the TCP listener over TLS with this certificate (PEM), as kubectl needs to send its token")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "the key of --tls-cert (PEM)")
 	fs.StringVar(&o.snaps, "snapshot-dir", filepath.Join(os.TempDir(), "listwatch-nodecache"), "keep a snapshot here and start from it, warm (\"\": none)")
 	if err := cli.Parse(fs, args); err != nil {
 		return o, err
@@ -135,14 +145,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	go func() { errs <- srv.Serve(ctx, l) }()
 	fmt.Fprintf(stdout, "serving the pods of %s from %s on %s\n", o.node, where, o.socket)
 	if o.listen != "" {
-		tl, err := net.Listen("tcp", o.listen)
+		tl, url, err := listenTCP(o)
 		if err != nil {
 			cancel()
 			<-errs
 			return err
 		}
 		go func() { errs <- srv.Serve(ctx, tl) }()
-		fmt.Fprintf(stdout, "and on http://%s: kubectl --server http://%s get pods -A --field-selector spec.nodeName=%s\n", tl.Addr(), tl.Addr(), o.node)
+		fmt.Fprintf(stdout, "and on %s: kubectl --server %s get pods -A --field-selector spec.nodeName=%s\n", url, url, o.node)
 	}
 	err = <-errs
 	cancel()
@@ -150,6 +160,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		err = errors.Join(err, <-errs)
 	}
 	return err
+}
+
+// listenTCP listens on o.listen, with TLS if o has a certificate: kubectl
+// sends its token to an https server only.
+func listenTCP(o options) (net.Listener, string, error) {
+	l, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return nil, "", err
+	}
+	if o.tlsCert == "" {
+		return l, "http://" + l.Addr().String(), nil
+	}
+	cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+	if err != nil {
+		l.Close()
+		return nil, "", err
+	}
+	return tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}), "https://" + l.Addr().String(), nil
 }
 
 // loopbackOnly allows a request from the node itself: its peer address is
