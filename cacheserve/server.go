@@ -291,6 +291,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		e = s.answerable(rt, opts, watch)
 	}
 	if e != nil {
+		if rt.sv != nil && rt.sv.warning != "" && (s.Proxy == nil || !forwardable(req, e)) {
+			w.Header().Add("Warning", rt.sv.warning) // answered here
+		}
 		s.forwardOr(w, req, e)
 		return
 	}

@@ -5,10 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -133,4 +138,122 @@ func status(t *testing.T, hc *http.Client, base, method, path, token, body strin
 		return resp.StatusCode, st.Message
 	}
 	return resp.StatusCode, ""
+}
+
+// TestServedCacheThroughAnOutage is decision 44 on the real server: with
+// the kube-apiserver killed, the served cache goes on answering lists at
+// the last version known, every response carrying the staleness Warning,
+// and a local watch stays open; once it is back, a change made then
+// reaches the local watch, the Warning goes, and no version served (list
+// or watch event) ever went backwards.
+func TestServedCacheThroughAnOutage(t *testing.T) {
+	c := client(t)
+	ns := namespace(t, c)
+	cms := c.Resource(configMaps).Namespace(ns)
+	_, err := cms.Create(context.Background(), configMap(ns, "before", "1"))
+	require.NoError(t, err)
+	inf := listwatch.NewInformer(cms, 0)
+	inf.Logger = slog.New(slog.DiscardHandler) // the outage is said at Warn: not this test's
+	srv := &cacheserve.Server{Authorize: func(*http.Request) error { return nil }}
+	_, err = srv.Add(inf, cms, apiserve.APIResource{})
+	require.NoError(t, err)
+	run(t, inf)
+	local := httptest.NewServer(srv)
+	t.Cleanup(func() { local.CloseClientConnections(); local.Close() })
+	path := "/api/v1/namespaces/" + ns + "/configmaps"
+	list := func() (int64, []string, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, local.URL+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		var l struct {
+			Metadata struct{ ResourceVersion string }
+			Items    []struct{ Metadata struct{ Name string } }
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&l))
+		rv, err := strconv.ParseInt(l.Metadata.ResourceVersion, 10, 64)
+		require.NoError(t, err)
+		var names []string
+		for _, it := range l.Items {
+			names = append(names, it.Metadata.Name)
+		}
+		return rv, names, strings.Join(resp.Header.Values("Warning"), "|")
+	}
+	rv0, names, warning := list()
+	require.Equal(t, []string{"before"}, names)
+	require.NotContains(t, warning, "not been heard")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, local.URL+path+"?watch=1&allowWatchBookmarks=true&resourceVersion="+strconv.FormatInt(rv0, 10), nil)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	events := make(chan string, 100)
+	go func() {
+		defer close(events)
+		dec := json.NewDecoder(resp.Body)
+		for {
+			var ev struct {
+				Type   string
+				Object struct{ Metadata struct{ Name, ResourceVersion string } }
+			}
+			if dec.Decode(&ev) != nil {
+				return
+			}
+			events <- ev.Type + " " + ev.Object.Metadata.Name + " " + ev.Object.Metadata.ResourceVersion
+		}
+	}()
+
+	dir := realapi.Env(t, "REALAPI_DIR")
+	args, err := os.ReadFile(filepath.Join(dir, "apiserver.args"))
+	require.NoError(t, err)
+	killAPIServer(t, dir)
+	require.Eventually(t, func() bool { return srv.Stats().Stale }, wait, 20*time.Millisecond, "stale once the watch cannot resume")
+	rv1, names, warning := list()
+	require.Equal(t, rv0, rv1)
+	require.Equal(t, []string{"before"}, names)
+	require.Contains(t, warning, `299 - "listwatch cache: the API server has not been heard from since `)
+
+	restartAPIServer(t, dir, strings.TrimSpace(string(args)))
+	_, err = cms.Create(context.Background(), configMap(ns, "after", "2"))
+	require.NoError(t, err)
+	last := rv0
+	seen := false
+	for !seen {
+		select {
+		case ev, ok := <-events:
+			require.True(t, ok, "the local watch ended")
+			f := strings.Fields(ev)
+			if f[0] == "ERROR" {
+				t.Fatalf("the local watch ended with %s", ev)
+			}
+			rv, err := strconv.ParseInt(f[len(f)-1], 10, 64)
+			require.NoError(t, err, ev)
+			require.GreaterOrEqual(t, rv, last, "a version went backwards: %s", ev)
+			last = rv
+			seen = strings.HasPrefix(ev, "ADDED after ")
+		case <-time.After(2 * wait):
+			t.Fatal("the local watch did not see the change made after the outage")
+		}
+	}
+	require.Eventually(t, func() bool { return !srv.Stats().Stale }, wait, 20*time.Millisecond, "current once heard again")
+	rv2, names, warning := list()
+	require.GreaterOrEqual(t, rv2, last)
+	require.Equal(t, []string{"after", "before"}, names)
+	require.NotContains(t, warning, "not been heard")
+}
+
+// killAPIServer kills the kube-apiserver in dir and waits until it is gone.
+func killAPIServer(t *testing.T, dir string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "kube-apiserver.pid"))
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	require.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, wait, 100*time.Millisecond, "kube-apiserver did not exit")
 }
