@@ -199,7 +199,9 @@ func TestServedCacheThroughAnOutage(t *testing.T) {
 		for {
 			var ev struct {
 				Type   string
-				Object struct{ Metadata struct{ Name, ResourceVersion string } }
+				Object struct {
+					Metadata struct{ Name, ResourceVersion string }
+				}
 			}
 			if dec.Decode(&ev) != nil {
 				return
