@@ -90,6 +90,7 @@ type Reviewer struct {
 	mu        sync.Mutex
 	tokens    map[[32]byte]decision
 	decisions map[string]decision
+	calls     map[any]*call
 	refused   atomic.Bool // a review was refused; said once
 	stats     reviewStats
 }
@@ -110,7 +111,7 @@ type userInfo struct {
 }
 
 type reviewStats struct {
-	reviews, cached, offline, denied atomic.Int64
+	reviews, cached, offline, denied, coalesced atomic.Int64
 }
 
 // ReviewerStats counts a Reviewer's decisions.
@@ -119,12 +120,15 @@ type ReviewerStats struct {
 	Cached  int64 // decisions taken from the cache within their TTL
 	Offline int64 // decisions taken from the cache past their TTL, while the API server could not be reached
 	Denied  int64 // requests denied, for any reason
+	// Coalesced counts the requests that waited for a review another
+	// request had asked for.
+	Coalesced int64
 }
 
 // Stats returns the Reviewer's counters.
 func (r *Reviewer) Stats() ReviewerStats {
 	return ReviewerStats{Reviews: r.stats.reviews.Load(), Cached: r.stats.cached.Load(),
-		Offline: r.stats.offline.Load(), Denied: r.stats.denied.Load()}
+		Offline: r.stats.offline.Load(), Denied: r.stats.denied.Load(), Coalesced: r.stats.coalesced.Load()}
 }
 
 func (r *Reviewer) init() {
@@ -134,6 +138,7 @@ func (r *Reviewer) init() {
 		}
 		r.tokens = map[[32]byte]decision{}
 		r.decisions = map[string]decision{}
+		r.calls = map[any]*call{}
 	})
 }
 
@@ -197,28 +202,58 @@ func (r *Reviewer) authenticate(ctx context.Context, tok string) (userInfo, erro
 
 // decide takes a cached decision while fresh (for okTTL if it allowed,
 // DeniedTTL if not), or asks, or, when the API server cannot be reached,
-// takes a cached one younger than MaxStale.
+// takes a cached one younger than MaxStale. Requests that need a review
+// under way wait for it rather than each asking: 50 informers relisting
+// at once with one token make one review, not 50.
 func decide[K comparable](ctx context.Context, r *Reviewer, cache map[K]decision, k K, okTTL time.Duration,
 	ask func(context.Context) (decision, error)) (decision, error) {
 	r.mu.Lock()
 	d, ok := cache[k]
-	r.mu.Unlock()
 	ttl := okTTL
 	if !d.ok {
 		ttl = orDefault(r.DeniedTTL, DefaultDeniedTTL)
 	}
 	if ok && r.clock().Since(d.at) < ttl {
+		r.mu.Unlock()
 		r.stats.cached.Add(1)
 		return d, nil
 	}
-	fresh, err := r.review(ctx, ask)
-	if err == nil {
-		r.mu.Lock()
-		putBounded(cache, k, fresh, r.expired)
-		r.mu.Unlock()
-		return fresh, nil
+	c, waiting := r.calls[k]
+	if !waiting {
+		c = &call{done: make(chan struct{})}
+		r.calls[k] = c
 	}
-	return r.offline(ok, d, err)
+	r.mu.Unlock()
+	if waiting {
+		r.stats.coalesced.Add(1)
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return decision{}, fmt.Errorf("cannot authorize: %w", ctx.Err())
+		}
+	} else {
+		// The review is not the asking request's: its client leaving
+		// does not fail the others (Timeout bounds it).
+		c.d, c.err = r.review(context.WithoutCancel(ctx), ask)
+		r.mu.Lock()
+		if c.err == nil {
+			putBounded(cache, k, c.d, r.expired)
+		}
+		delete(r.calls, k)
+		r.mu.Unlock()
+		close(c.done)
+	}
+	if c.err == nil {
+		return c.d, nil
+	}
+	return r.offline(ok, d, c.err)
+}
+
+// call is a review under way.
+type call struct {
+	done chan struct{}
+	d    decision
+	err  error
 }
 
 // offline is the decision taken when a review failed: a cached one

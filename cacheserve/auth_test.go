@@ -21,6 +21,8 @@ type reviewServer struct {
 	*httptest.Server
 	tokens, accesses atomic.Int64
 	nodeAuth         atomic.Value // the Authorization the reviews came with
+	// gate, if set, holds every review until it is closed.
+	gate atomic.Pointer[chan struct{}]
 }
 
 func newReviewServer(t *testing.T) *reviewServer {
@@ -28,6 +30,9 @@ func newReviewServer(t *testing.T) *reviewServer {
 	rs := &reviewServer{}
 	rs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rs.nodeAuth.Store(r.Header.Get("Authorization"))
+		if g := rs.gate.Load(); g != nil {
+			<-*g
+		}
 		var in struct {
 			Spec struct {
 				Token              string
@@ -170,4 +175,29 @@ func TestReviewerOffline(t *testing.T) {
 	code, _, body = do(t, "GET", r.local.URL+"/api/v1/pods", "Bearer alice-token")
 	require.Equal(t, http.StatusServiceUnavailable, code, body)
 	require.True(t, strings.Contains(body, "younger than 15m0s"), body)
+}
+
+// TestReviewerAsksOnceForConcurrentRequests is decision 44: requests that
+// need the same review while it is under way wait for it: twenty clients
+// with one new token make one TokenReview and one SubjectAccessReview.
+func TestReviewerAsksOnceForConcurrentRequests(t *testing.T) {
+	rs := newReviewServer(t)
+	gate := make(chan struct{})
+	rs.gate.Store(&gate)
+	r, rv := reviewed(t, rs, fakeClock())
+	const n = 20
+	codes := make(chan int, n)
+	for range n {
+		go func() {
+			code, _, _ := do(t, "GET", r.local.URL+"/api/v1/pods", "Bearer alice-token")
+			codes <- code
+		}()
+	}
+	require.Eventually(t, func() bool { return rv.Stats().Coalesced == n-1 }, wait, time.Millisecond)
+	close(gate)
+	for range n {
+		require.Equal(t, http.StatusOK, <-codes)
+	}
+	require.Equal(t, int64(1), rs.tokens.Load())
+	require.Equal(t, int64(1), rs.accesses.Load())
 }
