@@ -3,10 +3,19 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,4 +103,53 @@ func TestServesTheNodesPods(t *testing.T) {
 	}
 	cancel()
 	require.NoError(t, <-done)
+}
+
+// TestServesOverTLS runs the command with a certificate: its TCP listener
+// is https, as kubectl needs to send a token (decision 44).
+func TestServesOverTLS(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	writeSelfSigned(t, cert, key)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--socket", filepath.Join(dir, "pods.sock"), "--listen", "127.0.0.1:0", "--review=false",
+			"--snapshot-dir", "", "--tls-cert", cert, "--tls-key", key}, w, io.Discard)
+		w.Close()
+	}()
+	lines := bufio.NewScanner(out)
+	require.True(t, lines.Scan())
+	require.True(t, lines.Scan())
+	addr := strings.TrimSuffix(strings.Fields(lines.Text())[2], ":")
+	require.True(t, strings.HasPrefix(addr, "https://"), lines.Text())
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // the test's own certificate
+	defer hc.CloseIdleConnections()
+	require.Eventually(t, func() bool { // 429 until the first sync
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, addr+"/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1", nil)
+		resp, err := hc.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 10*time.Second, 10*time.Millisecond)
+	cancel()
+	require.NoError(t, <-done)
+}
+
+// writeSelfSigned writes a certificate for 127.0.0.1 and its key.
+func writeSelfSigned(t *testing.T, certFile, keyFile string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "nodecache"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	require.NoError(t, err)
+	kb, err := x509.MarshalECPrivateKey(k)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600))
 }
