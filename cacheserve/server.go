@@ -97,7 +97,10 @@ func resID(group, version, resource string) string { return group + "/" + versio
 // (listwatch.Informer.Mirror). Call it before inf runs. A source whose
 // objects are not whole is refused (ErrNotWhole); one that drops
 // metadata.managedFields, the default, is served with a Warning on every
-// response that says so.
+// response that says so. A warm-started informer (Snapshot.Dir) is served
+// from its restored snapshot at once. Add sets inf.Mirror to a guard in
+// front of the Cache, and wraps inf.OnError (still called) to hear of
+// failures to reach the API server (decision 44).
 func (s *Server) Add(inf *listwatch.Informer, src *httpwatch.ResourceClient, r apiserve.APIResource) (*Cache, error) {
 	addr := src.Resource()
 	if src.MetadataOnly || src.Projection != nil || src.Transform != nil {
