@@ -55,10 +55,12 @@ type Proxy struct {
 	// sending it to the end of its answer; DefaultProxyTimeout when 0.
 	Timeout time.Duration
 	// WatchHeaderTimeout bounds a forwarded watch's wait for its response
-	// headers; DefaultProxyWatchHeaderTimeout when 0.
+	// headers; DefaultProxyWatchHeaderTimeout when 0. So it does for the
+	// other long-running requests kube-apiserver knows: a pod's exec,
+	// attach, port-forward, proxy and log.
 	WatchHeaderTimeout time.Duration
-	// MaxWatch bounds a forwarded watch's stream; DefaultProxyMaxWatch
-	// when 0.
+	// MaxWatch bounds a forwarded watch's (or other long-running
+	// request's) stream; DefaultProxyMaxWatch when 0.
 	MaxWatch time.Duration
 
 	host  *url.URL
@@ -148,8 +150,9 @@ func noCredentials(why string) *apiserve.Error {
 }
 
 // forward sends req to the API server with the client's own bearer token;
-// why is what the cache could not answer, said if it cannot forward.
-func (p *Proxy) forward(w http.ResponseWriter, req *http.Request, why string, watch bool) {
+// why is what the cache could not answer, said if it cannot forward. A
+// long-running request (a watch, an exec) is bounded as a watch is.
+func (p *Proxy) forward(w http.ResponseWriter, req *http.Request, why string, long bool) {
 	if _, ok := bearer(req); !ok {
 		p.stats.refused.Add(1)
 		noCredentials(why).Write(w)
@@ -160,7 +163,7 @@ func (p *Proxy) forward(w http.ResponseWriter, req *http.Request, why string, wa
 	out := req.Clone(req.Context())
 	out.Header.Del("Cookie")
 	p.stats.forwarded.Add(1)
-	if !watch {
+	if !long {
 		ctx, cancel := context.WithTimeoutCause(req.Context(), orDefault(p.Timeout, DefaultProxyTimeout), errTimeout)
 		defer cancel()
 		p.rp.ServeHTTP(w, out.WithContext(withWhy(ctx, why)))
@@ -283,9 +286,25 @@ func (s *Server) forwardOr(w http.ResponseWriter, req *http.Request, e *apiserve
 	case e.Code == http.StatusNotFound:
 		why = "this listwatch cache does not serve " + req.URL.Path
 	}
-	_, watch := req.URL.Query()["watch"]
-	watch = watch && req.URL.Query().Get("watch") != "false" && req.URL.Query().Get("watch") != "0"
-	s.Proxy.forward(w, req, why, watch)
+	s.Proxy.forward(w, req, why, longRunning(req))
+}
+
+// longRunning reports whether a request may last as long as a watch:
+// kube-apiserver's long-running requests, a watch or a pod's exec,
+// attach, port-forward, proxy or log.
+func longRunning(req *http.Request) bool {
+	if w := req.URL.Query().Get("watch"); w == "1" || w == "true" {
+		return true
+	}
+	p, e := apiserve.ParsePath(req.URL.Path)
+	if e != nil {
+		return false
+	}
+	switch p.Subresource {
+	case "exec", "attach", "portforward", "proxy", "log":
+		return true
+	}
+	return false
 }
 
 func forwardable(req *http.Request, e *apiserve.Error) bool {

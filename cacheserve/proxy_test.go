@@ -250,3 +250,22 @@ func TestProxyDiscoveryFromTheAPIServer(t *testing.T) {
 	}
 	require.Len(t, rec.got(), 1)
 }
+
+// TestProxyLongRunningIsBoundedAsAWatch is decision 44: a pod's log,
+// exec, attach, port-forward or proxy runs as long as a watch may (its
+// headers bounded, then MaxWatch), not cut at Timeout as a list is.
+func TestProxyLongRunningIsBoundedAsAWatch(t *testing.T) {
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "a line of log\n")
+	})
+	r := newRig(t)
+	p, err := NewProxy(nodeConfig(rec.URL))
+	require.NoError(t, err)
+	p.Timeout = time.Nanosecond // every request that is not long-running runs out of time
+	r.srv.Proxy = p
+	code, _, body := do(t, "GET", r.local.URL+"/api/v1/namespaces/shop/pods/web-1/log?follow=true", "Bearer client-token")
+	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, "a line of log\n", body)
+	code, _, _ = do(t, "GET", r.local.URL+"/api/v1/configmaps", "Bearer client-token")
+	require.Equal(t, http.StatusGatewayTimeout, code)
+}
