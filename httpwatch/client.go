@@ -74,9 +74,8 @@ type Client struct {
 	discovery *discovery.Cache
 	warnings  warned
 	// pingTimeout is the HTTP/2 health check's, to explain a connection
-	// it closed; lost the connections explained so far.
+	// it closed.
 	pingTimeout time.Duration
-	lost        lostConns
 	// bookmarks is what the client has learned of its server's bookmarks
 	// (bookmarksHoped, ...; see newWatchdog).
 	bookmarks atomic.Int32

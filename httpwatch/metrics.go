@@ -47,16 +47,11 @@ func (m *measured) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := m.next.RoundTrip(req)
 	info := RequestInfo{Latency: m.c.clock.Since(start), Err: err}
 	if err != nil {
-		if lostCause(err) != nil {
-			err = m.c.explainLost(err)
-		} else if req.Context().Err() == nil {
-			m.c.lost.again(m.c, err) // a new connection cannot get through either
-		}
+		err = m.c.explainLost(err)
 	}
 	if resp != nil {
 		info.Code = resp.StatusCode
 		m.c.watchLost(resp)
-		m.c.lost.answered(m.c)
 	}
 	if m.c.Metrics != nil || failed(info) {
 		info.Verb, info.Resource = describe(req, m.c.host.Path)
