@@ -55,12 +55,18 @@ type Client struct {
 	MaxFrameSize int
 	// WatchHeaderTimeout bounds the wait for a watch's response headers,
 	// which the API server sends once the watch is registered. The stream
-	// itself has no time limit. Zero means no limit. NewClient sets
-	// DefaultWatchHeaderTimeout.
+	// itself has no time limit. Zero means no limit. NewClient sets a
+	// minute: the API server sends them as soon as the watch is
+	// registered, and a minute, its own limit on ordinary requests,
+	// covers queueing under load.
 	WatchHeaderTimeout time.Duration
 	// Metrics, if set, observes every attempt of every request, watches
-	// included.
-	Metrics RequestMetrics
+	// included (a retried request once per attempt), so that latency,
+	// status codes and errors can be exported by verb and resource, as
+	// Prometheus users do with client-go's rest_client metrics. It is
+	// called on the requesting goroutine: it must be quick and must not
+	// call the client.
+	Metrics func(RequestInfo)
 	// Logger receives the client's own messages: failed attempts, at
 	// Debug. NewClient sets slog.Default(); a Factory made from the client
 	// passes it on to every informer.
@@ -112,7 +118,7 @@ func NewClient(cfg *kubeconfig.Config) (*Client, error) {
 		RetryWaitMin:       500 * time.Millisecond,
 		RetryWaitMax:       30 * time.Second,
 		MaxFrameSize:       raw.DefaultMaxFrameSize,
-		WatchHeaderTimeout: DefaultWatchHeaderTimeout,
+		WatchHeaderTimeout: time.Minute,
 		Logger:             slog.Default(),
 		host:               host,
 		clock:              cfg.Clock,
@@ -253,7 +259,7 @@ func (c *Client) retryPolicy(method string) retryablehttp.CheckRetry {
 			return false, ctx.Err()
 		}
 		if err != nil {
-			if IsPermanent(err) || !idempotent && !IsConnectionRefused(err) {
+			if IsPermanent(err) || !idempotent && !isConnectionRefused(err) {
 				return false, err // a certificate that fails now, or a missing plugin, fails every time
 			}
 			return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
@@ -311,12 +317,6 @@ func (c *Client) now() time.Time {
 	}
 	return c.clock.Now()
 }
-
-// DefaultWatchHeaderTimeout is how long a watch waits for the server's
-// response headers unless Client.WatchHeaderTimeout says otherwise. The
-// API server sends them as soon as the watch is registered; a minute is
-// its own limit on ordinary requests, and so covers queueing under load.
-const DefaultWatchHeaderTimeout = time.Minute
 
 // ErrResponseHeaderTimeout is wrapped by the error of a watch whose server
 // sent no response headers within Client.WatchHeaderTimeout.

@@ -287,7 +287,7 @@ func TestListRetries(t *testing.T) {
 		c := newTestClient(t, apitest.Refused(t))
 		c.RetryMax = 1
 		_, err := c.Resource(pods).ListPage(context.Background(), ListOptions{})
-		require.True(t, IsConnectionRefused(err), "%v", err)
+		require.True(t, isConnectionRefused(err), "%v", err)
 		require.ErrorContains(t, err, "GET /api/v1/namespaces/fixtures/pods: giving up after 2 attempts")
 	})
 	t.Run("context cancelled while waiting to retry", func(t *testing.T) {

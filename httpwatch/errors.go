@@ -284,10 +284,9 @@ func IsResourceVersionTooLarge(err error) bool {
 	return strings.Contains(se.Message, legacy)
 }
 
-// IsConnectionRefused reports that nothing listened at the server's address,
-// typically while it restarts. The reflector backs off and retries the watch
-// without relisting (conformance 22).
-func IsConnectionRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
+// isConnectionRefused reports that nothing listened at the server's
+// address, typically while it restarts: a write may be retried.
+func isConnectionRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 
 // IsProbableEOF reports a connection that ended or stalled rather than a
 // server that refused: io.EOF, io.ErrUnexpectedEOF, a reset or closed
@@ -340,9 +339,9 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// ErrInvalidEventType is wrapped by the DecodeError for a watch event whose
+// errInvalidEventType is wrapped by the DecodeError for a watch event whose
 // type is not one of the five the API defines (conformance 3).
-var ErrInvalidEventType = errors.New("got invalid watch event type")
+var errInvalidEventType = errors.New("got invalid watch event type")
 
 // unexpectedObject is the Err of an ERROR watch event whose object is not
 // a Status (conformance 6); the event carries the object.

@@ -2,6 +2,7 @@ package reflector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/listwatch/listwatch/testkit/testlog"
 	"log/slog"
@@ -203,7 +204,7 @@ func TestReflectorRunDeadURLLogsOnce(t *testing.T) {
 	for i := range 20 {
 		select {
 		case err := <-errs:
-			assert.True(t, httpwatch.IsConnectionRefused(err), "%v", err)
+			assert.True(t, errors.Is(err, syscall.ECONNREFUSED), "%v", err)
 		case <-time.After(10 * time.Second):
 			t.Fatalf("no error %d", i)
 		}

@@ -185,7 +185,7 @@ var Table = []Row{
 	{Key: "status", Class: Transient, Match: isStatus}, // 5xx and the rest: the server failed the watch
 	// The network: the request never reached the server, or its answer
 	// never came back. A watch resumes from its version (decision 38).
-	{Key: "connection refused", Family: network, Class: Transient, Then: Resume, Match: httpwatch.IsConnectionRefused, Hint: func(Request) string {
+	{Key: "connection refused", Family: network, Class: Transient, Then: Resume, Match: is(syscall.ECONNREFUSED), Hint: func(Request) string {
 		return "check the server address: nothing listens there (or the server is restarting)"
 	}},
 	{Key: "name not resolved", Family: network, Class: Transient, Then: Resume, Match: isDNS, Hint: func(Request) string {
