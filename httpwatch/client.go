@@ -221,7 +221,7 @@ func (c *Client) do(ctx context.Context, rq request) (*http.Response, error) {
 		Backoff:      c.backoff,
 		ErrorHandler: func(resp *http.Response, err error, attempts int) (*http.Response, error) {
 			if err == nil && resp != nil {
-				se := statusFromResponse(rq.method, rq.path, resp, c.now())
+				se := statusFromResponse(rq.method, rq.path, resp, c.clock.Now())
 				resp.Body.Close()
 				return nil, fmt.Errorf("giving up after %d attempts: %w", attempts, se)
 			}
@@ -246,7 +246,7 @@ func (c *Client) do(ctx context.Context, rq request) (*http.Response, error) {
 	c.logWarnings(rq, resp.Header)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
-		return nil, statusFromResponse(rq.method, rq.path, resp, c.now())
+		return nil, statusFromResponse(rq.method, rq.path, resp, c.clock.Now())
 	}
 	return resp, nil
 }
@@ -280,7 +280,7 @@ func (c *Client) retryPolicy(method string) retryablehttp.CheckRetry {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, redact.BodyLimit))
 		resp.Body.Close()
 		resp.Body = io.NopCloser(bytes.NewReader(b))
-		if IsResourceVersionTooLarge(statusFromBody("", "", code, resp.Header, b, c.now())) {
+		if IsResourceVersionTooLarge(statusFromBody("", "", code, resp.Header, b, c.clock.Now())) {
 			return false, nil
 		}
 		return true, nil
@@ -291,7 +291,7 @@ func (c *Client) retryPolicy(method string) retryablehttp.CheckRetry {
 // the wait (so many clients spread out); a Retry-After header replaces it.
 func (c *Client) backoff(lo, hi time.Duration, attempt int, resp *http.Response) time.Duration {
 	if resp != nil {
-		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), c.now()); ok {
+		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), c.clock.Now()); ok {
 			return min(d, hi)
 		}
 	}
@@ -307,15 +307,6 @@ func (c *Client) backoff(lo, hi time.Duration, attempt int, resp *http.Response)
 		return d
 	}
 	return d - rand.N(d/2)
-}
-
-// now is the time on the client's Clock, which an HTTP-date Retry-After is
-// measured against.
-func (c *Client) now() time.Time {
-	if c.clock == nil {
-		return clock.Real.Now()
-	}
-	return c.clock.Now()
 }
 
 // ErrResponseHeaderTimeout is wrapped by the error of a watch whose server

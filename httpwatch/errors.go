@@ -354,23 +354,18 @@ func (e *unexpectedObject) Error() string {
 }
 
 // IsPermanent reports an error that retrying the same list or watch will not
-// cure: the credentials are refused (401) or lack the permission (403), the
-// server serves no such resource (404 on a collection, discovery.ErrUnknownResource,
-// 405), or the request itself is wrong (400 such as an unsupported field
-// label, 406, 415, 422, ErrNamespaceRequired). Someone has to change the
-// program, its configuration or the cluster; informers still retry, so the
-// fix heals them once it is made, but a wait can stop waiting and the log can
-// say so at Error. A server certificate that does not verify (an unknown
-// authority, a name it does not carry, expired) is permanent too: the CA,
-// the server name or the certificate has to change, and so is an exec
-// credential plugin that is not installed
-// (kubeconfig.ErrExecPluginMissing). Transient failures
-// (timeouts, 5xx, 429, refused or cut connections, expired versions) are
-// not permanent.
-//
-// A 404 is permanent only for a request that addresses a collection; on a
-// single object it means the object is gone, which callers test with
-// IsNotFound.
+// cure, so someone has to change the program, its configuration or the
+// cluster: refused credentials (401) or a missing permission (403), a
+// resource the server does not serve (404 on a collection,
+// discovery.ErrUnknownResource, 405), a wrong request (400 such as an
+// unsupported field label, 406, 415, 422, ErrNamespaceRequired), a server
+// certificate that does not verify (an unknown authority, a name it does not
+// carry, expired), an exec credential plugin that is not installed
+// (kubeconfig.ErrExecPluginMissing). Informers still retry, so a fix heals
+// them, but a wait can stop waiting and the log say so at Error. Timeouts,
+// 5xx, 429, refused or cut connections and expired versions are not
+// permanent; nor is a 404 on a single object, which means the object is
+// gone (IsNotFound).
 func IsPermanent(err error) bool {
 	if errors.Is(err, discovery.ErrUnknownResource) || errors.Is(err, ErrNamespaceRequired) || certificateRefused(err) ||
 		errors.Is(err, kubeconfig.ErrExecPluginMissing) {

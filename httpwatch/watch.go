@@ -64,7 +64,7 @@ func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher,
 	if resp.StatusCode != http.StatusOK {
 		defer cancel()
 		defer resp.Body.Close()
-		return nil, rc.explain(ctx, statusFromResponse("WATCH", path, resp, rc.c.now()))
+		return nil, rc.explain(ctx, statusFromResponse("WATCH", path, resp, rc.c.clock.Now()))
 	}
 	return newWatch(rc.c, resp.Body, cancel, path, rc.decoder(), opts), nil
 }
