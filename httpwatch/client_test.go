@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
@@ -319,7 +320,7 @@ func TestWriteRetries(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
-	c := &Client{}
+	c := &Client{clock: clock.Real}
 	lo, hi := 100*time.Millisecond, time.Second
 	for attempt, full := range []time.Duration{100, 200, 400, 800, 1000, 1000} {
 		full *= time.Millisecond
