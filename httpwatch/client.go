@@ -67,9 +67,10 @@ type Client struct {
 	// called on the requesting goroutine: it must be quick and must not
 	// call the client.
 	Metrics func(RequestInfo)
-	// Logger receives the client's own messages: failed attempts, at
-	// Debug. NewClient sets slog.Default(); a Factory made from the client
-	// passes it on to every informer.
+	// Logger receives the client's own messages: failed attempts at
+	// Debug, the server's warnings at Warn; failures are said by whoever
+	// meets them (decision 38). NewClient sets slog.Default(); a Factory
+	// made from the client passes it on to every informer.
 	Logger *slog.Logger
 
 	host      *url.URL

@@ -292,9 +292,7 @@ func isConnectionRefused(err error) bool { return errors.Is(err, syscall.ECONNRE
 // server that refused: io.EOF, io.ErrUnexpectedEOF, a reset or closed
 // connection, an HTTP/2 GOAWAY or stream reset, a connection given up as
 // silent (ErrConnectionLost, ErrWatchIdle, ErrNoBookmarks), or a network
-// timeout. For a
-// watch these mean "the stream is over, resume it"; the Watcher reports them
-// from Next wrapped, and Watch turns them into an empty stream (see Watch).
+// timeout: for a watch, "resume it", whether Next or Watch returned it.
 func IsProbableEOF(err error) bool {
 	if err == nil {
 		return false
