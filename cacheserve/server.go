@@ -52,7 +52,9 @@ type Server struct {
 	// their authorization): nil allows it, an error denies it with a 403
 	// that carries the error's text. A nil Authorize denies them all:
 	// default deny. Nothing is ever authorized by a header a client
-	// chooses, User-Agent included.
+	// chooses, User-Agent included. An Authorizer's method value fits:
+	// Reviewer.Authorize asks the API server (decision 44); an
+	// *apiserve.Error it returns is answered as it is (a 401, a 503).
 	Authorize func(*http.Request) error
 	// Version is what /version answers.
 	Version apiserve.Version
