@@ -92,6 +92,9 @@ func (s *Server) stale() (bool, string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, sv := range s.byRes {
+		if sv.guard == nil {
+			continue // not added by Add: no informer to hear from
+		}
 		if at := sv.guard.holding.Load(); at > 0 {
 			return true, `299 - "listwatch cache: the API server went back to a resourceVersion below ` + strconv.FormatInt(at, 10) +
 				`, which this cache served; serving its own state until the API server passes it"`
