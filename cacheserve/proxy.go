@@ -21,8 +21,9 @@ import (
 
 // Default bounds of a forwarded request.
 const (
-	// DefaultProxyTimeout bounds a forwarded request that is not a watch:
-	// kube-apiserver's own limit on such a request is a minute.
+	// DefaultProxyTimeout bounds a forwarded request that is not
+	// long-running: kube-apiserver's own limit on such a request is a
+	// minute.
 	DefaultProxyTimeout = time.Minute
 	// DefaultProxyWatchHeaderTimeout bounds a forwarded watch's wait for
 	// its response headers, which the API server sends once the watch is
@@ -46,13 +47,15 @@ const proxyRetryAfter = 5
 // token of its own (one through a unix socket, say) is refused with a 403
 // that says why. While the API server cannot be reached a request is
 // refused with a 503 and Retry-After; every forwarded request is bounded
-// in time (Timeout, or for a watch WatchHeaderTimeout and MaxWatch), and
-// a watch's stream flows through unbuffered.
+// in time (Timeout, or for a watch, an exec and the like
+// WatchHeaderTimeout and MaxWatch), and a watch's stream flows through
+// unbuffered.
 //
 // Set the fields before serving; the zero value of each is its default.
 type Proxy struct {
-	// Timeout bounds a forwarded request that is not a watch, from
-	// sending it to the end of its answer; DefaultProxyTimeout when 0.
+	// Timeout bounds a forwarded request that is not long-running (see
+	// WatchHeaderTimeout), from sending it to the end of its answer;
+	// DefaultProxyTimeout when 0.
 	Timeout time.Duration
 	// WatchHeaderTimeout bounds a forwarded watch's wait for its response
 	// headers; DefaultProxyWatchHeaderTimeout when 0. So it does for the
