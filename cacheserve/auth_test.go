@@ -11,6 +11,7 @@ import (
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/httpwatch"
+	"github.com/listwatch/listwatch/testkit/testlog"
 	"github.com/stretchr/testify/require"
 )
 
@@ -200,4 +201,37 @@ func TestReviewerAsksOnceForConcurrentRequests(t *testing.T) {
 	}
 	require.Equal(t, int64(1), rs.tokens.Load())
 	require.Equal(t, int64(1), rs.accesses.Load())
+}
+
+// TestReviewerRefusedIsSaidOnce is decision 44: when the API server
+// refuses the node cache's reviews (its identity may not make them),
+// requests are denied with a 403 that says so, and it is logged once at
+// Error with the ClusterRole to grant, never with a token; the httpwatch
+// client's own Debug lines carry none either.
+func TestReviewerRefusedIsSaidOnce(t *testing.T) {
+	refuser := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"tokenreviews.authentication.k8s.io is forbidden","reason":"Forbidden","code":403}`))
+	}))
+	defer refuser.Close()
+	r := newRig(t)
+	logger, log := testlog.NewLogger()
+	client, err := httpwatch.NewClient(nodeConfig(refuser.URL))
+	require.NoError(t, err)
+	defer client.CloseIdleConnections()
+	client.Logger = logger
+	r.srv.Authorize = (&Reviewer{Client: client, Logger: logger}).Authorize
+	for range 3 {
+		code, _, body := do(t, "GET", r.local.URL+"/api/v1/pods", "Bearer secret-client-token")
+		require.Equal(t, http.StatusForbidden, code, body)
+		require.Contains(t, body, "cannot authorize: the API server refused to review the request")
+		require.NotContains(t, body, "secret-client-token")
+	}
+	above := log.Above()
+	require.Len(t, above, 1, "%q", above)
+	require.Contains(t, above[0], "ERROR cacheserve: the API server refused a review")
+	require.Contains(t, above[0], "system:auth-delegator")
+	require.NotContains(t, log.All(), "secret-client-token")
+	require.NotContains(t, log.All(), "node-secret")
 }
