@@ -117,6 +117,7 @@ func (s *Server) Add(inf *listwatch.Informer, src *httpwatch.ResourceClient, r a
 		return nil, fmt.Errorf("serve %s: the informer's field selector: %w", addr, err)
 	}
 	sv := &served{res: r, cache: NewCache(), namespace: addr.Namespace, labels: ls, fields: fsel}
+	sv.cache.log.Clock = s.Clock // the history's ages; nil is the real clock
 	if !src.KeepManagedFields {
 		sv.warning = managedFieldsWarning
 	}
