@@ -179,19 +179,24 @@ func ServeList(ctx context.Context, w http.ResponseWriter, st Store, q ListQuery
 		next = EncodeContinue(snap, items[len(items)-1].Key+"\x00")
 	}
 	if table != nil {
-		p := l.Prefix()
-		objs := make([][]byte, len(items))
-		for i, it := range items {
-			objs[i] = Whole(p, it.Body)
-		}
-		m := ListMeta{ResourceVersion: strconv.FormatInt(snap, 10), Continue: next}
-		if remaining > 0 {
-			m.RemainingItemCount = &remaining
-		}
-		table.Write(w, objs, m)
+		table.writeList(w, l, items, snap, next, remaining)
 		return
 	}
 	WriteList(w, l, items, snap, next, remaining)
+}
+
+// writeList answers with a list's items as a Table.
+func (t *TableOutput) writeList(w http.ResponseWriter, l Layout, items []Item, rv int64, next string, remaining int64) {
+	p := l.Prefix()
+	objs := make([][]byte, len(items))
+	for i, it := range items {
+		objs[i] = Whole(p, it.Body)
+	}
+	m := ListMeta{ResourceVersion: strconv.FormatInt(rv, 10), Continue: next}
+	if remaining > 0 {
+		m.RemainingItemCount = &remaining
+	}
+	t.Write(w, objs, m)
 }
 
 // Write answers with objs as a Table.

@@ -59,9 +59,19 @@ type WatchStream struct {
 	// Table, when set, sends each object as a one-row Table, the column
 	// definitions in the first only, as the real server does for
 	// kubectl get --watch.
-	Table         *TableOutput
-	Clock         clock.Clock   // clock.Real when nil
-	BookmarkEvery time.Duration // DefaultBookmarkEvery when 0
+	Table *TableOutput
+	Clock clock.Clock // clock.Real when nil
+	// BookmarkEvery is how often a watch that allows bookmarks gets one;
+	// DefaultBookmarkEvery when 0, and none of its own when negative:
+	// neither periodic nor before the deadline.
+	BookmarkEvery time.Duration
+	// Bookmarks, when set, asks with each value received for a bookmark
+	// now, if the watch allows them: a server's own schedule (a test
+	// server's SendBookmarks).
+	Bookmarks <-chan struct{}
+	// Started, when set, is called once the watch's start is fixed,
+	// before its headers: from then on every event reaches it.
+	Started func()
 }
 
 // ServeWatch answers a watch as kube-apiserver's watch cache does
@@ -83,6 +93,9 @@ type WatchStream struct {
 func ServeWatch[O any](ctx context.Context, w http.ResponseWriter, h History[O], q WatchQuery, s WatchStream) {
 	out := &watchOut{w: w, rc: http.NewResponseController(w), prefix: s.Layout.Prefix(), table: s.Table}
 	st := start(ctx, h, q)
+	if st.fail == nil && s.Started != nil {
+		s.Started()
+	}
 	// The headers go once the watch's start is fixed, as the real
 	// server's do: a client that has them gets every later event.
 	w.Header().Set("Content-Type", "application/json")
@@ -142,32 +155,10 @@ func start[O any](ctx context.Context, h History[O], q WatchQuery) begin {
 
 // follow writes the events after pos as they come, and the bookmarks.
 func follow[O any](ctx context.Context, h History[O], q WatchQuery, s WatchStream, out *watchOut, pos int64, epoch uint64) {
-	clk := s.Clock
-	if clk == nil {
-		clk = clock.Real
-	}
-	every := s.BookmarkEvery
-	if every <= 0 {
-		every = DefaultBookmarkEvery
-	}
-	var deadline time.Time
-	var timeout <-chan time.Time
-	if q.Timeout > 0 {
-		deadline = clk.Now().Add(q.Timeout)
-		t := clk.NewTimer(q.Timeout)
-		defer t.Stop()
-		timeout = t.C()
-	}
-	var bookmarks <-chan time.Time
-	var bt clock.Timer
-	if q.AllowBookmarks {
-		if d, ok := nextBookmark(clk.Now(), deadline, every); ok {
-			bt = clk.NewTimer(d)
-			defer bt.Stop()
-			bookmarks = bt.C()
-		}
-	}
+	sch := newSchedule(s, q)
+	defer sch.stop()
 	var evs []Event[O]
+	due := 0 // bookmarks to send once caught up with what came before them
 	for {
 		cur, _, moved := h.Now() // before Since: no event falls between
 		var err error
@@ -185,7 +176,11 @@ func follow[O any](ctx context.Context, h History[O], q WatchQuery, s WatchStrea
 		}
 		caughtUp := len(evs) < batch
 		if caughtUp {
-			pos = max(pos, cur) // what it has received is the version reached
+			pos = max(pos, cur)                  // what it has received is the version reached
+			for ; due > 0 && pos <= cur; due-- { // a watch from a future version has received nothing
+				out.bookmark(pos, false)
+			}
+			due = 0
 		}
 		if !out.flush() {
 			return
@@ -195,20 +190,70 @@ func follow[O any](ctx context.Context, h History[O], q WatchQuery, s WatchStrea
 		}
 		select {
 		case <-moved:
-		case <-bookmarks:
-			if pos <= cur { // a watch from a future version has received nothing
-				out.bookmark(pos, false)
-			}
-			bookmarks = nil
-			if d, ok := nextBookmark(clk.Now(), deadline, every); ok {
-				bt.Reset(d)
-				bookmarks = bt.C()
-			}
-		case <-timeout:
+		case <-sch.asked:
+			due++
+		case <-sch.timer:
+			due++
+			sch.next()
+		case <-sch.timeout:
 			return
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// schedule is when a watch gets its bookmarks and ends.
+type schedule struct {
+	clk      clock.Clock
+	every    time.Duration
+	deadline time.Time
+	timeout  <-chan time.Time
+	t, bt    clock.Timer
+	timer    <-chan time.Time       // the watch's own bookmarks
+	ask      func() <-chan struct{} // the server's
+	asked    <-chan struct{}
+}
+
+func newSchedule(s WatchStream, q WatchQuery) *schedule {
+	sch := &schedule{clk: s.Clock, every: s.BookmarkEvery}
+	if sch.clk == nil {
+		sch.clk = clock.Real
+	}
+	if sch.every == 0 {
+		sch.every = DefaultBookmarkEvery
+	}
+	if q.Timeout > 0 {
+		sch.deadline = sch.clk.Now().Add(q.Timeout)
+		sch.t = sch.clk.NewTimer(q.Timeout)
+		sch.timeout = sch.t.C()
+	}
+	if !q.AllowBookmarks {
+		return sch
+	}
+	sch.asked = s.Bookmarks
+	if d, ok := nextBookmark(sch.clk.Now(), sch.deadline, sch.every); ok && sch.every > 0 {
+		sch.bt = sch.clk.NewTimer(d)
+		sch.timer = sch.bt.C()
+	}
+	return sch
+}
+
+// next sets the timer for the watch's next bookmark, if any.
+func (sch *schedule) next() {
+	sch.timer = nil
+	if d, ok := nextBookmark(sch.clk.Now(), sch.deadline, sch.every); ok {
+		sch.bt.Reset(d)
+		sch.timer = sch.bt.C()
+	}
+}
+
+func (sch *schedule) stop() {
+	if sch.t != nil {
+		sch.t.Stop()
+	}
+	if sch.bt != nil {
+		sch.bt.Stop()
 	}
 }
 
