@@ -10,8 +10,9 @@
 // history still spans; watches replay the history after their version,
 // with bookmarks at the version the watcher has reached. Whatever the
 // cache cannot answer completely is refused with a Status that says why.
-// The wire details (discovery, selectors, Status errors, Tables) are
-// apiserve's.
+// Lists and watches are served by apiserve's serving core over the cache
+// (apiserve.ServeList, apiserve.ServeWatch; decision 44), as are the wire
+// details (discovery, selectors, Status errors, Tables).
 //
 //	srv := &cacheserve.Server{}
 //	pods := httpwatchClient.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"})
