@@ -76,10 +76,10 @@ type WatchStream struct {
 
 // ServeWatch answers a watch as kube-apiserver's watch cache does
 // (decision 44): a 200 stream whose headers go once its start is fixed,
-// a failure from there on being an ERROR event. It replays first what the watch starts from: for "" and "0" and with
-// sendInitialEvents=true the state as ADDED events (then, for "0" or
-// sendInitialEvents with bookmarks allowed, the k8s.io/initial-events-end
-// bookmark), for N the events after N, or TooOld if the history no
+// a failure from there on being an ERROR event. It replays first what
+// the watch starts from: for "" and "0" and with sendInitialEvents=true
+// the state as ADDED events (then, for "0" or sendInitialEvents with
+// bookmarks allowed, the k8s.io/initial-events-end bookmark), for N the events after N, or TooOld if the history no
 // longer holds them. Then each event as recorded, translated for the
 // selection (Selected), the objects' bytes as held; bookmarks about
 // every BookmarkEvery and 2 s before the deadline, at the version the
@@ -105,7 +105,7 @@ func ServeWatch[O any](ctx context.Context, w http.ResponseWriter, h History[O],
 		return
 	}
 	for i, it := range st.items {
-		out.event(Added, it.Body, st.pos)
+		out.event(Added, it.Body)
 		if i%batch == batch-1 && !out.flush() {
 			return
 		}
@@ -286,13 +286,17 @@ func change[O any](o *watchOut, h History[O], ev Event[O]) {
 	switch {
 	case !ok:
 	case old:
-		o.event(typ, WithVersion(h.Body(ev.Prev), ev.RV), ev.RV)
+		o.event(typ, WithVersion(h.Body(ev.Prev), ev.RV))
 	default:
-		o.event(typ, h.Body(ev.Object), ev.RV)
+		o.event(typ, h.Body(ev.Object))
 	}
 }
 
-func (o *watchOut) event(typ string, body []byte, rv int64) {
+func (o *watchOut) event(typ string, body []byte) {
+	var rv int64
+	if o.table != nil { // a row's metadata carries the object's version
+		rv = gjson.GetBytes(body, "metadata.resourceVersion").Int()
+	}
 	o.buf = AppendEvent(o.buf, typ, o.prefix, body, rv, o.table)
 }
 
