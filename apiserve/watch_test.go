@@ -151,10 +151,14 @@ func (s sel) WaitFor(ctx context.Context, rv int64) (int64, bool) {
 // lines as "TYPE name rv" ("BOOKMARK rv", "ERROR code message").
 func watch(t *testing.T, h *hist, app string, q apiserve.WatchQuery) <-chan string {
 	t.Helper()
-	clk := h.clk
+	return watchAs(t, h, app, q, apiserve.WatchStream{Layout: apiserve.Layout{Kind: "ConfigMap", APIVersion: "v1"}, Clock: h.clk})
+}
+
+// watchAs is watch written as s says.
+func watchAs(t *testing.T, h *hist, app string, q apiserve.WatchQuery, s apiserve.WatchStream) <-chan string {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		apiserve.ServeWatch(r.Context(), w, sel{h, app}, q, apiserve.WatchStream{
-			Layout: apiserve.Layout{Kind: "ConfigMap", APIVersion: "v1"}, Clock: clk})
+		apiserve.ServeWatch(r.Context(), w, sel{h, app}, q, s)
 	}))
 	// Bounded: a broken watch fails the test in seconds.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -408,4 +412,29 @@ func TestWholeBodiesAndListFromZero(t *testing.T) {
 	require.Equal(t, `{"type":"ADDED","object":`+string(whole)+"}\n", string(apiserve.AppendEvent(nil, apiserve.Added, p, whole, 1, nil)))
 	require.Equal(t, string(whole), string(apiserve.Whole(p, whole)))
 	require.Equal(t, `{"metadata":{"name":"a","resourceVersion":"9"}}`, string(apiserve.WithVersion([]byte(`{"metadata":{"name":"a","resourceVersion":"1"}}`), 9)))
+}
+
+// Decision 44: a server with a bookmark schedule of its own (a test
+// server's) asks for each bookmark, which follows the events before it;
+// the watch then has no timer of its own; Started tells when its start
+// is fixed.
+func TestServeWatchServersOwnBookmarks(t *testing.T) {
+	clk := clock.NewFake(time.Unix(0, 0))
+	h := newHist(clk, 10)
+	ask := make(chan struct{}, 2)
+	started := make(chan struct{})
+	lines := watchAs(t, h, "", apiserve.WatchQuery{ResourceVersion: "10", StartRV: 10, AllowBookmarks: true}, apiserve.WatchStream{
+		Layout: apiserve.Layout{Kind: "ConfigMap", APIVersion: "v1"}, Clock: clk,
+		BookmarkEvery: -1, Bookmarks: ask, Started: func() { close(started) }})
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watch never started")
+	}
+	require.Equal(t, []string{"200 OK"}, next(t, lines, 1))
+	h.set("a", "x") // 11
+	ask <- struct{}{}
+	ask <- struct{}{}
+	require.Equal(t, []string{"ADDED a 11", "BOOKMARK 11", "BOOKMARK 11"}, next(t, lines, 3))
+	require.Zero(t, clk.Waiters(), "no timer of its own")
 }
