@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestMirrorHearsTheRestoredSnapshot is decision 44: a warm start hands
+// TestMirrorHearsTheRestoredSnapshot is decision 45: a warm start hands
 // its restored snapshot to the Mirror as a list at the snapshot's
 // version, before anything the reflector hands it, so that a cache served
 // onwards serves it at once.

@@ -18,7 +18,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 )
 
-// Authorizer decides whether a request may be served (decision 44): nil
+// Authorizer decides whether a request may be served (decision 45): nil
 // allows it; an error denies it. An *apiserve.Error is answered as it is
 // (a 401, or a 503 while nothing can decide); any other error is a 403
 // that carries its text. Server.Authorize takes an Authorizer's method
@@ -53,7 +53,7 @@ const maxDecisions = 10_000
 // Reviewer is the Authorizer that asks the API server: the bearer token
 // by a TokenReview (authentication.k8s.io/v1), then the request by a
 // SubjectAccessReview (authorization.k8s.io/v1) for the user the token
-// is, each decision cached for its TTL (decision 44). A request without a
+// is, each decision cached for its TTL (decision 45). A request without a
 // bearer token is a 401: default deny. Nothing is decided by a header a
 // client chooses but its token; User-Agent never counts.
 //

@@ -86,7 +86,7 @@ func reviewed(t *testing.T, rs *reviewServer, clk *clock.Fake) (*rig, *Reviewer)
 
 func fakeClock() *clock.Fake { return clock.NewFake(time.Unix(1_800_000_000, 0)) }
 
-// TestReviewerDeniesWithoutAToken is decision 44: without a bearer token
+// TestReviewerDeniesWithoutAToken is decision 45: without a bearer token
 // (a User-Agent changes nothing) a request is a 401, and no review is
 // made; a token the TokenReview refuses is a 401 too.
 func TestReviewerDeniesWithoutAToken(t *testing.T) {
@@ -105,7 +105,7 @@ func TestReviewerDeniesWithoutAToken(t *testing.T) {
 	require.Zero(t, rs.accesses.Load())
 }
 
-// TestReviewerAllowsAndDeniesBySAR is decision 44: a known token's
+// TestReviewerAllowsAndDeniesBySAR is decision 45: a known token's
 // request is served when the SubjectAccessReview allows it and a 403 in
 // kube-apiserver's words when it does not; the reviews use the node
 // cache's own credentials; each decision is cached for its TTL (allowed
@@ -145,7 +145,7 @@ func TestReviewerAllowsAndDeniesBySAR(t *testing.T) {
 	require.Equal(t, int64(4), st.Denied)
 }
 
-// TestReviewerOffline is decision 44: with the API server unreachable, a
+// TestReviewerOffline is decision 45: with the API server unreachable, a
 // decision made before the outage is used past its TTL while younger
 // than MaxStale; one older denies with a 503 that says why, as does a
 // request never decided; a denial stays a denial.
@@ -178,7 +178,7 @@ func TestReviewerOffline(t *testing.T) {
 	require.True(t, strings.Contains(body, "younger than 15m0s"), body)
 }
 
-// TestReviewerAsksOnceForConcurrentRequests is decision 44: requests that
+// TestReviewerAsksOnceForConcurrentRequests is decision 45: requests that
 // need the same review while it is under way wait for it: twenty clients
 // with one new token make one TokenReview and one SubjectAccessReview.
 func TestReviewerAsksOnceForConcurrentRequests(t *testing.T) {
@@ -203,7 +203,7 @@ func TestReviewerAsksOnceForConcurrentRequests(t *testing.T) {
 	require.Equal(t, int64(1), rs.accesses.Load())
 }
 
-// TestReviewerRefusedIsSaidOnce is decision 44: when the API server
+// TestReviewerRefusedIsSaidOnce is decision 45: when the API server
 // refuses the node cache's reviews (its identity may not make them),
 // requests are denied with a 403 that says so, and it is logged once at
 // Error with the ClusterRole to grant, never with a token; the httpwatch

@@ -11,13 +11,14 @@
 // with bookmarks at the version the watcher has reached. Whatever the
 // cache cannot answer completely is refused with a Status that says why,
 // or, with a Proxy, forwarded to the API server with the client's own
-// bearer token (decision 44). A Reviewer authorizes requests by the API
+// bearer token (decision 45). A Reviewer authorizes requests by the API
 // server's TokenReview and SubjectAccessReview, cached, and offline within
 // a stated staleness; a unix socket's file mode is the simple local
 // option. While the cache may be behind the API server, every response
 // carries a Warning and Stats says so; served versions never go
-// backwards. The wire details (discovery, selectors, Status errors,
-// Tables) are apiserve's.
+// backwards. Lists and watches are served by apiserve's serving core over
+// the cache (apiserve.ServeList, apiserve.ServeWatch; decision 44), as are
+// the wire details (discovery, selectors, Status errors, Tables).
 //
 //	srv := &cacheserve.Server{}
 //	if srv.Proxy, err = cacheserve.NewProxy(cfg); err != nil { // cfg: httpwatchClient's own

@@ -18,7 +18,7 @@ import (
 // A served cache answers what it holds and forwards to the API server, with
 // the client's own bearer token, what it cannot answer completely: here a
 // write. A client without a token of its own is refused: the cache never
-// lends its credentials (decision 44).
+// lends its credentials (decision 45).
 func ExampleProxy() {
 	up := watchtest.NewServer() // the API server
 	defer up.Close()

@@ -40,7 +40,7 @@ const proxyRetryAfter = 5
 
 // Proxy forwards to the API server what a cache cannot answer completely:
 // a write, a resource not cached, a selector wider than the informer's
-// (decision 44). A request is forwarded only with the client's own bearer
+// (decision 45). A request is forwarded only with the client's own bearer
 // token, as it sent it, and only to the API server the Proxy was made
 // for; the node cache's own credentials (its token, its client
 // certificate) are never lent to a client. A request without a bearer

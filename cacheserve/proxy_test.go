@@ -78,7 +78,7 @@ func nodeConfig(host string) *kubeconfig.Config {
 	return &kubeconfig.Config{Host: host, BearerToken: "node-secret"}
 }
 
-// TestProxyForwardsWithTheClientsToken is decision 44: what the cache
+// TestProxyForwardsWithTheClientsToken is decision 45: what the cache
 // cannot answer completely (a write, a resource not cached, a selector
 // wider than the informer's, an object a selective cache lacks) goes to
 // the API server with the client's own bearer token and nothing of the
@@ -128,7 +128,7 @@ func TestProxyForwardsWithTheClientsToken(t *testing.T) {
 	require.Equal(t, ProxyStats{Forwarded: 6, Refused: 2}, r.srv.Stats().Proxy)
 }
 
-// TestProxyUnreachableIs503 is decision 44: while the API server cannot be
+// TestProxyUnreachableIs503 is decision 45: while the API server cannot be
 // reached, what would be forwarded is refused with a 503, Retry-After and
 // a Status that says what could not be answered and why.
 func TestProxyUnreachableIs503(t *testing.T) {
@@ -148,7 +148,7 @@ func TestProxyUnreachableIs503(t *testing.T) {
 	require.Equal(t, int64(2), r.srv.Stats().Proxy.Unreachable)
 }
 
-// TestProxyBoundsEveryRequest is decision 44: a forwarded request the API
+// TestProxyBoundsEveryRequest is decision 45: a forwarded request the API
 // server does not answer in time, or a watch whose headers do not come,
 // ends with a 504 rather than hanging.
 func TestProxyBoundsEveryRequest(t *testing.T) {
@@ -168,7 +168,7 @@ func TestProxyBoundsEveryRequest(t *testing.T) {
 	}
 }
 
-// TestProxyStreamsWatches is decision 44: a forwarded watch's events
+// TestProxyStreamsWatches is decision 45: a forwarded watch's events
 // reach the client as the API server sends them, not when it ends.
 func TestProxyStreamsWatches(t *testing.T) {
 	release := make(chan struct{})
@@ -203,7 +203,7 @@ func TestProxyStreamsWatches(t *testing.T) {
 	require.Contains(t, lines.Text(), `"name":"b"`)
 }
 
-// TestProxyTokenGoesNowhereElse is decision 44: a redirect from the API
+// TestProxyTokenGoesNowhereElse is decision 45: a redirect from the API
 // server is handed to the client, never followed with its token.
 func TestProxyTokenGoesNowhereElse(t *testing.T) {
 	elsewhere := newRecorder(t, created)
@@ -220,7 +220,7 @@ func TestProxyTokenGoesNowhereElse(t *testing.T) {
 	require.Empty(t, elsewhere.got())
 }
 
-// TestProxyDiscoveryFromTheAPIServer is decision 44: with a Proxy, a
+// TestProxyDiscoveryFromTheAPIServer is decision 45: with a Proxy, a
 // client with a bearer token reads the API server's discovery (so that
 // kubectl finds what is forwarded); without a token, or with the API
 // server unreachable, the cache's own, of what it serves.
@@ -251,7 +251,7 @@ func TestProxyDiscoveryFromTheAPIServer(t *testing.T) {
 	require.Len(t, rec.got(), 1)
 }
 
-// TestProxyLongRunningIsBoundedAsAWatch is decision 44: a pod's log,
+// TestProxyLongRunningIsBoundedAsAWatch is decision 45: a pod's log,
 // exec, attach, port-forward or proxy runs as long as a watch may (its
 // headers bounded, then MaxWatch), not cut at Timeout as a list is.
 func TestProxyLongRunningIsBoundedAsAWatch(t *testing.T) {

@@ -83,7 +83,7 @@ func TestNotWholeIsRefusedOrSaid(t *testing.T) {
 		_, err := (&Server{}).Add(listwatch.NewInformer(src, 0), src, zeroResource)
 		require.ErrorIs(t, err, ErrNotWhole)
 	}
-	// A warm start is served: TestWarmStartServesOffline (decision 44).
+	// A warm start is served: TestWarmStartServesOffline (decision 45).
 
 	r := newRig(t, func(_ *listwatch.Informer, src *httpwatch.ResourceClient, _ *Server) { src.KeepManagedFields = false })
 	seed(t, r.up)

@@ -53,7 +53,7 @@ type Server struct {
 	// that carries the error's text. A nil Authorize denies them all:
 	// default deny. Nothing is ever authorized by a header a client
 	// chooses, User-Agent included. An Authorizer's method value fits:
-	// Reviewer.Authorize asks the API server (decision 44); an
+	// Reviewer.Authorize asks the API server (decision 45); an
 	// *apiserve.Error it returns is answered as it is (a 401, a 503).
 	Authorize func(*http.Request) error
 	// Version is what /version answers.
@@ -69,14 +69,14 @@ type Server struct {
 	BookmarkEvery time.Duration
 	// Proxy, if set, answers what the cache cannot answer completely (a
 	// write, a resource not cached, a selector wider than the informer's)
-	// from the API server, with the client's own credentials (decision 44);
+	// from the API server, with the client's own credentials (decision 45);
 	// nil refuses it with a Status that says why.
 	Proxy *Proxy
 
 	mu    sync.RWMutex
 	byRes map[string]*served
 	// upstream is what the informers have heard of the API server: the
-	// Warning and Stats of a cache that may be behind it (decision 44).
+	// Warning and Stats of a cache that may be behind it (decision 45).
 	upstream health
 }
 
@@ -102,7 +102,7 @@ func resID(group, version, resource string) string { return group + "/" + versio
 // response that says so. A warm-started informer (Snapshot.Dir) is served
 // from its restored snapshot at once. Add sets inf.Mirror to a guard in
 // front of the Cache, and wraps inf.OnError (still called) to hear of
-// failures to reach the API server (decision 44).
+// failures to reach the API server (decision 45).
 func (s *Server) Add(inf *listwatch.Informer, src *httpwatch.ResourceClient, r apiserve.APIResource) (*Cache, error) {
 	addr := src.Resource()
 	if src.MetadataOnly || src.Projection != nil || src.Transform != nil {
@@ -126,6 +126,7 @@ func (s *Server) Add(inf *listwatch.Informer, src *httpwatch.ResourceClient, r a
 		return nil, fmt.Errorf("serve %s: the informer's field selector: %w", addr, err)
 	}
 	sv := &served{res: r, cache: NewCache(), namespace: addr.Namespace, labels: ls, fields: fsel, inf: inf}
+	sv.cache.log.Clock = s.Clock // the history's ages; nil is the real clock
 	if !src.KeepManagedFields {
 		sv.warning = managedFieldsWarning
 	}
@@ -255,7 +256,7 @@ func notReady() *apiserve.Error {
 }
 
 // cannotAnswer starts the message of every refusal of incomplete: what a
-// Proxy, if set, forwards instead (decision 44).
+// Proxy, if set, forwards instead (decision 45).
 const cannotAnswer = "this listwatch cache cannot answer completely: "
 
 // incomplete refuses what the cache cannot answer completely.

@@ -14,7 +14,7 @@ import (
 )
 
 // health is what the served informers have heard of the API server
-// (decision 44): the cache may be behind it once a list or watch failed
+// (decision 45): the cache may be behind it once a list or watch failed
 // and nothing was heard since. Failures and hearings are ordered by a
 // sequence, not by the clock, which a test may hold still.
 type health struct {
@@ -54,14 +54,14 @@ type Stats struct {
 	// informer failed to list or watch and has not heard from it since,
 	// serves a restored snapshot the API server has not confirmed yet, or
 	// holds back a list behind what was served. Every response then
-	// carries a Warning (decision 44).
+	// carries a Warning (decision 45).
 	Stale bool
 	// LastHeard is when an informer last heard from the API server (an
 	// event, a list, a bookmark); zero if none has since the start.
 	LastHeard time.Time
 	// HeldRelists counts the lists from the API server at a lower
 	// resourceVersion than one already served, held back until the API
-	// server passes it (decision 44).
+	// server passes it (decision 45).
 	HeldRelists int64
 	// Proxy is the Proxy's counters; zero without one.
 	Proxy ProxyStats

@@ -28,7 +28,7 @@ func eventually(t *testing.T, cond func() bool, what string) {
 	require.Eventually(t, cond, wait, 5*time.Millisecond, what)
 }
 
-// TestStaleWarningWhileUnreachable is decision 44: once an informer fails
+// TestStaleWarningWhileUnreachable is decision 45: once an informer fails
 // to watch, every response (lists, discovery, watches, refusals) carries
 // kube-apiserver's Warning form saying since when the API server has not
 // been heard from, and Stats says so, until the informer hears it again.
@@ -99,7 +99,7 @@ func listNames(t *testing.T, base string) (string, []string) {
 	return l.Metadata["resourceVersion"].(string), names
 }
 
-// TestVersionsNeverGoBackwards is decision 44: a list from the API server
+// TestVersionsNeverGoBackwards is decision 45: a list from the API server
 // at a lower resourceVersion than one served (a server restored from a
 // backup) is held: the cache goes on serving its own state at its own
 // version, local watches stay open, until the API server passes that
@@ -137,7 +137,7 @@ func TestVersionsNeverGoBackwards(t *testing.T) {
 	require.Equal(t, []string{"d"}, names)
 }
 
-// TestUpstreamRelistInventsNoDeletes is decision 44: when the API server
+// TestUpstreamRelistInventsNoDeletes is decision 45: when the API server
 // compacted past the cache's version and the informer relists, a local
 // watch ends with the 410 alone: no DELETED for what went meanwhile (its
 // client learns of it from its relist).
@@ -217,7 +217,7 @@ func synced(tb testing.TB, srv *Server) {
 	}
 }
 
-// TestWarmStartServesOffline is decision 44: a node cache restarted from
+// TestWarmStartServesOffline is decision 45: a node cache restarted from
 // its snapshot while the API server is down serves the snapshot's state
 // at its version at once (BenchmarkWarmStartServesOffline measures how
 // soon), with the Warning that the API server has not confirmed it.

@@ -24,7 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestServedCacheAuthorizesAsRealServer is decision 44: a served cache of
+// TestServedCacheAuthorizesAsRealServer is decision 45: a served cache of
 // configmaps, authorized by its Reviewer (TokenReview and
 // SubjectAccessReview against the real server, with the node cache's own
 // credentials) and forwarding what it cannot answer with the client's
@@ -140,7 +140,7 @@ func status(t *testing.T, hc *http.Client, base, method, path, token, body strin
 	return resp.StatusCode, ""
 }
 
-// TestServedCacheThroughAnOutage is decision 44 on the real server: with
+// TestServedCacheThroughAnOutage is decision 45 on the real server: with
 // the kube-apiserver killed, the served cache goes on answering lists at
 // the last version known, every response carrying the staleness Warning,
 // and a local watch stays open; once it is back, a change made then

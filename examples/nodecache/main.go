@@ -1,6 +1,6 @@
 // Command nodecache serves the pods of one node, read through one upstream
 // watch, to the node's other programs over the Kubernetes list/watch API
-// (package cacheserve, decisions 43 and 44). They read it as they would
+// (package cacheserve, decisions 43 and 45). They read it as they would
 // read the API server: lists and gets exact to the resourceVersion,
 // watches that resume from one, while the upstream is away too, and after
 // a restart from its snapshot (--snapshot-dir), warm, within milliseconds,

@@ -31,7 +31,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // reads the node's pods through the socket and the loopback listener, as
 // kubectl would (decision 43); a write with the client's own token is
 // forwarded to the API server, and one through the socket without a token
-// is refused (decision 44).
+// is refused (decision 45).
 func TestServesTheNodesPods(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "pods.sock")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -106,7 +106,7 @@ func TestServesTheNodesPods(t *testing.T) {
 }
 
 // TestServesOverTLS runs the command with a certificate: its TCP listener
-// is https, as kubectl needs to send a token (decision 44).
+// is https, as kubectl needs to send a token (decision 45).
 func TestServesOverTLS(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
