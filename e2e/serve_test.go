@@ -66,6 +66,7 @@ func serveNamespace(t *testing.T, c *httpwatch.Client, ns string) *servedCache {
 		// cache without them would say so in a Warning kubectl prints.
 		rc.KeepManagedFields = true
 		inf := listwatch.NewInformer(rc, 0)
+		inf.Reflector.Name = "served cache of " + r.Resource
 		_, err := srv.Add(inf, rc, apiserve.APIResource{})
 		require.NoError(t, err)
 		d := make(chan struct{})
