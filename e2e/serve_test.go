@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch"
@@ -103,11 +104,12 @@ func (sc *servedCache) caughtUp(t *testing.T, real *httpwatch.Client, ns string)
 	for _, r := range []httpwatch.Resource{configMaps, pods} {
 		r.Namespace = ns
 		var last string
-		require.Eventually(t, func() bool {
+		ok := assert.Eventually(t, func() bool {
 			want, got := serverState(t, real.Resource(r)), serverState(t, sc.client.Resource(r))
 			last = fmt.Sprintf("real %v\nserved %v", want, got)
 			return fmt.Sprint(want) == fmt.Sprint(got)
-		}, wait, 20*time.Millisecond, "the served %s never caught up with the real server:\n%s", r.Resource, func() string { return last }())
+		}, wait, 20*time.Millisecond)
+		require.True(t, ok, "the served %s never caught up with the real server:\n%s", r.Resource, last)
 	}
 }
 
