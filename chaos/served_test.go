@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net"
 	"net/http"
@@ -189,15 +190,15 @@ func (h *handlerTrace) clientGo() cache.ResourceEventHandlerFuncs {
 }
 
 // localListwatch runs a listwatch informer of the namespace's configmaps
-// on the node cache at addr, until the test ends.
-func (e *env) localListwatch(t *testing.T, addr string) (*listwatch.Informer, *handlerTrace) {
+// on the node cache at addr, logging to logger, until the test ends.
+func (e *env) localListwatch(t *testing.T, addr string, logger *slog.Logger) (*listwatch.Informer, *handlerTrace) {
 	t.Helper()
 	c, err := httpwatch.NewClient(&kubeconfig.Config{Host: "http://" + addr, QPS: -1, PingAfter: pingAfter, PingTimeout: pingTimeout, Timeout: requestTimeout})
 	require.NoError(t, err)
-	c.Logger = e.logger
+	c.Logger = logger
 	t.Cleanup(c.CloseIdleConnections)
 	inf := listwatch.NewInformer(c.Resource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: e.ns}), 0)
-	inf.Logger = e.logger
+	inf.Logger = logger
 	inf.Reflector.Name = "local listwatch"
 	inf.Reflector.Backoff = outageBackoff
 	h := newHandlerTrace()
@@ -305,7 +306,7 @@ func TestServedCacheThroughRestarts(t *testing.T) {
 	_, err := e.resource(e.direct, configMaps).Create(context.Background(), configMap(e.ns, "changed", "0"))
 	require.NoError(t, err)
 	nc := e.startNodeCache(t, "127.0.0.1:0")
-	lw, lwTrace := e.localListwatch(t, nc.addr)
+	lw, lwTrace := e.localListwatch(t, nc.addr, e.logger)
 	cg, cgTrace := e.localClientGo(t, nc.addr)
 	e.localsConverge(t, "at the start", lw, lwTrace, cg, cgTrace, wait)
 
@@ -360,4 +361,66 @@ func TestServedCacheThroughRestarts(t *testing.T) {
 	assert.Empty(t, cgTrace.problems(), "the local client-go informer was handed a version twice or backwards")
 	t.Logf("writer: %d changes, %d failed while the upstream was down; listwatch informer stats %+v; client-go re-handed %d unchanged objects on relists",
 		w.n, w.failed, lw.Stats(), cgTrace.relisted)
+}
+
+// Decision 43 through an outage of the node cache's upstream path (60 s
+// here; TestServedCacheThroughLongOutage holds it ten minutes): the local
+// listwatch and client-go informers keep their caches and watches (no
+// relist, no 410, every list the node cache answers whole meanwhile),
+// the local listwatch informer logs nothing at Warn or above, and a
+// change made during the outage reaches both within 5 s of the path
+// healing.
+func TestServedCacheThroughOutage(t *testing.T) {
+	newEnv(t).servedOutage(t, outage)
+}
+
+// Decision 43: TestServedCacheThroughOutage's ten-minute outage, the
+// issue's goal. CI runs it beside TestLongOutageCostsNoRelist, on that
+// test's kube-apiserver.
+func TestServedCacheThroughLongOutage(t *testing.T) {
+	t.Parallel()
+	newEnv(t).servedOutage(t, 10*time.Minute)
+}
+
+func (e *env) servedOutage(t *testing.T, hold time.Duration) {
+	t.Helper()
+	e.fill(t, 10)
+	_, err := e.resource(e.direct, configMaps).Create(context.Background(), configMap(e.ns, "changed", "0"))
+	require.NoError(t, err)
+	nc := e.startNodeCache(t, "127.0.0.1:0")
+	localLogger, localLog := newCapture()
+	lw, lwTrace := e.localListwatch(t, nc.addr, localLogger)
+	cg, cgTrace := e.localClientGo(t, nc.addr)
+	e.localsConverge(t, "before the outage", lw, lwTrace, cg, cgTrace, wait)
+	before := lw.Stats()
+
+	p := pathsDown[1] // a black hole: nothing answers, nothing closes
+	p.down(t, e)
+	start := time.Now()
+	rv := e.change(t, "during")
+	held := cacheState(lw)
+	<-time.After(hold / 2) // the outage lasts this long
+	local, err := httpwatch.NewClient(&kubeconfig.Config{Host: "http://" + nc.addr, QPS: -1, Timeout: requestTimeout})
+	require.NoError(t, err)
+	local.Logger = discard // a reader of one list, not the subject
+	defer local.CloseIdleConnections()
+	page, err := local.Resource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: e.ns}).List(context.Background(), httpwatch.ListOptions{})
+	require.NoError(t, err, "a list from the node cache halfway through the outage")
+	assert.Len(t, page.Items, len(held), "the node cache lists what it held")
+	<-time.After(hold - time.Since(start)) // the outage lasts this long
+	assert.Equal(t, held, cacheState(lw), "the local listwatch informer kept its cache")
+	assert.Equal(t, held, storeState(cg), "the local client-go informer kept its store")
+	p.up(t, e)
+
+	healed := time.Now()
+	e.localsConverge(t, "after the outage", lw, lwTrace, cg, cgTrace, p.within)
+	after := lw.Stats()
+	t.Logf("outage %s: the change made during it (version %s) reached both local informers %s after the path healed; local listwatch watches opened %d, ends %+v",
+		hold, rv, time.Since(healed).Round(time.Millisecond), after.Watches-before.Watches, after.WatchEnds)
+	assert.Equal(t, before.Lists, after.Lists, "the local listwatch informer did not relist")
+	assert.Equal(t, before.WatchEnds.Gone, after.WatchEnds.Gone, "no 410 reached the local listwatch informer")
+	assert.Zero(t, cgTrace.relisted, "the local client-go informer did not relist (it would hand every object again)")
+	assert.Empty(t, localLog.since(0, slog.LevelWarn), "the local listwatch informer logged at Warn or above")
+	assert.Empty(t, lwTrace.problems())
+	assert.Empty(t, cgTrace.problems())
 }
