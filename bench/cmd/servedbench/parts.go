@@ -206,8 +206,9 @@ func decodeEvents(body io.Reader, seen func(rv string, at time.Time)) {
 	for {
 		line, err := r.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
+			head := slices.Clone(line) // the next read reuses the buffer line is in
 			rest, err2 := r.ReadBytes('\n')
-			line, err = append(slices.Clone(line), rest...), err2
+			line, err = append(head, rest...), err2
 		}
 		if err != nil {
 			return
