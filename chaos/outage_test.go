@@ -170,6 +170,7 @@ func TestOutageCostsNoRelist(t *testing.T) {
 // restarts the shared one (a restarted watch cache forgets every version
 // before it: that would be a 410, not the network).
 func TestLongOutageCostsNoRelist(t *testing.T) {
+	t.Parallel() // beside TestServedCacheThroughLongOutage, on proxies of their own
 	newEnv(t).outage(t, pathsDown[1], 10*time.Minute)
 }
 
