@@ -116,6 +116,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer client.CloseIdleConnections()
 
 	pods := client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"})
+	// Served objects are whole, as kube-apiserver's: without managedFields
+	// every answer would carry a Warning, and kubectl prints each one.
+	pods.KeepManagedFields = true
 	inf := listwatch.NewInformer(pods, 0, listwatch.Selector{Field: "spec.nodeName=" + o.node})
 	inf.Snapshot.Dir = o.snaps
 	srv := &cacheserve.Server{}
