@@ -55,7 +55,7 @@ func (l *labeller) reconcile(ctx context.Context, key string) error {
 		return err
 	}
 	live := l.cms.Namespace(ns)
-	return httpwatch.RetryOnConflict(ctx, httpwatch.DefaultRetry, func(ctx context.Context) error {
+	return httpwatch.RetryOnConflict(ctx, func(ctx context.Context) error {
 		if v, _ := cm.Label("checked"); v == "true" {
 			return nil
 		}

@@ -34,7 +34,7 @@ func Example_write() {
 	}
 
 	attempts := 0
-	err = httpwatch.RetryOnConflict(ctx, httpwatch.DefaultRetry, func(ctx context.Context) error {
+	err = httpwatch.RetryOnConflict(ctx, func(ctx context.Context) error {
 		attempts++
 		cm := stale
 		if attempts > 1 {

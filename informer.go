@@ -82,8 +82,9 @@ type Informer struct {
 	// queue merges a key's changes), a Mirror sees each version the
 	// informer reaches, exactly: what a cache served onwards needs
 	// (decision 43). Its errors are reported as the queue's are; the queue
-	// gets the change regardless. A restored snapshot (a warm start) is not
-	// handed to it.
+	// gets the change regardless. A restored snapshot (a warm start) is
+	// handed to it as a Replace at the snapshot's version, before anything
+	// the reflector hands it.
 	Mirror reflector.Sink
 
 	sel       Selector      // labels and fields; the projection is the source's

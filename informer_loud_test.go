@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -87,7 +88,7 @@ func TestInformerFailuresAreLoudAndReturned(t *testing.T) {
 	}{
 		{"dead URL", deadURL(t), "", false, "WARN reflector: watch-list failed",
 			[]string{"resource=pods", "verb=WATCH", "path=/api/v1/pods", "connection refused", "hint=check the server address"},
-			httpwatch.IsConnectionRefused},
+			func(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }},
 		{"401", status("unauthorized.json"), "", true, "ERROR reflector: list failed",
 			[]string{"verb=GET", "path=/api/v1/pods", "code=401", "message=Unauthorized", "hint=check the credentials"},
 			httpwatch.IsUnauthorized},

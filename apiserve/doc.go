@@ -11,9 +11,13 @@
 //   - Lists (ServeList): the snapshot resourceVersion semantics pick,
 //     pages of one snapshot with continue tokens, 410 and 504 as the real
 //     server answers them, as a list or as a Table.
-//   - Watch events as the real server writes them (AppendEvent,
-//     AppendBookmark, AppendError), and what a watch with selectors sees
-//     of a change (Selected).
+//   - Watches (ServeWatch) over a History, a Store whose events a watch
+//     follows, kept in a Log bounded as the real watch cache bounds its
+//     own: replay from a version, 410 "too old resource version" past
+//     the history, sendInitialEvents and its end bookmark, bookmarks
+//     every minute and before the deadline, objects entering and leaving
+//     a selection (Selected); the events as the real server writes them
+//     (AppendEvent, AppendBookmark, AppendError).
 //   - The rules of list and watch parameters (CheckListOptions,
 //     CheckWatchOptions) and of selectors, in the real server's words,
 //     with each resource's real field selectors (ParseFilter, Filter).
@@ -44,7 +48,9 @@
 //	layout := apiserve.Layout{Kind: "ConfigMap", APIVersion: "v1"}
 //	apiserve.ServeList(req.Context(), w, store, apiserve.ListQuery{}, layout, table)
 //
-// Watches are still fanned out by watchtest itself: the core writes their
-// events, but the registry of open watches, their buffers and bookmarks
-// are not yet behind Store.
+// A watch is served the same way, over a History, whose holder appends
+// each change to a Log under its own lock:
+//
+//	q := apiserve.WatchQuery{ResourceVersion: rv, StartRV: n, AllowBookmarks: true}
+//	apiserve.ServeWatch(req.Context(), w, history, q, apiserve.WatchStream{Layout: layout})
 package apiserve

@@ -38,8 +38,8 @@ func Selected(typ string, before, now bool) (seen string, old bool, ok bool) {
 }
 
 // AppendEvent appends one watch event, a line, carrying an object as the
-// store holds it (body, without kind and apiVersion) after the
-// resource's prefix, not re-encoded; with t set, carrying it as a
+// store holds it (body, whole or without kind and apiVersion, which the
+// resource's prefix then gives it), not re-encoded; with t set, carrying it as a
 // one-row Table at version rv, whose column definitions only the first
 // event of a watch has.
 func AppendEvent(b []byte, typ string, prefix, body []byte, rv int64, t *TableOutput) []byte {
@@ -49,9 +49,7 @@ func AppendEvent(b []byte, typ string, prefix, body []byte, rv int64, t *TableOu
 		t.Request.NoHeaders = true
 		return append(b, "}\n"...)
 	}
-	b = append(b, prefix...)
-	b = append(b, body[1:]...)
-	return append(b, "}\n"...)
+	return append(appendWhole(b, prefix, body), "}\n"...)
 }
 
 // AppendBookmark appends a BOOKMARK at version rv, annotated

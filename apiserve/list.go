@@ -2,6 +2,7 @@ package apiserve
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -36,8 +37,12 @@ type View interface {
 
 // Item is one object as a store holds it.
 type Item struct {
-	Key  string // "namespace/name", or "name" for a cluster-scoped object
-	Body []byte // the object's JSON without kind and apiVersion
+	Key string // "namespace/name", or "name" for a cluster-scoped object
+	// Body is the object's JSON, without kind and apiVersion (as a
+	// built-in list's items are) or whole, starting with them (as a
+	// watch's objects are): the core writes either as the real server
+	// lays it out, without re-encoding it.
+	Body []byte
 }
 
 // Layout is how a resource's objects are written: a built-in one's list
@@ -59,9 +64,28 @@ func (l Layout) Prefix() []byte {
 	return []byte(`{"kind":` + string(kind) + `,"apiVersion":` + string(av) + `,`)
 }
 
-// Whole is body with the kind and apiVersion the prefix p gives it.
+// Whole is body with the kind and apiVersion the prefix p gives it; a
+// body that starts with either is whole already.
 func Whole(p, body []byte) []byte {
+	if isWhole(body) {
+		return body
+	}
 	return append(append(make([]byte, 0, len(p)+len(body)), p...), body[1:]...)
+}
+
+// isWhole reports whether an object's JSON starts with its kind or
+// apiVersion.
+func isWhole(body []byte) bool {
+	return bytes.HasPrefix(body, []byte(`{"kind":`)) || bytes.HasPrefix(body, []byte(`{"apiVersion":`))
+}
+
+// appendWhole appends body with the prefix p in front unless it is
+// whole already.
+func appendWhole(b, p, body []byte) []byte {
+	if isWhole(body) {
+		return append(b, body...)
+	}
+	return append(append(b, p...), body[1:]...)
 }
 
 // ListQuery is a list's parameters, checked by CheckListOptions.
@@ -80,13 +104,17 @@ type TableOutput struct {
 }
 
 // ServeList answers a list as the real server does, from the snapshot
-// its resourceVersion semantics pick: "" and "0" the latest, N with Exact
+// its resourceVersion semantics pick: "" and "0" the latest ("0"
+// ignoring limit, as the watch cache does), N with Exact
 // (or a limit) exactly N, else at least N, waiting for the store to get
 // there (then 504 too large); a continue token reads the same snapshot
 // as the page before it, however the store changed in between (410 with a
 // fresh token once the store no longer has it). Objects are written as the
 // store holds them, not re-encoded.
 func ServeList(ctx context.Context, w http.ResponseWriter, st Store, q ListQuery, l Layout, table *TableOutput) {
+	if q.ResourceVersion == "0" {
+		q.Limit = 0 // any version: the watch cache answers all of it
+	}
 	var start string
 	exact, notOlder := false, false
 	switch {
@@ -151,19 +179,24 @@ func ServeList(ctx context.Context, w http.ResponseWriter, st Store, q ListQuery
 		next = EncodeContinue(snap, items[len(items)-1].Key+"\x00")
 	}
 	if table != nil {
-		p := l.Prefix()
-		objs := make([][]byte, len(items))
-		for i, it := range items {
-			objs[i] = Whole(p, it.Body)
-		}
-		m := ListMeta{ResourceVersion: strconv.FormatInt(snap, 10), Continue: next}
-		if remaining > 0 {
-			m.RemainingItemCount = &remaining
-		}
-		table.Write(w, objs, m)
+		table.writeList(w, l, items, snap, next, remaining)
 		return
 	}
 	WriteList(w, l, items, snap, next, remaining)
+}
+
+// writeList answers with a list's items as a Table.
+func (t *TableOutput) writeList(w http.ResponseWriter, l Layout, items []Item, rv int64, next string, remaining int64) {
+	p := l.Prefix()
+	objs := make([][]byte, len(items))
+	for i, it := range items {
+		objs[i] = Whole(p, it.Body)
+	}
+	m := ListMeta{ResourceVersion: strconv.FormatInt(rv, 10), Continue: next}
+	if remaining > 0 {
+		m.RemainingItemCount = &remaining
+	}
+	t.Write(w, objs, m)
 }
 
 // Write answers with objs as a Table.
@@ -198,6 +231,10 @@ func WriteList(w http.ResponseWriter, l Layout, items []Item, rv int64, next str
 			if i > 0 {
 				_ = bw.WriteByte(',')
 			}
+			if isWhole(it.Body) {
+				_, _ = bw.Write(it.Body)
+				continue
+			}
 			_, _ = bw.Write(p)
 			_, _ = bw.Write(it.Body[1:])
 		}
@@ -208,9 +245,17 @@ func WriteList(w http.ResponseWriter, l Layout, items []Item, rv int64, next str
 			meta += `,"continue":"` + next + `"` + count
 		}
 		_, _ = bw.WriteString(`{"kind":` + string(kind) + `,"apiVersion":` + string(av) + `,"metadata":` + meta + `},"items":[`)
+		p := l.Prefix()
 		for i, it := range items {
 			if i > 0 {
 				_ = bw.WriteByte(',')
+			}
+			if bytes.HasPrefix(it.Body, p) {
+				// A whole object, as a watch delivered it: a built-in
+				// list's items carry no kind and apiVersion.
+				_ = bw.WriteByte('{')
+				_, _ = bw.Write(it.Body[len(p):])
+				continue
 			}
 			_, _ = bw.Write(it.Body)
 		}

@@ -104,7 +104,7 @@ func (c *Cache) Apply(ctx context.Context, b *patch.Builder) (*listwatch.Object,
 	if err != nil {
 		return nil, err
 	}
-	return c.app.client.Resource(c.resource).Apply(ctx, body, httpwatch.ApplyOptions{FieldManager: c.app.Name, Force: true})
+	return c.app.client.Resource(c.resource).Apply(ctx, body, httpwatch.WriteOptions{FieldManager: c.app.Name, Force: true})
 }
 
 // Request is one reconcile of one key of a cache.

@@ -6,33 +6,23 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/store"
 )
 
-// DefaultHistory is how many events a Cache keeps for watches from a
-// resourceVersion when Cache.History is 0. kube-apiserver's watch cache
-// grows its buffer up to 102,400 events while they are younger than 75 s;
-// a node's cache of its own objects sees far fewer.
-const DefaultHistory = 10_000
+// DefaultHistory is the most events a Cache keeps for watches from a
+// resourceVersion when Cache.History is 0: kube-apiserver's watch cache's
+// bound. Below it the history grows and shrinks as the watch cache's does
+// (apiserve.Log, decision 44).
+const DefaultHistory = apiserve.DefaultMaxHistory
 
 // Event types, as the watch protocol spells them.
 const (
-	added    = "ADDED"
-	modified = "MODIFIED"
-	deleted  = "DELETED"
+	added    = apiserve.Added
+	modified = apiserve.Modified
+	deleted  = apiserve.Deleted
 )
-
-// event is one change the upstream made, at its resourceVersion, with the
-// object before it (nil for an add): a watch with a selector needs both to
-// tell an object entering it from one leaving it.
-type event struct {
-	typ  string
-	key  string
-	obj  *raw.Object
-	prev *raw.Object
-	rv   int64
-}
 
 // Cache holds what one informer's reflector delivered, version by version,
 // as a reflector.Sink and reflector.Progresser the informer mirrors to
@@ -50,32 +40,22 @@ type Cache struct {
 	objs   map[string]*raw.Object
 	rv     int64 // the version reached
 	synced bool
-	// epoch counts resets: a relist upstream that the history cannot
-	// bridge ends every watch (with a 410) and starts a new epoch.
-	epoch int
-	// events are the history, oldest first; floor is the version from
-	// which it is complete: a watch from floor or later can be replayed.
-	events []event
-	floor  int64
-	// moved is closed, and replaced, whenever rv, the history or the
-	// epoch change.
+	// log is the history; a relist upstream that it cannot bridge resets
+	// it, which ends every watch with a 410.
+	log apiserve.Log[*raw.Object]
+	// moved is closed, and replaced, whenever rv or the history change.
 	moved chan struct{}
 	// snaps are the few last snapshots built, newest last, so the pages
-	// of a list come from one sorted copy.
-	snaps []*snapshot
+	// of a list come from one sorted copy. Readers holding mu for
+	// reading share them under snapMu.
+	snapMu sync.Mutex
+	snaps  []*snapshot
 }
 
 // NewCache returns an empty Cache, unsynced until the informer's first
 // list reaches it.
 func NewCache() *Cache {
 	return &Cache{objs: map[string]*raw.Object{}, moved: make(chan struct{})}
-}
-
-func (c *Cache) capacity() int {
-	if c.History <= 0 {
-		return DefaultHistory
-	}
-	return c.History
 }
 
 func key(o *raw.Object) string { return store.JoinKey(o.Namespace(), o.Name()) }
@@ -141,14 +121,8 @@ func (c *Cache) change(typ string, obj *raw.Object) error {
 		return nil
 	}
 	c.rv = rv
-	if len(c.events) >= c.capacity() {
-		// Drop the oldest sixteenth at once, so that a full history costs
-		// a copy per sixteenth of its length, not per event.
-		n := max(1, len(c.events)/16)
-		c.floor = c.events[n-1].rv
-		c.events = slices.Delete(c.events, 0, n)
-	}
-	c.events = append(c.events, event{typ: typ, key: k, obj: obj, prev: prev, rv: rv})
+	c.log.Max = c.History
+	c.log.Append(apiserve.Event[*raw.Object]{Type: typ, RV: rv, Object: obj, Prev: prev})
 	return nil
 }
 
@@ -175,21 +149,13 @@ func (c *Cache) Replace(items []*raw.Object, resourceVersion string) error {
 	}
 	c.rv = rv
 	c.snaps = nil
-	if c.synced {
-		c.resetLocked(rv)
-	} else {
-		c.floor = rv
-	}
+	c.resetLocked(rv)
 	c.synced = true
 	return nil
 }
 
 // resetLocked empties the history, from rv on, and ends every watch.
-func (c *Cache) resetLocked(rv int64) {
-	c.events = nil
-	c.floor = rv
-	c.epoch++
-}
+func (c *Cache) resetLocked(rv int64) { c.log.Reset(rv) }
 
 // Progress moves the version to a bookmark's (reflector.Progresser).
 func (c *Cache) Progress(resourceVersion string) {
@@ -222,9 +188,12 @@ type snapshot struct {
 	objs []*raw.Object
 }
 
-// snapshotAt returns the state at rv, which must lie in [floor, c.rv]:
-// the current objects with the events after rv undone. c.mu is held.
+// snapshotAtLocked returns the state at rv, which must lie in [floor,
+// c.rv]: the current objects with the events after rv undone. c.mu is
+// held, for reading at least.
 func (c *Cache) snapshotAtLocked(rv int64) *snapshot {
+	c.snapMu.Lock()
+	defer c.snapMu.Unlock()
 	for _, s := range c.snaps {
 		if s.rv == rv {
 			return s
@@ -234,9 +203,10 @@ func (c *Cache) snapshotAtLocked(rv int64) *snapshot {
 	if rv < c.rv {
 		undo = map[string]*raw.Object{}
 		// Newest first, so the earliest event's previous state wins.
-		for i := len(c.events) - 1; i >= 0 && c.events[i].rv > rv; i-- {
-			undo[c.events[i].key] = c.events[i].prev
-		}
+		c.log.Back(rv, func(ev apiserve.Event[*raw.Object]) bool {
+			undo[key(ev.Object)] = ev.Prev
+			return true
+		})
 	}
 	keys := make([]string, 0, len(c.objs)+len(undo))
 	for k := range c.objs {
@@ -258,33 +228,9 @@ func (c *Cache) snapshotAtLocked(rv int64) *snapshot {
 			s.objs[i] = c.objs[k]
 		}
 	}
-	return s
-}
-
-// snapshot returns the state at rv and keeps it for the next pages.
-func (c *Cache) snapshot(rv int64) *snapshot {
-	c.mu.RLock()
-	for _, s := range c.snaps {
-		// A version the history no longer spans is not served, kept or
-		// not: how long a continue token lasts depends on the history
-		// only.
-		if s.rv == rv && rv >= c.floor {
-			c.mu.RUnlock()
-			return s
-		}
-	}
-	c.mu.RUnlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if rv < c.floor || rv > c.rv {
-		return nil // moved on meanwhile
-	}
-	s := c.snapshotAtLocked(rv)
-	if !slices.Contains(c.snaps, s) {
-		c.snaps = append(c.snaps, s)
-		if len(c.snaps) > 4 {
-			c.snaps = c.snaps[1:]
-		}
+	c.snaps = append(c.snaps, s)
+	if len(c.snaps) > 4 {
+		c.snaps = c.snaps[1:]
 	}
 	return s
 }

@@ -1,10 +1,7 @@
 package cacheserve
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -122,15 +119,14 @@ func (s *Server) serveGet(w http.ResponseWriter, rt route) {
 		notFound(rt.sv.res, rt.name).Write(w)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	if rt.table != nil {
-		p := printer(rt.sv.res)
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(apiserve.AppendTable(nil, p, [][]byte{whole(rt.sv.res, o)}, apiserve.ListMeta{ResourceVersion: o.ResourceVersion()}, *rt.table), '\n'))
+	obj := apiserve.Whole(layout(rt.sv.res).Prefix(), o.Raw())
+	if t := rt.tableOutput(); t != nil {
+		t.Write(w, [][]byte{obj}, apiserve.ListMeta{ResourceVersion: o.ResourceVersion()})
 		return
 	}
+	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(whole(rt.sv.res, o))
+	_, _ = w.Write(obj)
 	_, _ = w.Write([]byte("\n"))
 }
 
@@ -143,10 +139,6 @@ func notFound(r apiserve.APIResource, name string) *apiserve.Error {
 		Details: &apiserve.StatusDetails{Name: name, Group: r.Group, Kind: r.Resource}}
 }
 
-func printer(r apiserve.APIResource) apiserve.Printer {
-	return apiserve.PrinterFor(r.Group, r.Resource)
-}
-
 func apiVersion(r apiserve.APIResource) string {
 	if r.Group == "" {
 		return r.Version
@@ -154,143 +146,50 @@ func apiVersion(r apiserve.APIResource) string {
 	return r.Group + "/" + r.Version
 }
 
-// hasKind reports whether an object's JSON starts with its kind or
-// apiVersion, as objects from a watch or a custom resource's list do;
-// a built-in list's items have neither.
-func hasKind(b []byte) bool {
-	return bytes.HasPrefix(b, []byte(`{"kind":`)) || bytes.HasPrefix(b, []byte(`{"apiVersion":`))
-}
-
-// whole is o as a client reads it alone, with its kind and apiVersion:
-// the bytes the cache holds, with those two put in front if they lack
-// them, never re-encoded.
-func whole(r apiserve.APIResource, o *raw.Object) []byte {
-	b := o.Raw()
-	if hasKind(b) || o.Kind() != "" {
-		return b
-	}
-	return appendWhole(nil, r, b)
-}
-
-func appendWhole(dst []byte, r apiserve.APIResource, b []byte) []byte {
-	if hasKind(b) {
-		return append(dst, b...)
-	}
-	dst = append(dst, `{"kind":`...)
-	dst = strconv.AppendQuote(dst, r.Kind)
-	dst = append(dst, `,"apiVersion":`...)
-	dst = strconv.AppendQuote(dst, apiVersion(r))
-	if len(b) > 2 {
-		dst = append(dst, ',')
-	}
-	return append(dst, b[1:]...)
-}
-
-// serveList answers a list from the snapshot its resourceVersion
-// semantics pick: "" and "0" the version reached ("0" ignores limit, as
-// the watch cache does), N with Exact the state at N while the history
-// holds it, N with NotOlderThan the version reached once it is N or
-// later. Pages share their snapshot.
+// serveList checks a list's parameters and has the serving core answer
+// it from the cache's snapshots (apiserve.ServeList); before the first
+// sync it is a 429, never an empty list.
 func (s *Server) serveList(w http.ResponseWriter, req *http.Request, rt route, o httpwatch.ListOptions) {
 	sc, e := parseScope(rt, o)
 	if e != nil {
 		e.Write(w)
 		return
 	}
-	rv, match, cont := o.ResourceVersion, o.ResourceVersionMatch, o.Continue
 	var initial *bool
 	if _, ok := req.URL.Query()["sendInitialEvents"]; ok {
 		initial = &o.SendInitialEvents
 	}
-	if e := apiserve.CheckListOptions(rv, match, cont, initial); e != nil {
+	if e := apiserve.CheckListOptions(o.ResourceVersion, o.ResourceVersionMatch, o.Continue, initial); e != nil {
 		e.Write(w)
 		return
 	}
-	startRV, e := parseVersion(rv, false)
+	startRV, e := parseVersion(o.ResourceVersion, false)
 	if e != nil {
 		e.Write(w)
 		return
 	}
-	c := rt.sv.cache
-	cur, synced := c.ResourceVersion()
-	if !synced {
+	if _, synced := rt.sv.cache.ResourceVersion(); !synced {
 		notReady().Write(w)
 		return
 	}
-	limit := int(max(o.Limit, 0))
-	snapRV, start := cur, ""
-	switch {
-	case cont != "":
-		if rv != "" {
-			badRequest("specifying resource version is not allowed when using continue").Write(w)
-			return
-		}
-		tok, err := apiserve.DecodeContinue(cont)
-		if err != nil {
-			badRequest("invalid continue token: continue key is not valid: %v", err).Write(w)
-			return
-		}
-		start = tok.Start
-		if tok.RV > cur {
-			badRequest("continue key is not valid: resourceVersion %d is in the future", tok.RV).Write(w)
-			return
-		}
-		if tok.RV != -1 {
-			snapRV = tok.RV
-		}
-	case rv == "0":
-		limit = 0
-	case startRV == 0:
-	default:
-		got, ok := s.waitFor(req.Context(), c, startRV)
-		if !ok {
-			apiserve.TooLarge(startRV, got).Write(w)
-			return
-		}
-		snapRV = got
-		if match == "Exact" || match == "" && limit > 0 {
-			snapRV = startRV
-		}
-	}
-	snap := c.snapshot(snapRV)
-	if snap == nil {
-		if cont != "" {
-			apiserve.ExpiredContinue(apiserve.EncodeContinue(-1, start)).Write(w)
-			return
-		}
-		apiserve.Expired("list").Write(w)
-		return
-	}
-	items, next, remaining := page(snap, sc, start, limit)
-	if rt.table != nil {
-		objs := make([][]byte, len(items))
-		for i, o := range items {
-			objs[i] = whole(rt.sv.res, o)
-		}
-		m := apiserve.ListMeta{ResourceVersion: strconv.FormatInt(snap.rv, 10), Continue: next}
-		if remaining > 0 {
-			m.RemainingItemCount = &remaining
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(apiserve.AppendTable(nil, printer(rt.sv.res), objs, m, *rt.table), '\n'))
-		return
-	}
-	writeList(w, rt.sv.res, items, snap.rv, next, remaining)
+	q := apiserve.ListQuery{ResourceVersion: o.ResourceVersion, StartRV: startRV, Match: o.ResourceVersionMatch,
+		Continue: o.Continue, Limit: int(max(o.Limit, 0))}
+	apiserve.ServeList(req.Context(), w, view{s, rt.sv.cache, sc}, q, layout(rt.sv.res), rt.tableOutput())
 }
 
-// page picks the items of one page from snap, after the key start, and
-// the continue token and remainingItemCount for the rest. Like the real
-// server, remainingItemCount is given only without selectors.
-func page(snap *snapshot, sc scope, start string, limit int) (items []*raw.Object, next string, remaining int64) {
+// page picks the items of one page from snap, after the key start,
+// whether more follow and, like the real server only without selectors,
+// how many.
+func page(snap *snapshot, sc scope, start string, limit int) (items []apiserve.Item, more bool, remaining int64) {
 	i := snap.from(start)
-	last := ""
+	ns := sc.namespace + "/"
 	if sc.namespace != "" {
-		i = max(i, snap.from(sc.namespace+"/"))
+		i = max(i, snap.from(ns))
 	}
+	count := sc.filter.Empty() && sc.name == ""
 	for ; i < len(snap.keys); i++ {
 		k := snap.keys[i]
-		if sc.namespace != "" && !strings.HasPrefix(k, sc.namespace+"/") {
+		if sc.namespace != "" && !strings.HasPrefix(k, ns) {
 			break
 		}
 		o := snap.objs[i]
@@ -298,61 +197,15 @@ func page(snap *snapshot, sc scope, start string, limit int) (items []*raw.Objec
 			continue
 		}
 		if limit > 0 && len(items) == limit {
-			next = apiserve.EncodeContinue(snap.rv, last+"\x00")
-			if sc.filter.Empty() && sc.name == "" {
-				for ; i < len(snap.keys) && (sc.namespace == "" || strings.HasPrefix(snap.keys[i], sc.namespace+"/")); i++ {
-					remaining++
-				}
+			if !count {
+				return items, true, 0
 			}
-			return items, next, remaining
-		}
-		items = append(items, o)
-		last = k
-	}
-	return items, "", 0
-}
-
-// writeList writes a list as the real server lays it out: a built-in's
-// kind, apiVersion, metadata, items; a custom resource's keys sorted.
-// Items are the bytes the cache holds.
-func writeList(w http.ResponseWriter, r apiserve.APIResource, items []*raw.Object, rv int64, next string, remaining int64) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 64<<10)
-	kind, _ := json.Marshal(r.Kind + "List")
-	av, _ := json.Marshal(apiVersion(r))
-	meta := func(b []byte) []byte {
-		if r.Custom {
-			b = append(b, `{"continue":"`+next+`"`...)
-			if remaining > 0 {
-				b = append(b, `,"remainingItemCount":`+strconv.FormatInt(remaining, 10)...)
+			for ; i < len(snap.keys) && (sc.namespace == "" || strings.HasPrefix(snap.keys[i], ns)); i++ {
+				remaining++
 			}
-			return append(b, `,"resourceVersion":"`+strconv.FormatInt(rv, 10)+`"}`...)
+			return items, true, remaining
 		}
-		b = append(b, `{"resourceVersion":"`+strconv.FormatInt(rv, 10)+`"`...)
-		if next != "" {
-			b = append(b, `,"continue":"`+next+`"`...)
-			if remaining > 0 {
-				b = append(b, `,"remainingItemCount":`+strconv.FormatInt(remaining, 10)...)
-			}
-		}
-		return append(b, '}')
+		items = append(items, apiserve.Item{Key: k, Body: o.Raw()})
 	}
-	if r.Custom {
-		_, _ = bw.WriteString(`{"apiVersion":` + string(av) + `,"items":[`)
-	} else {
-		_, _ = bw.WriteString(`{"kind":` + string(kind) + `,"apiVersion":` + string(av) + `,"metadata":` + string(meta(nil)) + `,"items":[`)
-	}
-	for i, o := range items {
-		if i > 0 {
-			_ = bw.WriteByte(',')
-		}
-		_, _ = bw.Write(o.Raw())
-	}
-	if r.Custom {
-		_, _ = bw.WriteString(`],"kind":` + string(kind) + `,"metadata":` + string(meta(nil)) + "}\n")
-	} else {
-		_, _ = bw.WriteString("]}\n")
-	}
-	_ = bw.Flush()
+	return items, false, 0
 }

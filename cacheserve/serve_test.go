@@ -83,12 +83,7 @@ func TestNotWholeIsRefusedOrSaid(t *testing.T) {
 		_, err := (&Server{}).Add(listwatch.NewInformer(src, 0), src, zeroResource)
 		require.ErrorIs(t, err, ErrNotWhole)
 	}
-	// Nor is a warm start yet: its snapshot would never reach the cache.
-	src := client.Resource(watchtest.Pods)
-	warm := listwatch.NewInformer(src, 0)
-	warm.Snapshot.Dir = t.TempDir()
-	_, err = (&Server{}).Add(warm, src, zeroResource)
-	require.ErrorContains(t, err, "not served yet")
+	// A warm start is served: TestWarmStartServesOffline (decision 45).
 
 	r := newRig(t, func(_ *listwatch.Informer, src *httpwatch.ResourceClient, _ *Server) { src.KeepManagedFields = false })
 	seed(t, r.up)

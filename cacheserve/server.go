@@ -52,7 +52,9 @@ type Server struct {
 	// their authorization): nil allows it, an error denies it with a 403
 	// that carries the error's text. A nil Authorize denies them all:
 	// default deny. Nothing is ever authorized by a header a client
-	// chooses, User-Agent included.
+	// chooses, User-Agent included. An Authorizer's method value fits:
+	// Reviewer.Authorize asks the API server (decision 45); an
+	// *apiserve.Error it returns is answered as it is (a 401, a 503).
 	Authorize func(*http.Request) error
 	// Version is what /version answers.
 	Version apiserve.Version
@@ -65,9 +67,17 @@ type Server struct {
 	// BookmarkEvery is how often a watch that allows bookmarks gets one;
 	// DefaultBookmarkEvery when 0.
 	BookmarkEvery time.Duration
+	// Proxy, if set, answers what the cache cannot answer completely (a
+	// write, a resource not cached, a selector wider than the informer's)
+	// from the API server, with the client's own credentials (decision 45);
+	// nil refuses it with a Status that says why.
+	Proxy *Proxy
 
 	mu    sync.RWMutex
 	byRes map[string]*served
+	// upstream is what the informers have heard of the API server: the
+	// Warning and Stats of a cache that may be behind it (decision 45).
+	upstream health
 }
 
 // served is one resource the server answers for.
@@ -78,6 +88,8 @@ type served struct {
 	labels    selector.Selector
 	fields    selector.FieldSelector
 	warning   string
+	inf       *listwatch.Informer
+	guard     *guard
 }
 
 func resID(group, version, resource string) string { return group + "/" + version + "/" + resource }
@@ -87,7 +99,10 @@ func resID(group, version, resource string) string { return group + "/" + versio
 // (listwatch.Informer.Mirror). Call it before inf runs. A source whose
 // objects are not whole is refused (ErrNotWhole); one that drops
 // metadata.managedFields, the default, is served with a Warning on every
-// response that says so.
+// response that says so. A warm-started informer (Snapshot.Dir) is served
+// from its restored snapshot at once. Add sets inf.Mirror to a guard in
+// front of the Cache, and wraps inf.OnError (still called) to hear of
+// failures to reach the API server (decision 45).
 func (s *Server) Add(inf *listwatch.Informer, src *httpwatch.ResourceClient, r apiserve.APIResource) (*Cache, error) {
 	addr := src.Resource()
 	if src.MetadataOnly || src.Projection != nil || src.Transform != nil {
@@ -98,12 +113,6 @@ func (s *Server) Add(inf *listwatch.Informer, src *httpwatch.ResourceClient, r a
 		if r, ok = apiserve.BuiltInResource(addr.Group, addr.Version, addr.Resource); !ok {
 			return nil, fmt.Errorf("serve %s: not a built-in resource: pass its APIResource", addr)
 		}
-	}
-	if inf.Snapshot.Dir != "" {
-		// A restored snapshot goes to the informer's cache, not to its
-		// Mirror: the served cache would wait for a list that a warm
-		// start does not make, and answer 429 for good.
-		return nil, fmt.Errorf("serve %s: a warm-started informer (Snapshot.Dir) is not served yet", addr)
 	}
 	if inf.Mirror != nil {
 		return nil, fmt.Errorf("serve %s: the informer already has a Mirror", addr)
@@ -116,7 +125,8 @@ func (s *Server) Add(inf *listwatch.Informer, src *httpwatch.ResourceClient, r a
 	if err != nil {
 		return nil, fmt.Errorf("serve %s: the informer's field selector: %w", addr, err)
 	}
-	sv := &served{res: r, cache: NewCache(), namespace: addr.Namespace, labels: ls, fields: fsel}
+	sv := &served{res: r, cache: NewCache(), namespace: addr.Namespace, labels: ls, fields: fsel, inf: inf}
+	sv.cache.log.Clock = s.Clock // the history's ages; nil is the real clock
 	if !src.KeepManagedFields {
 		sv.warning = managedFieldsWarning
 	}
@@ -130,7 +140,7 @@ func (s *Server) Add(inf *listwatch.Informer, src *httpwatch.ResourceClient, r a
 		s.byRes = map[string]*served{}
 	}
 	s.byRes[id] = sv
-	inf.Mirror = sv.cache
+	s.mirror(inf, sv)
 	return sv.cache, nil
 }
 
@@ -245,10 +255,14 @@ func notReady() *apiserve.Error {
 		Message: "Too many requests: storage is (re)initializing", Details: &apiserve.StatusDetails{RetryAfterSeconds: 1}}
 }
 
+// cannotAnswer starts the message of every refusal of incomplete: what a
+// Proxy, if set, forwards instead (decision 45).
+const cannotAnswer = "this listwatch cache cannot answer completely: "
+
 // incomplete refuses what the cache cannot answer completely.
 func incomplete(format string, args ...any) *apiserve.Error {
 	return &apiserve.Error{Code: http.StatusBadRequest, Reason: "BadRequest",
-		Message: "this listwatch cache cannot answer completely: " + fmt.Sprintf(format, args...)}
+		Message: cannotAnswer + fmt.Sprintf(format, args...)}
 }
 
 func badRequest(format string, args ...any) *apiserve.Error {
@@ -257,8 +271,9 @@ func badRequest(format string, args ...any) *apiserve.Error {
 
 // ServeHTTP answers one request (see Server).
 func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	s.warnIfStale(w)
 	if err := s.authorize(req); err != nil {
-		forbidden(err).Write(w)
+		denied(err).Write(w)
 		return
 	}
 	opts, watch, optsErr := httpwatch.ParseListOptions(req.URL.Query())
@@ -271,21 +286,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.Version.ServeHTTP(w, req)
 		return
 	}
-	if apiserve.ServeDiscovery(w, req, s.resources()) {
+	if s.serveDiscovery(w, req) {
 		return
 	}
 	rt, e := s.route(req, watch)
+	if e == nil && req.Method != http.MethodGet {
+		e = readsOnly()
+	}
+	if e == nil && optsErr == nil {
+		e = s.answerable(rt, opts, watch)
+	}
 	if e != nil {
-		e.Write(w)
+		if rt.sv != nil && rt.sv.warning != "" && (s.Proxy == nil || !forwardable(req, e)) {
+			w.Header().Add("Warning", rt.sv.warning) // answered here
+		}
+		s.forwardOr(w, req, e)
 		return
 	}
 	if rt.sv.warning != "" {
 		w.Header().Add("Warning", rt.sv.warning)
-	}
-	if req.Method != http.MethodGet {
-		(&apiserve.Error{Code: http.StatusMethodNotAllowed, Reason: "MethodNotAllowed",
-			Message: "this listwatch cache serves reads only: send writes to the API server", Details: &apiserve.StatusDetails{}}).Write(w)
-		return
 	}
 	if optsErr != nil {
 		badRequest("%v", optsErr).Write(w)

@@ -100,19 +100,24 @@ func TestWatchTooOld(t *testing.T) {
 	require.Equal(t, []string{"ADDED cache-1 " + itoa(last-1), "ADDED agent " + itoa(last)}, w.next(t, 2))
 }
 
-// TestWatchTooLarge is decision 43: a watch or list from a version the
-// cache has not reached waits up to 3 s for it, then gets the "too large"
-// answer with Retry-After; one the cache reaches meanwhile is served.
+// TestWatchTooLarge is decisions 43 and 44: a watch with
+// sendInitialEvents or a list from a version the cache has not reached
+// waits up to 3 s for it, then gets the "too large" answer with
+// Retry-After; a plain watch from there gets the events after it, as
+// the real watch cache's does.
 func TestWatchTooLarge(t *testing.T) {
 	r := newRig(t)
 	cur := r.caughtUp(t)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 
-	w := watch(t, r.local.URL, "/api/v1/pods?watch=1&resourceVersion="+itoa(cur+100))
+	opened := make(chan *stream, 1)
+	go func() {
+		opened <- watch(t, r.local.URL, "/api/v1/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion="+itoa(cur+100))
+	}()
 	require.NoError(t, r.clock.WaitForWaiters(ctx, 1))
 	r.clock.Step(DefaultTooLargeWait)
-	require.Equal(t, []string{"ERROR 504 Timeout: Too large resource version: " + itoa(cur+100) + ", current: " + itoa(cur)}, w.rest(t))
+	require.Equal(t, []string{"ERROR 504 Timeout: Too large resource version: " + itoa(cur+100) + ", current: " + itoa(cur)}, (<-opened).rest(t))
 
 	type answer struct {
 		code  int
@@ -127,9 +132,8 @@ func TestWatchTooLarge(t *testing.T) {
 	r.clock.Step(DefaultTooLargeWait)
 	require.Equal(t, answer{http.StatusGatewayTimeout, "1"}, <-done)
 
-	// A version reached while waiting is served.
-	w = watch(t, r.local.URL, "/api/v1/pods?watch=1&resourceVersion="+itoa(cur+1))
-	require.NoError(t, r.clock.WaitForWaiters(ctx, 1))
+	// A plain watch from a version not reached yet gets what follows it.
+	w := watch(t, r.local.URL, "/api/v1/pods?watch=1&resourceVersion="+itoa(cur+1))
 	seed(t, r.up)
 	require.Equal(t, []string{"ADDED web-2 " + itoa(cur+2)}, w.next(t, 1))
 }
@@ -183,9 +187,9 @@ func TestRelistEndsWatches(t *testing.T) {
 	require.Len(t, normal(t, body).Items, 1)
 }
 
-// TestBookmarksFollowTheWatcher is decision 43: a bookmark carries the
-// version the watcher has reached, moved by the upstream's own bookmarks
-// too, and one ends a watch at its timeout.
+// TestBookmarksFollowTheWatcher is decisions 43 and 44: a bookmark
+// carries the version the watcher has reached, moved by the upstream's
+// own bookmarks too, and the last comes 2 s before the watch's deadline.
 func TestBookmarksFollowTheWatcher(t *testing.T) {
 	r := newRig(t)
 	seed(t, r.up)
@@ -202,12 +206,10 @@ func TestBookmarksFollowTheWatcher(t *testing.T) {
 	r.clock.Step(DefaultBookmarkEvery)
 	require.Equal(t, []string{"BOOKMARK  " + itoa(last+1)}, w.next(t, 1))
 	require.NoError(t, r.clock.WaitForWaiters(ctx, 2))
-	r.clock.Step(300 * time.Second) // past the timeout (and a bookmark's time)
-	rest := w.rest(t)
-	require.NotEmpty(t, rest)
-	for _, ev := range rest {
-		require.Equal(t, "BOOKMARK  "+itoa(last+1), ev)
-	}
+	r.clock.Step(238 * time.Second) // 2 s before the deadline (decision 44)
+	require.Equal(t, []string{"BOOKMARK  " + itoa(last+1)}, w.next(t, 1))
+	r.clock.Step(2 * time.Second)
+	require.Empty(t, w.rest(t))
 }
 
 // TestUpstreamExpiryEndsLocalWatches is decision 43: when the upstream

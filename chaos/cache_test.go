@@ -61,9 +61,11 @@ func (e *env) startInformer(t *testing.T, rec *recorder) *listwatch.Informer {
 	inf.Logger = e.logger
 	// The faults follow each other faster than the backoff's two quiet
 	// minutes, so with the default cap (30 s, each wait drawn from
-	// [d, 2d)) the relist a restarted server's 410 asks for would wait out
-	// the steps earlier faults climbed, up to a minute, past convergeBroken.
-	// The outage tests' cap keeps each fault's recovery its own.
+	// [d, 2d)) a retry during a fault may wait out the steps earlier
+	// faults climbed, up to a minute, past convergeBroken. (The relist a
+	// restarted server's 410 asks for no longer does: the server's answer
+	// starts the steps over, conformance 8.) The outage tests' cap keeps
+	// each fault's recovery its own.
 	inf.Reflector.Backoff = outageBackoff
 	_, err := inf.AddEventHandler(rec)
 	require.NoError(t, err)

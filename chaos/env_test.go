@@ -19,6 +19,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The toxiproxy client speaks through http.DefaultTransport, and its
+	// DELETE of a toxic on a kept-alive connection the control server had
+	// dropped failed with "connection reset by peer" (DELETE is not
+	// retried by net/http), leaving the fault in place for every later
+	// case. A fresh connection per control call cannot be stale.
+	http.DefaultTransport.(*http.Transport).DisableKeepAlives = true
 	// The restarted kube-apiserver outlives the tests, reaped by its waiter.
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("os/exec.(*Cmd).Wait"))
 }
@@ -71,7 +77,6 @@ func newEnv(t *testing.T) *env {
 	u, err := url.Parse(host)
 	require.NoError(t, err)
 	toxi := toxiproxy.NewClient(realapi.Env(t, "REALAPI_TOXIPROXY"))
-	t.Cleanup(http.DefaultClient.CloseIdleConnections) // the toxiproxy client's
 	e.proxy, err = toxi.CreateProxy(fmt.Sprintf("chaos-%d", rand.Uint32()), "127.0.0.1:0", u.Host)
 	require.NoError(t, err, "create the toxiproxy proxy")
 	t.Cleanup(func() { _ = e.proxy.Delete() })

@@ -170,6 +170,7 @@ func TestOutageCostsNoRelist(t *testing.T) {
 // restarts the shared one (a restarted watch cache forgets every version
 // before it: that would be a 410, not the network).
 func TestLongOutageCostsNoRelist(t *testing.T) {
+	t.Parallel() // beside TestServedCacheThroughLongOutage, on proxies of their own
 	newEnv(t).outage(t, pathsDown[1], 10*time.Minute)
 }
 
@@ -202,9 +203,10 @@ func (e *env) outage(t *testing.T, p pathDown, hold time.Duration) {
 	for _, l := range e.log.since(mark, 0) {
 		t.Logf("logged: %s", l)
 	}
-	// The outage said once by the client (a lost connection) and once by
-	// the reflector, their counts summarised every five minutes.
-	most := 2 + 2*int(hold/faillog.SummaryEvery)
+	// The outage said once, by the reflector, whatever it met first (the
+	// client says nothing of the connection the ping closed), its count
+	// summarised every five minutes (decision 38).
+	most := 1 + int(hold/faillog.SummaryEvery)
 	assert.LessOrEqual(t, len(e.log.since(mark, slog.LevelWarn)), most, "lines at Warn and above")
 }
 

@@ -46,7 +46,7 @@ func TestStatusSubresource(t *testing.T) {
 	assert.Equal(t, "True", patched.Get(`status.conditions.#(type=="Available").status`).String())
 
 	applied, err := status.Apply(ctx, []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"status":{"availableReplicas":1}}`),
-		httpwatch.ApplyOptions{FieldManager: "reporter"})
+		httpwatch.WriteOptions{FieldManager: "reporter"})
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), applied.Get("status.availableReplicas").Int())
 

@@ -103,7 +103,7 @@ func TestWarmStartOnRealServer(t *testing.T) {
 
 			agent := client(t) // the restarted agent's, its requests counted
 			counts := &verbCounter{resource: "configmaps", n: map[string]int{}}
-			agent.Metrics = counts
+			agent.Metrics = counts.Observe
 			second := listwatch.NewInformer(agent.Resource(res), 0)
 			second.Snapshot = opts
 			log := &testlog.Log{}
@@ -216,7 +216,7 @@ func TestWarmStartAfterCompactionOnRealServer(t *testing.T) {
 
 	agent := client(t)
 	counts := &verbCounter{resource: "configmaps", n: map[string]int{}}
-	agent.Metrics = counts
+	agent.Metrics = counts.Observe
 	second := listwatch.NewInformer(agent.Resource(res), 0)
 	second.Snapshot = opts
 	ev := newEvents()

@@ -36,13 +36,13 @@ func TestApply(t *testing.T) {
 		return fmt.Appendf(nil, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"},"data":{"x":%q}}`, v)
 	}
 
-	created, err := cms.Apply(ctx, cfg("1"), httpwatch.ApplyOptions{FieldManager: "alice"})
+	created, err := cms.Apply(ctx, cfg("1"), httpwatch.WriteOptions{FieldManager: "alice"})
 	require.NoError(t, err)
-	again, err := cms.Apply(ctx, cfg("1"), httpwatch.ApplyOptions{FieldManager: "alice"})
+	again, err := cms.Apply(ctx, cfg("1"), httpwatch.WriteOptions{FieldManager: "alice"})
 	require.NoError(t, err)
 	assert.Equal(t, created.ResourceVersion(), again.ResourceVersion(), "an apply that changes nothing writes nothing")
 
-	_, err = cms.Apply(ctx, cfg("2"), httpwatch.ApplyOptions{FieldManager: "bob"})
+	_, err = cms.Apply(ctx, cfg("2"), httpwatch.WriteOptions{FieldManager: "bob"})
 	require.True(t, httpwatch.IsConflict(err), "%v", err)
 	se := statusError(t, err)
 	assert.Equal(t, 409, se.Code)
@@ -50,11 +50,11 @@ func TestApply(t *testing.T) {
 	require.Len(t, se.Details.Causes, 1)
 	assert.Equal(t, httpwatch.StatusCause{Reason: "FieldManagerConflict", Message: `conflict with "alice"`, Field: ".data.x"}, se.Details.Causes[0])
 
-	_, err = cms.Apply(ctx, cfg("2"), httpwatch.ApplyOptions{})
-	assert.ErrorIs(t, err, httpwatch.ErrFieldManagerRequired)
+	_, err = cms.Apply(ctx, cfg("2"), httpwatch.WriteOptions{})
+	assert.ErrorContains(t, err, "server-side apply needs a field manager")
 
 	cms.KeepManagedFields = true
-	forced, err := cms.Apply(ctx, cfg("2"), httpwatch.ApplyOptions{FieldManager: "bob", Force: true})
+	forced, err := cms.Apply(ctx, cfg("2"), httpwatch.WriteOptions{FieldManager: "bob", Force: true})
 	require.NoError(t, err)
 	assert.Equal(t, "2", forced.Get("data.x").String())
 	assert.Equal(t, "bob", forced.Get(`metadata.managedFields.#(operation=="Apply").manager`).String(), "bob took the field over")
@@ -82,7 +82,7 @@ func TestDryRun(t *testing.T) {
 	assert.Equal(t, "2", patched.Get("data.v").String())
 	assert.Equal(t, stored.ResourceVersion(), patched.ResourceVersion(), "the answer keeps the stored version")
 	_, err = cms.Apply(ctx, []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"real"},"data":{"v":"3"}}`),
-		httpwatch.ApplyOptions{FieldManager: "m", Force: true, DryRun: true})
+		httpwatch.WriteOptions{FieldManager: "m", Force: true, DryRun: true})
 	require.NoError(t, err)
 	require.NoError(t, cms.Delete(ctx, "real", httpwatch.DeleteOptions{DryRun: true}))
 
@@ -145,7 +145,7 @@ func TestConflictRetry(t *testing.T) {
 	require.NoError(t, err)
 
 	attempts := 0
-	err = httpwatch.RetryOnConflict(ctx, httpwatch.DefaultRetry, func(ctx context.Context) error {
+	err = httpwatch.RetryOnConflict(ctx, func(ctx context.Context) error {
 		attempts++
 		cur := stale
 		if attempts > 1 {
@@ -193,7 +193,7 @@ func TestWritesNeedANamespace(t *testing.T) {
 		"create": func() error { _, err := all.Create(ctx, noNS); return err },
 		"update": func() error { _, err := all.Update(ctx, noNS); return err },
 		"apply": func() error {
-			_, err := all.Apply(ctx, noNS, httpwatch.ApplyOptions{FieldManager: "m"})
+			_, err := all.Apply(ctx, noNS, httpwatch.WriteOptions{FieldManager: "m"})
 			return err
 		},
 		"patch":             func() error { _, err := all.Patch(ctx, "a", httpwatch.MergePatch, []byte(`{}`)); return err },

@@ -55,15 +55,22 @@ type Client struct {
 	MaxFrameSize int
 	// WatchHeaderTimeout bounds the wait for a watch's response headers,
 	// which the API server sends once the watch is registered. The stream
-	// itself has no time limit. Zero means no limit. NewClient sets
-	// DefaultWatchHeaderTimeout.
+	// itself has no time limit. Zero means no limit. NewClient sets a
+	// minute: the API server sends them as soon as the watch is
+	// registered, and a minute, its own limit on ordinary requests,
+	// covers queueing under load.
 	WatchHeaderTimeout time.Duration
 	// Metrics, if set, observes every attempt of every request, watches
-	// included.
-	Metrics RequestMetrics
-	// Logger receives the client's own messages: failed attempts, at
-	// Debug. NewClient sets slog.Default(); a Factory made from the client
-	// passes it on to every informer.
+	// included (a retried request once per attempt), so that latency,
+	// status codes and errors can be exported by verb and resource, as
+	// Prometheus users do with client-go's rest_client metrics. It is
+	// called on the requesting goroutine: it must be quick and must not
+	// call the client.
+	Metrics func(RequestInfo)
+	// Logger receives the client's own messages: failed attempts at
+	// Debug, the server's warnings at Warn; failures are said by whoever
+	// meets them (decision 38). NewClient sets slog.Default(); a Factory
+	// made from the client passes it on to every informer.
 	Logger *slog.Logger
 
 	host      *url.URL
@@ -74,9 +81,8 @@ type Client struct {
 	discovery *discovery.Cache
 	warnings  warned
 	// pingTimeout is the HTTP/2 health check's, to explain a connection
-	// it closed; lost the connections explained so far.
+	// it closed.
 	pingTimeout time.Duration
-	lost        lostConns
 	// bookmarks is what the client has learned of its server's bookmarks
 	// (bookmarksHoped, ...; see newWatchdog).
 	bookmarks atomic.Int32
@@ -113,7 +119,7 @@ func NewClient(cfg *kubeconfig.Config) (*Client, error) {
 		RetryWaitMin:       500 * time.Millisecond,
 		RetryWaitMax:       30 * time.Second,
 		MaxFrameSize:       raw.DefaultMaxFrameSize,
-		WatchHeaderTimeout: DefaultWatchHeaderTimeout,
+		WatchHeaderTimeout: time.Minute,
 		Logger:             slog.Default(),
 		host:               host,
 		clock:              cfg.Clock,
@@ -216,7 +222,7 @@ func (c *Client) do(ctx context.Context, rq request) (*http.Response, error) {
 		Backoff:      c.backoff,
 		ErrorHandler: func(resp *http.Response, err error, attempts int) (*http.Response, error) {
 			if err == nil && resp != nil {
-				se := statusFromResponse(rq.method, rq.path, resp, c.now())
+				se := statusFromResponse(rq.method, rq.path, resp, c.clock.Now())
 				resp.Body.Close()
 				return nil, fmt.Errorf("giving up after %d attempts: %w", attempts, se)
 			}
@@ -241,7 +247,7 @@ func (c *Client) do(ctx context.Context, rq request) (*http.Response, error) {
 	c.logWarnings(rq, resp.Header)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
-		return nil, statusFromResponse(rq.method, rq.path, resp, c.now())
+		return nil, statusFromResponse(rq.method, rq.path, resp, c.clock.Now())
 	}
 	return resp, nil
 }
@@ -254,7 +260,7 @@ func (c *Client) retryPolicy(method string) retryablehttp.CheckRetry {
 			return false, ctx.Err()
 		}
 		if err != nil {
-			if IsPermanent(err) || !idempotent && !IsConnectionRefused(err) {
+			if IsPermanent(err) || !idempotent && !isConnectionRefused(err) {
 				return false, err // a certificate that fails now, or a missing plugin, fails every time
 			}
 			return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
@@ -275,7 +281,7 @@ func (c *Client) retryPolicy(method string) retryablehttp.CheckRetry {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, redact.BodyLimit))
 		resp.Body.Close()
 		resp.Body = io.NopCloser(bytes.NewReader(b))
-		if IsResourceVersionTooLarge(statusFromBody("", "", code, resp.Header, b, c.now())) {
+		if IsResourceVersionTooLarge(statusFromBody("", "", code, resp.Header, b, c.clock.Now())) {
 			return false, nil
 		}
 		return true, nil
@@ -286,7 +292,7 @@ func (c *Client) retryPolicy(method string) retryablehttp.CheckRetry {
 // the wait (so many clients spread out); a Retry-After header replaces it.
 func (c *Client) backoff(lo, hi time.Duration, attempt int, resp *http.Response) time.Duration {
 	if resp != nil {
-		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), c.now()); ok {
+		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), c.clock.Now()); ok {
 			return min(d, hi)
 		}
 	}
@@ -303,21 +309,6 @@ func (c *Client) backoff(lo, hi time.Duration, attempt int, resp *http.Response)
 	}
 	return d - rand.N(d/2)
 }
-
-// now is the time on the client's Clock, which an HTTP-date Retry-After is
-// measured against.
-func (c *Client) now() time.Time {
-	if c.clock == nil {
-		return clock.Real.Now()
-	}
-	return c.clock.Now()
-}
-
-// DefaultWatchHeaderTimeout is how long a watch waits for the server's
-// response headers unless Client.WatchHeaderTimeout says otherwise. The
-// API server sends them as soon as the watch is registered; a minute is
-// its own limit on ordinary requests, and so covers queueing under load.
-const DefaultWatchHeaderTimeout = time.Minute
 
 // ErrResponseHeaderTimeout is wrapped by the error of a watch whose server
 // sent no response headers within Client.WatchHeaderTimeout.

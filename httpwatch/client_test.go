@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/internal/fixtures"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/raw"
@@ -287,7 +288,7 @@ func TestListRetries(t *testing.T) {
 		c := newTestClient(t, apitest.Refused(t))
 		c.RetryMax = 1
 		_, err := c.Resource(pods).ListPage(context.Background(), ListOptions{})
-		require.True(t, IsConnectionRefused(err), "%v", err)
+		require.True(t, isConnectionRefused(err), "%v", err)
 		require.ErrorContains(t, err, "GET /api/v1/namespaces/fixtures/pods: giving up after 2 attempts")
 	})
 	t.Run("context cancelled while waiting to retry", func(t *testing.T) {
@@ -319,7 +320,7 @@ func TestWriteRetries(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
-	c := &Client{}
+	c := &Client{clock: clock.Real}
 	lo, hi := 100*time.Millisecond, time.Second
 	for attempt, full := range []time.Duration{100, 200, 400, 800, 1000, 1000} {
 		full *= time.Millisecond

@@ -9,31 +9,14 @@ import (
 	"github.com/listwatch/listwatch/clock"
 )
 
-// Retry says how RetryOnConflict retries: at most Steps attempts, waiting
-// Initial before the second, then Factor times longer each time, each wait
-// stretched by up to Jitter of itself at random.
-type Retry struct {
-	Steps   int
-	Initial time.Duration
-	Factor  float64
-	Jitter  float64
-	// Clock times the waits (clock.Real if nil); Random returns numbers in
-	// [0, 1) for the jitter (rand.Float64 if nil).
-	Clock  clock.Clock
-	Random func() float64
-}
-
-// DefaultRetry is client-go's retry.DefaultRetry: five attempts, 10 ms
-// apart with 10% jitter. Conflicts clear quickly: the next read sees the
-// other writer's change.
-var DefaultRetry = Retry{Steps: 5, Initial: 10 * time.Millisecond, Factor: 1, Jitter: 0.1}
-
 // RetryOnConflict calls fn until it returns something other than a 409
-// Conflict (IsConflict), at most r.Steps times, and returns its last error.
-// fn must read the object afresh each time: a conflict means the version
-// it wrote over is stale.
+// Conflict (IsConflict), at most five times, 10 ms apart with up to 10%
+// jitter (client-go's retry.DefaultRetry: conflicts clear quickly, the next
+// read sees the other writer's change), and returns its last error. fn
+// must read the object afresh each time: a conflict means the version it
+// wrote over is stale.
 //
-//	err := httpwatch.RetryOnConflict(ctx, httpwatch.DefaultRetry, func(ctx context.Context) error {
+//	err := httpwatch.RetryOnConflict(ctx, func(ctx context.Context) error {
 //		o, err := cms.Get(ctx, "settings")
 //		if err != nil {
 //			return err
@@ -41,30 +24,36 @@ var DefaultRetry = Retry{Steps: 5, Initial: 10 * time.Millisecond, Factor: 1, Ji
 //		_, err = cms.Update(ctx, withLabel(o, "checked", "true"))
 //		return err
 //	})
-func RetryOnConflict(ctx context.Context, r Retry, fn func(context.Context) error) error {
-	clk, random := r.Clock, r.Random
-	if clk == nil {
-		clk = clock.Real
-	}
-	if random == nil {
-		random = rand.Float64
-	}
-	wait := r.Initial
+func RetryOnConflict(ctx context.Context, fn func(context.Context) error) error {
+	return conflictRetry{steps: 5, initial: 10 * time.Millisecond, factor: 1, jitter: 0.1, clock: clock.Real, random: rand.Float64}.do(ctx, fn)
+}
+
+// conflictRetry is how RetryOnConflict retries: at most steps attempts,
+// waiting initial before the second, then factor times longer each time,
+// each wait stretched by up to jitter of itself at random (in [0, 1)).
+type conflictRetry struct {
+	steps          int
+	initial        time.Duration
+	factor, jitter float64
+	clock          clock.Clock
+	random         func() float64
+}
+
+func (r conflictRetry) do(ctx context.Context, fn func(context.Context) error) error {
+	wait := r.initial
 	var err error
 	for attempt := 1; ; attempt++ {
-		if err = fn(ctx); !IsConflict(err) || attempt >= r.Steps {
+		if err = fn(ctx); !IsConflict(err) || attempt >= r.steps {
 			return err
 		}
-		d := wait + time.Duration(r.Jitter*random()*float64(wait))
-		t := clk.NewTimer(d)
+		d := wait + time.Duration(r.jitter*r.random()*float64(wait))
+		t := r.clock.NewTimer(d)
 		select {
 		case <-t.C():
 		case <-ctx.Done():
 			t.Stop()
 			return fmt.Errorf("retry on conflict: %w (after %w)", ctx.Err(), err)
 		}
-		if r.Factor > 0 {
-			wait = time.Duration(float64(wait) * r.Factor)
-		}
+		wait = time.Duration(float64(wait) * r.factor)
 	}
 }

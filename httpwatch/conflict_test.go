@@ -16,13 +16,13 @@ var errConflict = &StatusError{Code: 409, Reason: "Conflict"}
 
 func TestRetryOnConflict(t *testing.T) {
 	fake := clock.NewFake(time.Unix(0, 0))
-	r := Retry{Steps: 4, Initial: time.Second, Factor: 2, Jitter: 0.5, Clock: fake, Random: func() float64 { return 0.5 }}
+	r := conflictRetry{steps: 4, initial: time.Second, factor: 2, jitter: 0.5, clock: fake, random: func() float64 { return 0.5 }}
 	ctx := context.Background()
 	calls := make(chan time.Time, 10)
 	done := make(chan error, 1)
 	go func() {
 		attempts := 0
-		done <- RetryOnConflict(ctx, r, func(context.Context) error {
+		done <- r.do(ctx, func(context.Context) error {
 			attempts++
 			calls <- fake.Now()
 			if attempts < 3 {
@@ -45,10 +45,18 @@ func TestRetryOnConflict(t *testing.T) {
 	// Other errors are returned at once; conflicts give up after Steps.
 	n := 0
 	other := errors.New("boom")
-	assert.ErrorIs(t, RetryOnConflict(ctx, r, func(context.Context) error { n++; return other }), other)
+	assert.ErrorIs(t, r.do(ctx, func(context.Context) error { n++; return other }), other)
 	assert.Equal(t, 1, n)
 	n = 0
-	r.Initial = 0
-	assert.True(t, IsConflict(RetryOnConflict(ctx, r, func(context.Context) error { n++; return errConflict })))
+	r.initial = 0
+	assert.True(t, IsConflict(r.do(ctx, func(context.Context) error { n++; return errConflict })))
 	assert.Equal(t, 4, n)
+}
+
+// RetryOnConflict itself is client-go's retry.DefaultRetry: five attempts.
+func TestRetryOnConflictDefaults(t *testing.T) {
+	n := 0
+	err := RetryOnConflict(context.Background(), func(context.Context) error { n++; return errConflict })
+	assert.True(t, IsConflict(err))
+	assert.Equal(t, 5, n)
 }

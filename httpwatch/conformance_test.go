@@ -95,7 +95,7 @@ func TestConformance2WatchUnansweredIsAnError(t *testing.T) {
 func TestWatchConnectionRefused(t *testing.T) {
 	w, err := newTestClient(t, apitest.Refused(t)).Resource(pods).Watch(context.Background(), ListOptions{})
 	require.Nil(t, w)
-	require.True(t, IsConnectionRefused(err), "%v", err)
+	require.True(t, isConnectionRefused(err), "%v", err)
 	require.False(t, IsProbableEOF(err))
 }
 
@@ -109,7 +109,7 @@ func TestConformance3InvalidEventType(t *testing.T) {
 	_, err = w.Next()
 	var de *DecodeError
 	require.ErrorAs(t, err, &de)
-	require.ErrorIs(t, err, ErrInvalidEventType)
+	require.ErrorIs(t, err, errInvalidEventType)
 	require.Contains(t, err.Error(), `got invalid watch event type "SNAPSHOT"`)
 	require.False(t, IsProbableEOF(err))
 	_, again := w.Next()
@@ -349,7 +349,7 @@ func TestIsProbableEOF(t *testing.T) {
 		{errors.New("http2: server sent GOAWAY and closed the connection; LastStreamID=1"), true},
 		{errors.New("stream error: stream ID 3; INTERNAL_ERROR"), true},
 		{&StatusError{Code: 500}, false},
-		{&DecodeError{Err: ErrInvalidEventType}, false},
+		{&DecodeError{Err: errInvalidEventType}, false},
 		{nil, false},
 	} {
 		require.Equal(t, tc.want, IsProbableEOF(tc.err), "%v", tc.err)

@@ -73,9 +73,9 @@ func (f fetcher) Fetch(ctx context.Context, path, accept string) ([]byte, error)
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
-		return nil, fmt.Errorf("%w (%w)", statusFromResponse(http.MethodGet, path, resp, c.now()), discovery.ErrNotFound)
+		return nil, fmt.Errorf("%w (%w)", statusFromResponse(http.MethodGet, path, resp, c.clock.Now()), discovery.ErrNotFound)
 	case resp.StatusCode != http.StatusOK:
-		return nil, statusFromResponse(http.MethodGet, path, resp, c.now())
+		return nil, statusFromResponse(http.MethodGet, path, resp, c.clock.Now())
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDiscovery+1))
 	if err != nil {

@@ -56,9 +56,9 @@
 // merges the fields a named manager owns and reports a 409 Conflict for a
 // field another manager owns, unless forced. Every write takes its options
 // as one optional trailing value, whose zero value is the default: a
-// WriteOptions (DryRun, FieldManager, FieldValidation) for Create, Update
-// and Patch, an ApplyOptions for Apply (whose FieldManager the server
-// requires: ErrFieldManagerRequired without it), a DeleteOptions
+// WriteOptions (DryRun, FieldManager, FieldValidation) for Create, Update,
+// Patch and Apply, whose FieldManager the server requires (an Apply without
+// one fails before it is sent) and which alone may Force, a DeleteOptions
 // (PropagationPolicy, GracePeriodSeconds, Preconditions, DryRun) for Delete
 // and DeleteCollection, which deletes what a list's selectors match.
 // Subresource("status") and Subresource("scale") read and write

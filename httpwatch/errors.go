@@ -284,18 +284,15 @@ func IsResourceVersionTooLarge(err error) bool {
 	return strings.Contains(se.Message, legacy)
 }
 
-// IsConnectionRefused reports that nothing listened at the server's address,
-// typically while it restarts. The reflector backs off and retries the watch
-// without relisting (conformance 22).
-func IsConnectionRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
+// isConnectionRefused reports that nothing listened at the server's
+// address, typically while it restarts: a write may be retried.
+func isConnectionRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 
 // IsProbableEOF reports a connection that ended or stalled rather than a
 // server that refused: io.EOF, io.ErrUnexpectedEOF, a reset or closed
 // connection, an HTTP/2 GOAWAY or stream reset, a connection given up as
 // silent (ErrConnectionLost, ErrWatchIdle, ErrNoBookmarks), or a network
-// timeout. For a
-// watch these mean "the stream is over, resume it"; the Watcher reports them
-// from Next wrapped, and Watch turns them into an empty stream (see Watch).
+// timeout: for a watch, "resume it", whether Next or Watch returned it.
 func IsProbableEOF(err error) bool {
 	if err == nil {
 		return false
@@ -340,9 +337,9 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// ErrInvalidEventType is wrapped by the DecodeError for a watch event whose
+// errInvalidEventType is wrapped by the DecodeError for a watch event whose
 // type is not one of the five the API defines (conformance 3).
-var ErrInvalidEventType = errors.New("got invalid watch event type")
+var errInvalidEventType = errors.New("got invalid watch event type")
 
 // unexpectedObject is the Err of an ERROR watch event whose object is not
 // a Status (conformance 6); the event carries the object.
@@ -355,23 +352,18 @@ func (e *unexpectedObject) Error() string {
 }
 
 // IsPermanent reports an error that retrying the same list or watch will not
-// cure: the credentials are refused (401) or lack the permission (403), the
-// server serves no such resource (404 on a collection, discovery.ErrUnknownResource,
-// 405), or the request itself is wrong (400 such as an unsupported field
-// label, 406, 415, 422, ErrNamespaceRequired). Someone has to change the
-// program, its configuration or the cluster; informers still retry, so the
-// fix heals them once it is made, but a wait can stop waiting and the log can
-// say so at Error. A server certificate that does not verify (an unknown
-// authority, a name it does not carry, expired) is permanent too: the CA,
-// the server name or the certificate has to change, and so is an exec
-// credential plugin that is not installed
-// (kubeconfig.ErrExecPluginMissing). Transient failures
-// (timeouts, 5xx, 429, refused or cut connections, expired versions) are
-// not permanent.
-//
-// A 404 is permanent only for a request that addresses a collection; on a
-// single object it means the object is gone, which callers test with
-// IsNotFound.
+// cure, so someone has to change the program, its configuration or the
+// cluster: refused credentials (401) or a missing permission (403), a
+// resource the server does not serve (404 on a collection,
+// discovery.ErrUnknownResource, 405), a wrong request (400 such as an
+// unsupported field label, 406, 415, 422, ErrNamespaceRequired), a server
+// certificate that does not verify (an unknown authority, a name it does not
+// carry, expired), an exec credential plugin that is not installed
+// (kubeconfig.ErrExecPluginMissing). Informers still retry, so a fix heals
+// them, but a wait can stop waiting and the log say so at Error. Timeouts,
+// 5xx, 429, refused or cut connections and expired versions are not
+// permanent; nor is a 404 on a single object, which means the object is
+// gone (IsNotFound).
 func IsPermanent(err error) bool {
 	if errors.Is(err, discovery.ErrUnknownResource) || errors.Is(err, ErrNamespaceRequired) || certificateRefused(err) ||
 		errors.Is(err, kubeconfig.ErrExecPluginMissing) {

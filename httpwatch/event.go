@@ -6,7 +6,7 @@ import "github.com/listwatch/listwatch/raw"
 type EventType string
 
 // The watch event types a Kubernetes API server sends. Any other type is a
-// *DecodeError wrapping ErrInvalidEventType.
+// *DecodeError (conformance 3).
 const (
 	Added    EventType = "ADDED"
 	Modified EventType = "MODIFIED"

@@ -60,12 +60,12 @@ func ExampleResourceClient_Apply() {
 		return fmt.Appendf(nil, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"},"data":{"replicas":%q}}`, replicas)
 	}
 
-	if _, err := cms.Apply(ctx, config("3"), httpwatch.ApplyOptions{FieldManager: "deployer"}); err != nil {
+	if _, err := cms.Apply(ctx, config("3"), httpwatch.WriteOptions{FieldManager: "deployer"}); err != nil {
 		panic(err)
 	}
-	_, err := cms.Apply(ctx, config("5"), httpwatch.ApplyOptions{FieldManager: "autoscaler"})
+	_, err := cms.Apply(ctx, config("5"), httpwatch.WriteOptions{FieldManager: "autoscaler"})
 	fmt.Println("conflict:", httpwatch.IsConflict(err))
-	o, err := cms.Apply(ctx, config("5"), httpwatch.ApplyOptions{FieldManager: "autoscaler", Force: true})
+	o, err := cms.Apply(ctx, config("5"), httpwatch.WriteOptions{FieldManager: "autoscaler", Force: true})
 	if err != nil {
 		panic(err)
 	}

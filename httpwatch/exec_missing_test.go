@@ -26,7 +26,7 @@ func TestMissingExecPluginIsPermanentAtOnce(t *testing.T) {
 		Command: "/nonexistent/listwatch-credential-plugin", APIVersion: "client.authentication.k8s.io/v1"}})
 	require.NoError(t, err)
 	attempts := &countAttempts{}
-	c.Metrics = attempts
+	c.Metrics = attempts.Observe
 	_, err = c.Resource(pods).List(testwait.Context(t), ListOptions{})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, kubeconfig.ErrExecPluginMissing)

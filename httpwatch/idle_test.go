@@ -385,3 +385,46 @@ func TestWatchSlowConsumerIsNotSilence(t *testing.T) {
 	require.NoError(t, err, "the stream is open")
 	require.NoError(t, testwait.Recv(t, got, "the next event").err)
 }
+
+// decision 36: the time a consumer holds the watch's hand-off full is not
+// the server's silence, even when the bound changes meanwhile. A bookmark
+// in time tightens the bound of a watch that opened loose and wakes the
+// watchdog; with no read waiting it must not count from the last read
+// that returned long ago (which would end the watch 10 s later as idle).
+func TestWatchBoundTightenedWhileNoReadWaits(t *testing.T) {
+	c, clk := fakeClockClient(t, "http://server.invalid")
+	c.bookmarks.Store(bookmarksNone) // the watch opens with the loose bound
+	w, pw := pipeWatch(t, c, ListOptions{AllowWatchBookmarks: true, TimeoutSeconds: 300, IdleTimeout: time.Minute})
+	write := func(s string) {
+		t.Helper()
+		_, err := io.WriteString(pw, s)
+		require.NoError(t, err)
+	}
+	got := nextOf(w)
+	write(addedPod)
+	require.NoError(t, testwait.Recv(t, got, "the first event").err)
+	// One read holding an event, the bookmark and another; then reads
+	// until the hand-off is full and the framing goroutine waits on it.
+	write(addedPod + bookmark + addedPod)
+	write(addedPod)
+	write(addedPod)
+	r := testwait.Recv(t, nextOf(w), "the event before the bookmark")
+	require.NoError(t, r.err)
+	write(addedPod) // the read that taking it let begin
+	require.Eventually(t, func() bool { return clk.Waiters() == 0 }, testwait.Timeout, time.Millisecond,
+		"no read waits: the watchdog's timer is stopped")
+
+	clk.Step(50 * time.Second)
+	r = testwait.Recv(t, nextOf(w), "the bookmark")
+	require.NoError(t, r.err)
+	require.Equal(t, Bookmark, r.ev.Type)
+	require.Equal(t, bookmarksSent, c.bookmarks.Load(), "a bookmark in time: the bound tightens")
+	clk.Step(20 * time.Second)
+	for i := range 4 {
+		r := testwait.Recv(t, nextOf(w), "an event read ahead")
+		require.NoError(t, r.err, "event %d after the bookmark", i+1)
+	}
+	got = nextOf(w)
+	write(addedPod)
+	require.NoError(t, testwait.Recv(t, got, "the next event").err, "the watch is open")
+}

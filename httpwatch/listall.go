@@ -7,13 +7,13 @@ import (
 	"github.com/listwatch/listwatch/raw"
 )
 
-// DefaultPageSize is the page size ListAll asks for when opts.Limit is 0, as
+// defaultPageSize is the page size ListAll asks for when opts.Limit is 0, as
 // client-go's pager does.
-const DefaultPageSize = 500
+const defaultPageSize = 500
 
 // ListAll reads a whole list through l, one page at a time, following
 // continue tokens to the end, and returns every item with the list's
-// resourceVersion. opts.Limit 0 means DefaultPageSize; a negative Limit asks
+// resourceVersion. opts.Limit 0 means 500 items a page; a negative Limit asks
 // for the whole list in one unpaginated request. Pages after the first send
 // only the continue token: resourceVersion and resourceVersionMatch are
 // cleared, as the server requires.
@@ -32,7 +32,7 @@ func ListAll(ctx context.Context, l ListerWatcher, opts ListOptions, onPage func
 	orig := opts
 	switch {
 	case opts.Limit == 0:
-		opts.Limit = DefaultPageSize
+		opts.Limit = defaultPageSize
 	case opts.Limit < 0:
 		opts.Limit = 0
 	}

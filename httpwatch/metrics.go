@@ -6,17 +6,8 @@ import (
 	"time"
 )
 
-// RequestMetrics receives one observation per HTTP attempt the client
-// makes (a retried request is observed once per attempt), so that request
-// latency, status codes and errors can be exported by verb and resource,
-// as Prometheus users do with client-go's rest_client metrics. Observe is
-// called on the requesting goroutine: it must be quick and must not call
-// the client.
-type RequestMetrics interface {
-	Observe(RequestInfo)
-}
-
-// RequestInfo describes one attempt: what was asked and how it ended.
+// RequestInfo describes one attempt of a request, what was asked and how
+// it ended, for Client.Metrics.
 type RequestInfo struct {
 	// Verb is the API server's name for the request: get, list, watch,
 	// create, update, patch, delete or deletecollection.
@@ -47,22 +38,17 @@ func (m *measured) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := m.next.RoundTrip(req)
 	info := RequestInfo{Latency: m.c.clock.Since(start), Err: err}
 	if err != nil {
-		if lostCause(err) != nil {
-			err = m.c.explainLost(err)
-		} else if req.Context().Err() == nil {
-			m.c.lost.again(m.c, err) // a new connection cannot get through either
-		}
+		err = m.c.explainLost(err)
 	}
 	if resp != nil {
 		info.Code = resp.StatusCode
 		m.c.watchLost(resp)
-		m.c.lost.answered(m.c)
 	}
 	if m.c.Metrics != nil || failed(info) {
 		info.Verb, info.Resource = describe(req, m.c.host.Path)
 	}
 	if m.c.Metrics != nil {
-		m.c.Metrics.Observe(info)
+		m.c.Metrics(info)
 	}
 	if failed(info) && m.c.Logger != nil {
 		// The path, never the query or headers: nothing secret is logged.

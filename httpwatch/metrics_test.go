@@ -79,7 +79,7 @@ func TestClientObservesEveryAttempt(t *testing.T) {
 	defer c.CloseIdleConnections()
 	c.RetryWaitMin, c.RetryWaitMax = 0, 0
 	m := &recordedMetrics{}
-	c.Metrics = m
+	c.Metrics = m.Observe
 	var log bytes.Buffer
 	c.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 

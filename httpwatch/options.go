@@ -2,24 +2,31 @@ package httpwatch
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 )
 
-// WriteOptions are the options of a create, update or patch, sent as query
-// parameters. The zero value asks for none: the server stores the write,
-// names the writer after the request's user agent and drops unknown fields
-// with a warning.
+// WriteOptions are the options of a create, update, patch or server-side
+// apply, sent as query parameters. The zero value asks for none: the
+// server stores the write, names the writer after the request's user agent
+// and drops unknown fields with a warning.
 type WriteOptions struct {
 	// DryRun has the server check, default and admit the write and answer
 	// what it would store, without storing it (the answer then carries the
 	// resourceVersion of the object as it is, or none for a create).
 	DryRun bool
-	// FieldManager names the writer in metadata.managedFields.
+	// FieldManager names the writer in metadata.managedFields: the
+	// applier of an Apply, who owns the fields its configuration sets and
+	// which the server requires.
 	FieldManager string
 	// FieldValidation says what the server does with unknown or duplicate
 	// fields in the body; "" leaves it to the server (Warn).
 	FieldValidation FieldValidation
+	// Force, for an Apply only, takes over fields another manager owns
+	// instead of failing with a 409 Conflict whose causes name each field
+	// and its owner. Other writes refuse it before sending.
+	Force bool
 }
 
 // FieldValidation is how strictly the server checks the fields of a write.
@@ -47,27 +54,20 @@ func (o WriteOptions) values() url.Values {
 	if o.FieldValidation != "" {
 		q.Set("fieldValidation", string(o.FieldValidation))
 	}
-	return q
-}
-
-// ApplyOptions are the options of a server-side apply.
-type ApplyOptions struct {
-	// FieldManager names the applier, who owns the fields its
-	// configuration sets; the server requires one for an apply.
-	FieldManager string
-	// Force takes over fields another manager owns instead of failing with
-	// a 409 Conflict whose causes name each field and its owner.
-	Force           bool
-	DryRun          bool
-	FieldValidation FieldValidation
-}
-
-func (o ApplyOptions) values() url.Values {
-	q := WriteOptions{DryRun: o.DryRun, FieldManager: o.FieldManager, FieldValidation: o.FieldValidation}.values()
 	if o.Force {
 		q.Set("force", "true")
 	}
 	return q
+}
+
+// writeOptions returns the one WriteOptions opts may hold, of an apply or
+// not.
+func writeOptions(opts []WriteOptions, apply bool) (WriteOptions, error) {
+	o, err := optional(opts)
+	if err == nil && o.Force && !apply {
+		err = errors.New("WriteOptions.Force is for Apply only")
+	}
+	return o, err
 }
 
 // DeleteOptions are the options of a delete, sent as the server's

@@ -201,7 +201,7 @@ func (rc *ResourceClient) Create(ctx context.Context, data []byte, opts ...Write
 	if err != nil {
 		return nil, fmt.Errorf("create: %w", err)
 	}
-	wo, err := optional(opts)
+	wo, err := writeOptions(opts, false)
 	if err != nil {
 		return nil, fmt.Errorf("create: %w", err)
 	}
@@ -231,7 +231,7 @@ func (rc *ResourceClient) update(ctx context.Context, sub string, data []byte, o
 	if err != nil {
 		return nil, fmt.Errorf("update: %w", err)
 	}
-	wo, err := optional(opts)
+	wo, err := writeOptions(opts, false)
 	if err != nil {
 		return nil, fmt.Errorf("update: %w", err)
 	}

@@ -13,7 +13,7 @@ type ListOptions struct {
 	LabelSelector string
 	FieldSelector string
 	// Limit is the page size of a list. ListPage sends none when it is 0 or
-	// less; ListAll uses DefaultPageSize for 0 and lists unpaginated below 0.
+	// less; ListAll pages by 500 for 0 and lists unpaginated below 0.
 	Limit int64
 	// Continue is the token from the previous page.
 	Continue string

@@ -58,7 +58,7 @@ func (s *SubresourceClient) Patch(ctx context.Context, name string, pt PatchType
 
 // Apply applies a configuration to the subresource server-side, as
 // ResourceClient.Apply.
-func (s *SubresourceClient) Apply(ctx context.Context, data []byte, opts ...ApplyOptions) (*raw.Object, error) {
+func (s *SubresourceClient) Apply(ctx context.Context, data []byte, opts ...WriteOptions) (*raw.Object, error) {
 	return s.rc.apply(ctx, s.name, data, opts)
 }
 

@@ -18,12 +18,12 @@ import (
 // How the outcomes map (docs/behaviour.md, items 1, 2 and 4):
 //   - HTTP 200: a Watcher.
 //   - Any other status: a *StatusError from the body, no Watcher
-//     (conformance 1). A refused connection: an error satisfying
-//     IsConnectionRefused (conformance 22).
+//     (conformance 1). A refused connection: an error wrapping
+//     syscall.ECONNREFUSED (conformance 22).
 //   - The request failed before the server answered: the error, which
 //     says how (a dial, DNS, TLS handshake or header timeout, a reset, an
-//     EOF, ErrConnectionLost; IsProbableEOF or IsConnectionRefused report
-//     most), so the reflector resumes the watch from its version after a
+//     EOF, ErrConnectionLost, a refused connection; IsProbableEOF
+//     reports most), so the reflector resumes the watch from its version after a
 //     backoff (decision 38; client-go returns an empty stream here, which
 //     its reflector takes for a very short watch and relists after).
 //   - Then, from Next: io.EOF when the server ended the stream between
@@ -64,7 +64,7 @@ func (rc *ResourceClient) Watch(ctx context.Context, opts ListOptions) (Watcher,
 	if resp.StatusCode != http.StatusOK {
 		defer cancel()
 		defer resp.Body.Close()
-		return nil, rc.explain(ctx, statusFromResponse("WATCH", path, resp, rc.c.now()))
+		return nil, rc.explain(ctx, statusFromResponse("WATCH", path, resp, rc.c.clock.Now()))
 	}
 	return newWatch(rc.c, resp.Body, cancel, path, rc.decoder(), opts), nil
 }
@@ -263,7 +263,7 @@ func decodeEvent(f *raw.Frame) (Event, error) {
 			}
 		}
 	default:
-		return Event{}, fmt.Errorf("%w %q", ErrInvalidEventType, f.Type)
+		return Event{}, fmt.Errorf("%w %q", errInvalidEventType, f.Type)
 	}
 	if err != nil {
 		return Event{}, err

@@ -46,7 +46,7 @@ func (rc *ResourceClient) Patch(ctx context.Context, name string, pt PatchType, 
 }
 
 func (rc *ResourceClient) patch(ctx context.Context, name, sub string, pt PatchType, patch []byte, opts []WriteOptions) (*raw.Object, error) {
-	wo, err := optional(opts)
+	wo, err := writeOptions(opts, false)
 	if err != nil {
 		return nil, fmt.Errorf("patch %q: %w", name, err)
 	}
@@ -66,35 +66,35 @@ func (rc *ResourceClient) patch(ctx context.Context, name, sub string, pt PatchT
 	return rc.answering(sub).objectRequest(ctx, rq)
 }
 
-// ErrFieldManagerRequired is wrapped by the error of an Apply without
-// ApplyOptions.FieldManager, which the server would refuse (422 Invalid).
-var ErrFieldManagerRequired = errors.New("server-side apply needs a field manager")
+// errFieldManagerRequired is wrapped by the error of an Apply without
+// WriteOptions.FieldManager, which the server would refuse (422 Invalid).
+var errFieldManagerRequired = errors.New("server-side apply needs a field manager")
 
 // Apply applies a configuration server-side: data is a JSON object with
 // apiVersion, kind, metadata.name (and the namespace, unless the client has
-// one) and the fields the manager ApplyOptions.FieldManager wants to own
-// (an Apply without one fails with ErrFieldManagerRequired); the server
+// one) and the fields the manager WriteOptions.FieldManager wants to own
+// (an Apply without one fails before it is sent); the server
 // creates the object or merges the configuration into it, and returns what
 // it stored. Fields the manager set before and leaves out now are removed.
 // A field another manager owns with a different value is a 409 Conflict
 // (IsConflict; StatusError.Details.Causes name the fields and owners) unless
-// ApplyOptions.Force takes it over. Retrying such a conflict changes nothing, so
+// WriteOptions.Force takes it over. Retrying such a conflict changes nothing, so
 // do not wrap Apply in RetryOnConflict.
-func (rc *ResourceClient) Apply(ctx context.Context, data []byte, opts ...ApplyOptions) (*raw.Object, error) {
+func (rc *ResourceClient) Apply(ctx context.Context, data []byte, opts ...WriteOptions) (*raw.Object, error) {
 	return rc.apply(ctx, "", data, opts)
 }
 
-func (rc *ResourceClient) apply(ctx context.Context, sub string, data []byte, opts []ApplyOptions) (*raw.Object, error) {
+func (rc *ResourceClient) apply(ctx context.Context, sub string, data []byte, opts []WriteOptions) (*raw.Object, error) {
 	o, err := raw.NewObject(data)
 	if err != nil {
 		return nil, fmt.Errorf("apply: %w", err)
 	}
-	ao, err := optional(opts)
+	ao, err := writeOptions(opts, true)
 	if err != nil {
 		return nil, fmt.Errorf("apply %q: %w", o.Name(), err)
 	}
 	if ao.FieldManager == "" {
-		return nil, fmt.Errorf("apply %q: %w", o.Name(), ErrFieldManagerRequired)
+		return nil, fmt.Errorf("apply %q: %w", o.Name(), errFieldManagerRequired)
 	}
 	path, err := rc.objectPath(ctx, rc.namespaceFor(o), o.Name(), sub)
 	if err != nil {

@@ -92,11 +92,11 @@ var writeRequests = []struct {
 		return err
 	}, sent{"PATCH", "/apis/apps/v1/namespaces/ns1/deployments/web", "fieldManager=m", "application/strategic-merge-patch+json", `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}}`}},
 	{"apply", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
-		_, err := rc.Apply(ctx, []byte(cmJSON), ApplyOptions{FieldManager: "labeller"})
+		_, err := rc.Apply(ctx, []byte(cmJSON), WriteOptions{FieldManager: "labeller"})
 		return err
 	}, sent{"PATCH", cmItem, "fieldManager=labeller", "application/apply-patch+yaml", cmJSON}},
 	{"apply forced dry run", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
-		_, err := rc.Apply(ctx, []byte(cmJSON), ApplyOptions{FieldManager: "labeller", Force: true, DryRun: true, FieldValidation: FieldValidationWarn})
+		_, err := rc.Apply(ctx, []byte(cmJSON), WriteOptions{FieldManager: "labeller", Force: true, DryRun: true, FieldValidation: FieldValidationWarn})
 		return err
 	}, sent{"PATCH", cmItem, "dryRun=All&fieldManager=labeller&fieldValidation=Warn&force=true", "application/apply-patch+yaml", cmJSON}},
 	{"delete", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
@@ -124,7 +124,7 @@ var writeRequests = []struct {
 		return err
 	}, sent{"PATCH", "/apis/apps/v1/namespaces/ns1/deployments/web/status", "", "application/merge-patch+json", `{"status":{"replicas":2}}`}},
 	{"apply status", cmsNS1, func(ctx context.Context, rc *ResourceClient) error {
-		_, err := rc.Subresource("status").Apply(ctx, []byte(cmJSON), ApplyOptions{FieldManager: "ctl", Force: true})
+		_, err := rc.Subresource("status").Apply(ctx, []byte(cmJSON), WriteOptions{FieldManager: "ctl", Force: true})
 		return err
 	}, sent{"PATCH", cmItem + "/status", "fieldManager=ctl&force=true", "application/apply-patch+yaml", cmJSON}},
 	{"update scale", depsNS1, func(ctx context.Context, rc *ResourceClient) error {
@@ -152,10 +152,10 @@ func TestWriteRefusals(t *testing.T) {
 	c, seen := recordWrites(t, cmJSON)
 	rc := c.Resource(Resource{Version: "v1", Resource: "configmaps", Namespace: "ns1"})
 	ctx := context.Background()
-	_, err := rc.Apply(ctx, []byte(cmJSON), ApplyOptions{})
-	assert.ErrorIs(t, err, ErrFieldManagerRequired)
+	_, err := rc.Apply(ctx, []byte(cmJSON), WriteOptions{})
+	assert.ErrorIs(t, err, errFieldManagerRequired)
 	_, err = rc.Apply(ctx, []byte(cmJSON))
-	assert.ErrorIs(t, err, ErrFieldManagerRequired, "options are optional to the compiler, not to an apply")
+	assert.ErrorIs(t, err, errFieldManagerRequired, "options are optional to the compiler, not to an apply")
 	_, err = rc.Patch(ctx, "a", "", []byte(`{}`))
 	assert.ErrorContains(t, err, "patch type")
 	_, err = rc.Patch(ctx, "a", "application/apply-patch+yaml", []byte(`{}`))
@@ -170,10 +170,20 @@ func TestWriteRefusals(t *testing.T) {
 	assert.ErrorContains(t, err, "want at most one")
 	assert.ErrorContains(t, rc.Delete(ctx, "a", DeleteOptions{}, DeleteOptions{}), "want at most one")
 	assert.ErrorContains(t, rc.DeleteCollection(ctx, ListOptions{}, DeleteOptions{}, DeleteOptions{}), "want at most one")
-	_, err = rc.Apply(ctx, []byte(cmJSON), ApplyOptions{FieldManager: "a"}, ApplyOptions{FieldManager: "b"})
+	_, err = rc.Apply(ctx, []byte(cmJSON), WriteOptions{FieldManager: "a"}, WriteOptions{FieldManager: "b"})
 	assert.ErrorContains(t, err, "want at most one")
 	_, err = rc.Subresource("a/b").Get(ctx, "a")
 	assert.ErrorContains(t, err, "subresource")
+	for name, write := range map[string]func() error{
+		"create": func() error { _, err := rc.Create(ctx, []byte(cmJSON), WriteOptions{Force: true}); return err },
+		"update": func() error { _, err := rc.Update(ctx, []byte(cmJSON), WriteOptions{Force: true}); return err },
+		"patch": func() error {
+			_, err := rc.Patch(ctx, "a", MergePatch, []byte(`{}`), WriteOptions{Force: true})
+			return err
+		},
+	} {
+		assert.ErrorContains(t, write(), "Force is for Apply only", name)
+	}
 	assert.Empty(t, seen())
 }
 

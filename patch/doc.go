@@ -14,7 +14,7 @@
 //		Bytes()
 //	// {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":...,"namespace":...,
 //	//  "annotations":{"example.com/checked-by":"labeller"}}}
-//	_, err = cms.Apply(ctx, body, httpwatch.ApplyOptions{FieldManager: "labeller"})
+//	_, err = cms.Apply(ctx, body, httpwatch.WriteOptions{FieldManager: "labeller"})
 //
 // An object a controller makes for an owner it reconciles, controlled by
 // it (an owner reference with controller and blockOwnerDeletion true), is

@@ -28,7 +28,7 @@ func Example() {
 
 	note, _ := patch.Apply(cm, patch.None).Set(`metadata.annotations.example\.com/note`, "say \"hi\"\n").Bytes()
 	fmt.Println(string(note))
-	applied, err := cms.Apply(ctx, note, httpwatch.ApplyOptions{FieldManager: "labeller"})
+	applied, err := cms.Apply(ctx, note, httpwatch.WriteOptions{FieldManager: "labeller"})
 	fmt.Println("apply:", err, applied.Get(`metadata.annotations.example\.com/note`).String() == "say \"hi\"\n")
 
 	_, err = cms.Patch(ctx, cm.Name(), httpwatch.MergePatch, label)
@@ -58,7 +58,7 @@ func ExampleBuilder_ControlledBy() {
 	if err != nil {
 		panic(err)
 	}
-	cm, err := client.Resource(watchtest.ConfigMaps).Apply(ctx, body, httpwatch.ApplyOptions{FieldManager: "summariser"})
+	cm, err := client.Resource(watchtest.ConfigMaps).Apply(ctx, body, httpwatch.WriteOptions{FieldManager: "summariser"})
 	fmt.Println("apply:", err)
 	ref := cm.Get("metadata.ownerReferences.0")
 	fmt.Println(ref.Get("kind"), ref.Get("name"), ref.Get("controller"), ref.Get("blockOwnerDeletion"), ref.Get("uid").String() == d.UID())

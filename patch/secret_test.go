@@ -59,7 +59,7 @@ func TestSecretDataRoundTrip(t *testing.T) {
 	bin := []byte{0, 0xfe, 0xff}
 	body, err := patch.Object("v1", "Secret", "ns", "creds").SecretData(map[string][]byte{"key": bin}).Bytes()
 	require.NoError(t, err)
-	_, err = secrets.Apply(ctx, body, httpwatch.ApplyOptions{FieldManager: "t"})
+	_, err = secrets.Apply(ctx, body, httpwatch.WriteOptions{FieldManager: "t"})
 	require.NoError(t, err)
 	merge, err := patch.New().SecretStringData(map[string]string{"user": "admin"}).Bytes()
 	require.NoError(t, err)

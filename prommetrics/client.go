@@ -37,12 +37,12 @@ func (v requestVecs) collectors() []prometheus.Collector {
 	return []prometheus.Collector{v.total, v.latency}
 }
 
-// requests is a client's httpwatch.RequestMetrics: it counts every
-// attempt, then hands it to the one the client had.
+// requests is a client's Metrics: it counts every attempt, then hands it
+// to the one the client had.
 type requests struct {
 	requestVecs
 	host string
-	next httpwatch.RequestMetrics
+	next func(httpwatch.RequestInfo)
 }
 
 // instrument makes c's requests counted by v, keeping what c.Metrics was.
@@ -51,10 +51,10 @@ func (v requestVecs) instrument(c *httpwatch.Client) {
 	if u, err := url.Parse(c.Resource(httpwatch.Resource{}).Server()); err == nil && u.Host != "" {
 		host = u.Host
 	}
-	c.Metrics = &requests{requestVecs: v, host: host, next: c.Metrics}
+	c.Metrics = (&requests{requestVecs: v, host: host, next: c.Metrics}).observe
 }
 
-func (m *requests) Observe(info httpwatch.RequestInfo) {
+func (m *requests) observe(info httpwatch.RequestInfo) {
 	method := methodOf(info.Verb)
 	code := "<error>" // client-go's word for an attempt without a response
 	if info.Code != 0 {
@@ -66,7 +66,7 @@ func (m *requests) Observe(info httpwatch.RequestInfo) {
 		m.latency.WithLabelValues(method, m.host).Observe(info.Latency.Seconds())
 	}
 	if m.next != nil {
-		m.next.Observe(info)
+		m.next(info)
 	}
 }
 

@@ -34,7 +34,7 @@ func TestRegisterKeepsTheHooks(t *testing.T) {
 	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: "https://api.example:6443"})
 	require.NoError(t, err)
 	mine := &seenRequests{}
-	client.Metrics = mine
+	client.Metrics = mine.Observe
 	inf := listwatch.NewInformer(client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"}), 0)
 	inf.Reflector.Name = "pods"
 	r := reconcile.New(inf, nil)
@@ -47,8 +47,8 @@ func TestRegisterKeepsTheHooks(t *testing.T) {
 
 	reg := prometheus.NewRegistry()
 	require.NoError(t, Register(reg, Sources{Client: client, Runners: []*reconcile.Runner{r}}))
-	client.Metrics.Observe(httpwatch.RequestInfo{Verb: "deletecollection", Code: 200, Latency: time.Millisecond})
-	client.Metrics.Observe(httpwatch.RequestInfo{Verb: "watch", Err: assert.AnError})
+	client.Metrics(httpwatch.RequestInfo{Verb: "deletecollection", Code: 200, Latency: time.Millisecond})
+	client.Metrics(httpwatch.RequestInfo{Verb: "watch", Err: assert.AnError})
 	r.Observe("ns/a", time.Second, reconcile.Error)
 	r.OnError("ns/a", assert.AnError)
 	r.QueueMetrics.Added("pods")

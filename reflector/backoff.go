@@ -28,6 +28,10 @@ type Backoff struct {
 type progress struct {
 	next    time.Duration
 	resetAt time.Time
+	// network: the last step was taken for a failure the server did not
+	// answer (the network, a silent watch). The server's next answer
+	// drops the steps such failures climbed (decision 38).
+	network bool
 }
 
 // DefaultBackoff returns client-go's reflector backoff: 800 ms doubling to

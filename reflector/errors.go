@@ -194,14 +194,25 @@ func (r *Reflector) reportAs(op Op, err error, routine bool) {
 // server's Retry-After if err carries one, else the next step of Backoff.
 // Retry-After leaves the steps alone, as upstream, where the request layer
 // honours it before the reflector's backoff ever sees the error.
+//
+// An answer of the server (a status: a 410, a 5xx) after steps the network
+// climbed starts the sequence over: the server is there again, and what
+// it asks for (after a restart, the relist its 410 orders) waits one first
+// step, not the outage's last, up to a minute (conformance 8, decision 38).
+// Its own answers climb the steps again.
 func (r *Reflector) retry(s *state, p phase, err error) time.Duration {
 	s.enter(p)
 	var se *httpwatch.StatusError
-	if errors.As(err, &se) && se.RetryAfter > 0 {
+	answered := errors.As(err, &se)
+	if answered && se.RetryAfter > 0 {
 		return min(se.RetryAfter, r.maxRetryAfter())
+	}
+	if answered && s.backoff.network {
+		s.backoff = progress{}
 	}
 	var d time.Duration
 	d, s.backoff = r.Backoff.step(s.backoff, r.clock().Now(), r.random())
+	s.backoff.network = !answered && err != nil && cause.Of(err).Then == cause.Resume
 	return d
 }
 

@@ -2,6 +2,7 @@ package reflector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/listwatch/listwatch/testkit/testlog"
 	"log/slog"
@@ -203,7 +204,7 @@ func TestReflectorRunDeadURLLogsOnce(t *testing.T) {
 	for i := range 20 {
 		select {
 		case err := <-errs:
-			assert.True(t, httpwatch.IsConnectionRefused(err), "%v", err)
+			assert.True(t, errors.Is(err, syscall.ECONNREFUSED), "%v", err)
 		case <-time.After(10 * time.Second):
 			t.Fatalf("no error %d", i)
 		}
@@ -274,16 +275,37 @@ func (*missingPlugin) Unwrap() error { return kubeconfig.ErrExecPluginMissing }
 
 // decision 38, decision 20: the network's ways of failing are one outage
 // in the log: said once at Warn, as what failed first, the rest counted,
-// and the recovery counts them all.
+// and the recovery counts them all. However the outage shows first (a
+// refused watch start, the HTTP/2 ping closing the connection under an
+// open watch, an HTTP/1.1 watch found silent), the reflector's is the one
+// line: the client says nothing above Debug.
 func TestReflectorSaysAnOutageOnce(t *testing.T) {
-	r, logs, _ := loggedReflector(&scriptSource{})
-	for _, err := range []error{errTLSHandshake, errDNS, errConnRefused, errNoResponse, errTLSHandshake} {
-		r.report(OpWatchStart, err)
+	type failure struct {
+		op  Op
+		err error
 	}
-	r.recovered()
-	above := logs.Above()
-	require.Len(t, above, 2, "%q", above)
-	assert.Contains(t, above[0], "WARN reflector: watch start failed")
-	assert.Contains(t, above[0], "TLS handshake timeout")
-	assert.Contains(t, above[1], "INFO reflector: recovered after 5 failures")
+	then := []failure{{OpWatchStart, errTLSHandshake}, {OpWatchStart, errDNS}, {OpWatchStart, errConnRefused},
+		{OpWatchStart, errNoResponse}, {OpWatchStart, errUnreachable}, {OpWatchStart, errTLSHandshake}}
+	for _, tc := range []struct {
+		name  string
+		first failure
+		want  string
+	}{
+		{"a watch start that times out", failure{OpWatchStart, errTLSHandshake}, "WARN reflector: watch start failed"},
+		{"HTTP/2: the ping closes the open watch's connection", failure{OpWatch, errLost}, "WARN reflector: watch failed"},
+		{"HTTP/1.1: the open watch is found silent", failure{OpWatch, fmt.Errorf("read: %w", httpwatch.ErrWatchIdle)}, "WARN reflector: watch failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, logs, _ := loggedReflector(&scriptSource{})
+			for _, f := range append([]failure{tc.first}, then...) {
+				r.report(f.op, f.err)
+			}
+			r.recovered()
+			above := logs.Above()
+			require.Len(t, above, 2, "%q", above)
+			assert.Contains(t, above[0], tc.want)
+			assert.Contains(t, above[0], tc.first.err.Error())
+			assert.Contains(t, above[1], "INFO reflector: recovered after 7 failures")
+		})
+	}
 }

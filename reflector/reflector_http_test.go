@@ -273,7 +273,7 @@ func TestReflectorReportsWatchHeaderTimeout(t *testing.T) {
 	testwait.Recv(t, arrived, "the watch to reach the server")
 	require.Equal(t, []string{"replace 0@1"}, sink.log())
 	require.Equal(t, 1, clk.Waiters(), "the watch's header timer")
-	clk.Step(httpwatch.DefaultWatchHeaderTimeout)
+	clk.Step(time.Minute) // the client's WatchHeaderTimeout
 	select {
 	case err := <-errc:
 		var se *SyncError

@@ -28,6 +28,21 @@ func backedOff(m memory) memory {
 	return m
 }
 
+// netBackedOff is backedOff for a failure the server did not answer.
+func netBackedOff(m memory) memory {
+	m = backedOff(m)
+	m.backoff.network = true
+	return m
+}
+
+// climbed is a reflector synced to rv whose backoff climbed to 25.6 s
+// within the last minute, by failures of the network or not.
+func climbed(rv string, network bool) memory {
+	m := synced(rv)
+	m.backoff = progress{next: 25600 * time.Millisecond, resetAt: t0.Add(-time.Minute), network: network}
+	return m
+}
+
 // at is a state in phase p remembering m.
 func at(p phase, m memory) state { return state{phase: p, memory: m} }
 
@@ -186,7 +201,7 @@ func TestReflectorTransitions(t *testing.T) {
 			prep: func(_ *Reflector, src *scriptSource) {
 				src.watches = append(src.watches, watchFail(fmt.Errorf("dial: %w", errConnRefused)))
 			},
-			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: netBackedOff(synced("10")),
 		},
 		{
 			name: "conformance 22: a 429 watch start waits Retry-After, takes no backoff step and watches again",
@@ -208,62 +223,86 @@ func TestReflectorTransitions(t *testing.T) {
 		{
 			name: "decision 38: a restored state whose watch cannot reach the server stays unconfirmed and resumes, unlisted",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errTLSHandshake)) },
-			from: at(phaseWatch, unconfirmed), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(unconfirmed),
+			from: at(phaseWatch, unconfirmed), want: phaseWatch, wait: 800 * time.Millisecond, mem: netBackedOff(unconfirmed),
 		},
 		{
 			name: "decision 38: a watch start failed by a dial timeout resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errDialTimeout)) },
-			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: netBackedOff(synced("10")),
 		},
 		{
 			name: "decision 38: a watch start failed by a TLS handshake timeout resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errTLSHandshake)) },
-			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: netBackedOff(synced("10")),
 		},
 		{
 			name: "decision 38: a watch start failed by a reset resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errReset)) },
-			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: netBackedOff(synced("10")),
 		},
 		{
 			name: "decision 38: a watch start failed by an EOF before the response resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errNoResponse)) },
-			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: netBackedOff(synced("10")),
 		},
 		{
 			name: "decision 38: a watch start failed by a connection found dead (ErrConnectionLost) resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errLost)) },
-			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: netBackedOff(synced("10")),
 		},
 		{
 			name: "decision 38: a watch start failed by a name that does not resolve resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errDNS)) },
-			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: netBackedOff(synced("10")),
 		},
 		{
 			name: "decision 38: a watch start failed by an unreachable network resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errUnreachable)) },
-			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: netBackedOff(synced("10")),
 		},
 		{
 			name: "decision 38: a watch start failed by no response headers in time resumes from the same RV after a backoff",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errHeaderTimeout)) },
-			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+			from: at(phaseWatch, synced("10")), want: phaseWatch, wait: 800 * time.Millisecond, mem: netBackedOff(synced("10")),
 		},
 		{
 			name: "decision 38: a watch-list that cannot reach the server tries the watch-list again after a backoff, no paged list",
 			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errTLSHandshake)) },
-			from: at(phaseWatchList, synced("10")), want: phaseWatchList, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+			from: at(phaseWatchList, synced("10")), want: phaseWatchList, wait: 800 * time.Millisecond, mem: netBackedOff(synced("10")),
 		},
 		{
 			name: "decision 38: a watch the network cut within a second, before any event, resumes after a backoff: no relist",
 			from: streamOf(newWatcher(end(fmt.Errorf("read: %w", errReset))), synced("5")), want: phaseWatch,
-			wait: 800 * time.Millisecond, mem: backedOff(synced("5")),
+			wait: 800 * time.Millisecond, mem: netBackedOff(synced("5")),
 		},
 		{
 			name: "decision 38: so does one found dead at once",
 			from: streamOf(newWatcher(end(errLost)), synced("5")), want: phaseWatch,
-			wait: 800 * time.Millisecond, mem: backedOff(synced("5")),
+			wait: 800 * time.Millisecond, mem: netBackedOff(synced("5")),
+		},
+		{
+			name: "conformance 8, decision 38: the server's 410 after steps the network climbed relists after a first step, not the outage's last",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errGone)) },
+			from: at(phaseWatch, climbed("10", true)), want: phaseStart, wait: 800 * time.Millisecond, mem: backedOff(synced("10")),
+		},
+		{
+			name: "conformance 8, decision 38: so does an ERROR 410 on the first watch through",
+			from: streamOf(newWatcher(errEv(errExpired)), climbed("5", true)), want: phaseStart, wait: 800 * time.Millisecond,
+			mem: backedOff(synced("5")),
+		},
+		{
+			name: "conformance 8: steps the server's own answers climbed stay: a 503 after them waits the next",
+			prep: func(_ *Reflector, src *scriptSource) {
+				src.watches = append(src.watches, watchFail(&httpwatch.StatusError{Code: 503, Reason: "ServiceUnavailable"}))
+			},
+			from: at(phaseWatch, climbed("10", false)), want: phaseStart, wait: 25600 * time.Millisecond,
+			mem: memory{lastRV: "10", backoff: progress{next: 30 * time.Second, resetAt: t0.Add(-time.Minute)}},
+		},
+		{
+			name: "conformance 8: the network's failures climb on from the steps they climbed",
+			prep: func(_ *Reflector, src *scriptSource) { src.watches = append(src.watches, watchFail(errTLSHandshake)) },
+			from: at(phaseWatch, climbed("10", true)), want: phaseWatch, wait: 25600 * time.Millisecond,
+			mem: memory{lastRV: "10", backoff: progress{next: 30 * time.Second, resetAt: t0.Add(-time.Minute), network: true}},
 		},
 		{
 			name: "conformance 17: events reach the sink and move the RV",

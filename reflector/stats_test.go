@@ -30,7 +30,7 @@ func TestReflectorStatsCountWatchEndsByCause(t *testing.T) {
 		{"410 event", errEv(errExpired), 1, WatchEnds{Gone: 1}, "routine", false},
 		{"cut", end(fmt.Errorf("read: %w", io.ErrUnexpectedEOF)), 1, WatchEnds{Cut: 1}, "routine", false},
 		{"silent watch", end(fmt.Errorf("read: %w", httpwatch.ErrWatchIdle)), 1, WatchEnds{Silent: 1}, "transient", false},
-		{"connection lost", end(fmt.Errorf("read: %w", httpwatch.ErrConnectionLost)), 1, WatchEnds{Silent: 1}, "routine", false},
+		{"connection lost", end(fmt.Errorf("read: %w", httpwatch.ErrConnectionLost)), 1, WatchEnds{Silent: 1}, "transient", false}, // decision 38: an outage begins
 		{"error event", errEv(errInternal), 1, WatchEnds{Failed: 1}, "transient", false},
 		{"forbidden event", errEv(&httpwatch.StatusError{Code: 403, Reason: "Forbidden"}), 1, WatchEnds{Failed: 1}, "permanent", false},
 		{"very short watch", end(io.EOF), 0, WatchEnds{Failed: 1}, "transient", false},

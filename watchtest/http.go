@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/httpwatch"
@@ -69,7 +70,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	if f, ok := s.takeFailure(r); ok {
 		e := failureError(f, rt.verb)
 		if f.InStream && rt.verb == "watch" {
-			s.startStream(w, rt.st, noCut).write(frame{typ: apiserve.Failed, err: e})
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write(apiserve.AppendError(nil, e))
 			return
 		}
 		e.Write(w)
@@ -257,10 +260,8 @@ func (s *Server) serveCollection(w http.ResponseWriter, req *http.Request, rt ro
 		e.Write(w)
 		return
 	}
-	s.serveWatch(w, req, rt.st, watchRequest{
-		scope: sc, rv: rv, startRV: startRV, initial: initial,
-		bookmarks: o.AllowWatchBookmarks, timeout: max(o.TimeoutSeconds, 0), table: rt.table,
-	})
+	s.serveWatch(w, req, rt.st, sc, apiserve.WatchQuery{ResourceVersion: rv, StartRV: startRV, SendInitialEvents: initial,
+		AllowBookmarks: o.AllowWatchBookmarks, Timeout: time.Duration(max(o.TimeoutSeconds, 0)) * time.Second}, rt.table)
 }
 
 // mediaType is a Content-Type without its parameters.

@@ -69,18 +69,19 @@ type Server struct {
 	// kube-apiserver 1.37.2's.
 	Version apiserve.Version
 
-	mu       sync.Mutex
-	rv       int64
-	floor    int64 // the last Compact
-	stores   map[string]*store
-	withheld map[string]bool // built-in resources not served (Withhold)
-	seq      int64           // for uids and generated names
-	changed  chan struct{}   // closed and replaced whenever rv moves
-	watchers chan struct{}   // closed and replaced whenever a watch opens or ends
-	open     int             // open watches
-	closing  chan struct{}
-	closed   bool
-	faults   faults
+	mu        sync.Mutex
+	rv        int64
+	floor     int64 // the last Compact
+	stores    map[string]*store
+	withheld  map[string]bool // built-in resources not served (Withhold)
+	seq       int64           // for uids and generated names
+	changed   chan struct{}   // closed and replaced whenever rv moves
+	watchers  chan struct{}   // closed and replaced whenever a watch opens or ends
+	bookmarks chan struct{}   // closed and replaced to send every watch a bookmark
+	open      int             // open watches
+	closing   chan struct{}
+	closed    bool
+	faults    faults
 
 	startOnce sync.Once
 	closeOnce sync.Once
@@ -284,13 +285,13 @@ func (s *Server) Compact(rv string) error {
 func (s *Server) floorOf(st *store) int64 { return max(s.floor, st.floor) }
 
 // commitLocked records a change whose object already carries the new
-// resourceVersion, and hands it to every watch of the resource. A watch with
-// no room left is ended rather than waited for.
+// resourceVersion, and wakes every watch of the resource. A watch more
+// than WatchBuffer events behind is ended rather than waited for.
 func (s *Server) commitLocked(st *store, c *change) {
 	st.record(c)
 	st.limitHistory(s.HistoryLimit)
 	for w := range st.watchers {
-		if f, ok := w.translate(c); ok && !w.offer(f) {
+		if w.lagging(s.WatchBuffer) {
 			s.endWatchLocked(w)
 		}
 	}

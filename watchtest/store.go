@@ -14,19 +14,9 @@ type change struct {
 	typ  string
 	obj  *object // the new state; for DELETED the last state at the deletion's RV
 	prev *object // the state before; nil for ADDED
-	// prevAtRV is prev at this change's resourceVersion, made on first
-	// use: what a watch whose selectors no longer match receives as DELETED.
-	prevAtRV *object
 }
 
 func (c *change) rv() int64 { return c.obj.rv }
-
-func (c *change) prevNow() *object {
-	if c.prevAtRV == nil {
-		c.prevAtRV = withRV(c.prev, c.obj.rv)
-	}
-	return c.prevAtRV
-}
 
 // store holds one resource: every object's versions since the compaction,
 // its history of changes, and its open watches. The Server's lock guards it.

@@ -1,75 +1,46 @@
 package watchtest
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
-	"time"
 
 	"github.com/listwatch/listwatch/apiserve"
 )
 
-// watcher is one open watch: what it selects and the events waiting to be
-// written to it. Its fields other than ch and done are guarded by the
-// Server's lock.
+// watcher is one open watch as the server counts it: what it selects,
+// the newest version its history has handed it, and how to end it. Its
+// fields are guarded by the Server's lock.
 type watcher struct {
-	st        *store
-	scope     scope
-	bookmarks bool
-	// after is the resourceVersion the watch starts from: it gets no event
-	// at or below it.
-	after int64
-	ch    chan frame
-	done  chan struct{} // closed when the server ends the watch
-	ended bool
+	st    *store
+	scope scope
+	taken int64 // the version of the newest event handed to the core
+	end   context.CancelFunc
+	// bookmarks asks the core for bookmarks (SendBookmarks); a watch
+	// whose buffer is full skips one.
+	bookmarks chan struct{}
+	ended     bool
 }
 
-// frame is one event to write.
-type frame struct {
-	typ        string
-	obj        *object         // ADDED, MODIFIED, DELETED
-	rv         int64           // BOOKMARK
-	initialEnd bool            // BOOKMARK: the k8s.io/initial-events-end one
-	err        *apiserve.Error // ERROR
-}
-
-// translate turns a change into what this watch sees, like the real watch
-// cache: an object that starts matching the selectors arrives as ADDED, one
-// that stops matching leaves as DELETED.
-func (w *watcher) translate(c *change) (frame, bool) {
-	if c.rv() <= w.after {
-		return frame{}, false
+// lagging reports whether more events of its selection wait for w than
+// limit: a client that does not keep up, which the real server ends
+// rather than slowing every writer down. s.mu is held.
+func (w *watcher) lagging(limit int) bool {
+	chs := w.st.changes
+	n := 0
+	for i := len(chs) - 1; i >= 0 && chs[i].rv() > w.taken; i-- {
+		c := chs[i]
+		before := c.typ == apiserve.Modified && w.scope.matches(c.prev)
+		if _, _, ok := apiserve.Selected(c.typ, before, w.scope.matches(c.obj)); ok {
+			if n++; n > limit {
+				return true
+			}
+		}
 	}
-	before := c.typ == apiserve.Modified && w.scope.matches(c.prev)
-	typ, old, ok := apiserve.Selected(c.typ, before, w.scope.matches(c.obj))
-	switch {
-	case !ok:
-		return frame{}, false
-	case old:
-		return frame{typ: typ, obj: c.prevNow()}, true
-	}
-	return frame{typ: typ, obj: c.obj}, true
-}
-
-// offer queues f without blocking and reports whether there was room.
-// stopped reports whether the server ended the watch.
-func (w *watcher) stopped() bool {
-	select {
-	case <-w.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (w *watcher) offer(f frame) bool {
-	select {
-	case w.ch <- f:
-		return true
-	default:
-		return false
-	}
+	return false
 }
 
 // endWatchLocked ends a watch: its handler finishes the response.
@@ -78,7 +49,7 @@ func (s *Server) endWatchLocked(w *watcher) {
 		return
 	}
 	w.ended = true
-	close(w.done)
+	w.end()
 	delete(w.st.watchers, w)
 	s.open--
 	close(s.watchers)
@@ -86,15 +57,17 @@ func (s *Server) endWatchLocked(w *watcher) {
 }
 
 // SendBookmarks sends a BOOKMARK at the current resourceVersion to every
-// open watch that allowed bookmarks, now, as the periodic ones are sent. A
-// watch whose buffer is full skips this one.
+// open watch that allowed bookmarks, now, as the periodic ones are sent,
+// after the events before it. A watch with WatchBuffer bookmarks not yet
+// sent skips this one.
 func (s *Server) SendBookmarks() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, st := range s.stores {
 		for w := range st.watchers {
-			if w.bookmarks && s.rv >= w.after {
-				w.offer(frame{typ: apiserve.Bookmark, rv: s.rv})
+			select {
+			case w.bookmarks <- struct{}{}:
+			default:
 			}
 		}
 	}
@@ -140,197 +113,157 @@ func (s *Server) WaitForWatches(ctx context.Context, n int) error {
 	}
 }
 
-// watchRequest is a parsed watch: where it starts and what it selects.
-type watchRequest struct {
-	scope     scope
-	rv        string // as given
-	startRV   int64  // rv parsed, 0 for "" and "0"
-	initial   *bool  // sendInitialEvents, nil when absent
-	bookmarks bool
-	timeout   int64 // seconds, 0 for none
-	table     *apiserve.TableOutput
-}
-
-// serveWatch streams events: what the watch replays first, then every change
-// as it happens, until the watch ends, times out or the client goes away.
-func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, st *store, wr watchRequest) {
-	ctx := req.Context()
-	c := s.takeCut()
-	var failure *apiserve.Error
-	if wr.sendInitial() && wr.startRV > 0 {
-		if cur, ok := s.waitForRV(ctx, wr.startRV); !ok {
-			failure = apiserve.TooLarge(wr.startRV, cur)
-		}
-	}
-	wt, initial, failure, ok := s.register(st, wr, failure)
-	if !ok {
-		return // the server is closed
-	}
-	if failure != nil {
-		if failure.Code == http.StatusGone && s.ExpiredWatchAsStatus {
-			failure.Write(w)
-			return
-		}
-		s.startStream(w, st, c).write(frame{typ: apiserve.Failed, err: failure})
-		return
-	}
-	defer func() {
+// serveWatch hands a watch to the serving core (decision 44), over the
+// resource's store narrowed to the watch, counting it open once its
+// start is fixed and playing the faults armed for it.
+func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, st *store, sc scope, q apiserve.WatchQuery, table *apiserve.TableOutput) {
+	if s.ExpiredWatchAsStatus && q.StartRV > 0 && q.SendInitialEvents == nil {
 		s.mu.Lock()
-		s.endWatchLocked(wt)
+		old := q.StartRV < s.floorOf(st)
 		s.mu.Unlock()
-	}()
-	out := s.startStream(w, st, c)
-	out.table = wr.table
-	for _, f := range initial {
-		if wt.stopped() || !out.write(f) {
+		if old {
+			apiserve.Expired("watch").Write(w)
 			return
 		}
 	}
-	var timeout <-chan time.Time
-	if wr.timeout > 0 {
-		t := s.Clock.NewTimer(time.Duration(wr.timeout) * time.Second)
-		defer t.Stop()
-		timeout = t.C()
-	}
-	for !wt.stopped() { // an ended watch stops at once, even with events queued
-		select {
-		case f := <-wt.ch:
-			if !out.write(f) {
-				return
-			}
-		case <-wt.done:
-			return
-		case <-timeout:
-			return
-		case <-ctx.Done():
-			return
-		}
+	ctx, cancel := context.WithCancel(req.Context())
+	defer cancel()
+	wt := &watcher{st: st, scope: sc, taken: q.StartRV, end: cancel, bookmarks: make(chan struct{}, s.WatchBuffer)}
+	h := watchHistory{coreStore{s: s, st: st, sc: sc}, wt}
+	out := &faultyWriter{ResponseWriter: w, rc: http.NewResponseController(w), s: s, cut: s.takeCut(), ctx: ctx}
+	apiserve.ServeWatch(ctx, out, h, q, apiserve.WatchStream{
+		Layout: st.res.layout(), Table: table, Clock: s.Clock,
+		BookmarkEvery: -1, Bookmarks: wt.bookmarks, Started: func() { s.register(wt) },
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, open := st.watchers[wt]; open {
+		s.endWatchLocked(wt)
 	}
 }
 
-func (wr watchRequest) sendInitial() bool { return wr.initial != nil && *wr.initial }
-
-// register decides under the lock what the watch replays and, unless it
-// fails, registers it, so no change falls between the replay and the live
-// events. ok is false once the server is closed.
-func (s *Server) register(st *store, wr watchRequest, failure *apiserve.Error) (wt *watcher, initial []frame, _ *apiserve.Error, ok bool) {
-	wt = &watcher{st: st, scope: wr.scope, bookmarks: wr.bookmarks, done: make(chan struct{})}
+// register counts a watch open.
+func (s *Server) register(wt *watcher) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, nil, nil, false
+		wt.end()
+		return
 	}
-	switch {
-	case failure != nil:
-	case wr.sendInitial() || (wr.initial == nil && wr.startRV == 0):
-		// The state now as ADDED events, then changes from now on. The
-		// end-of-initial-events bookmark goes to watch-list requests and,
-		// as a real server does, to legacy watches from "0".
-		items, _, _ := st.snapshot(wr.scope, s.rv, "", 0)
-		initial = make([]frame, 0, len(items)+1)
-		for _, o := range items {
-			initial = append(initial, frame{typ: apiserve.Added, obj: o})
-		}
-		if wr.bookmarks && (wr.sendInitial() || wr.rv == "0") {
-			initial = append(initial, frame{typ: apiserve.Bookmark, rv: s.rv, initialEnd: true})
-		}
-		wt.after = s.rv
-	case wr.startRV == 0: // sendInitialEvents=false from "" or "0": only what comes next
-		wt.after = s.rv
-	case wr.startRV < s.floorOf(st):
-		failure = apiserve.Expired("watch")
-	default:
-		wt.after = wr.startRV
-		i := sort.Search(len(st.changes), func(i int) bool { return st.changes[i].rv() > wr.startRV })
-		for _, c := range st.changes[i:] {
-			if f, ok := wt.translate(c); ok {
-				initial = append(initial, f)
-			}
-		}
-	}
-	if failure != nil {
-		return nil, nil, failure, true
-	}
-	wt.ch = make(chan frame, s.WatchBuffer)
-	st.watchers[wt] = struct{}{}
+	// What it replays came before it counted; what it lags by starts here.
+	wt.taken = max(wt.taken, s.rv)
+	wt.st.watchers[wt] = struct{}{}
 	s.open++
 	close(s.watchers)
 	s.watchers = make(chan struct{})
-	return wt, initial, nil, true
 }
 
-// stream writes the frames of one watch response, and breaks it where a
-// cut says.
-type stream struct {
-	s       *Server
-	w       http.ResponseWriter
+// watchHistory is a resource's store narrowed to one watch: the
+// apiserve.History the core serves it from.
+type watchHistory struct {
+	coreStore
+	w *watcher
+}
+
+func (h watchHistory) Now() (int64, uint64, <-chan struct{}) {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	return h.s.rv, 0, h.s.changed
+}
+
+func (h watchHistory) Since(buf []apiserve.Event[*object], after int64, _ uint64, limit int) ([]apiserve.Event[*object], error) {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	if floor := h.s.floorOf(h.st); after < floor {
+		return buf, apiserve.Expired("watch") // etcd's words, as a compacted server's (fixture watch-too-old-rv.jsonl)
+	}
+	chs := h.st.changes
+	i := sort.Search(len(chs), func(i int) bool { return chs[i].rv() > after })
+	for ; i < len(chs) && limit > 0; i, limit = i+1, limit-1 {
+		c := chs[i]
+		buf = append(buf, apiserve.Event[*object]{Type: c.typ, RV: c.rv(), Object: c.obj, Prev: c.prev})
+		h.w.taken = max(h.w.taken, c.rv())
+	}
+	return buf, nil
+}
+
+func (h watchHistory) Match(o *object) bool { return h.sc.matches(o) }
+
+func (h watchHistory) Body(o *object) []byte { return o.body }
+
+var errEnded = errors.New("watchtest: the watch was ended")
+
+// faultyWriter writes a watch's response, and breaks or slows it where
+// the faults armed say: each frame is a line.
+type faultyWriter struct {
+	http.ResponseWriter
 	rc      *http.ResponseController
-	st      *store
+	s       *Server
 	cut     cut
+	ctx     context.Context // done once the server ended the watch
 	written int
 	events  int
-	buf     []byte
-	// table, when set, sends each object as a one-row Table, the column
-	// definitions only in the first.
-	table *apiserve.TableOutput
+	flushed bool
 }
 
-// startStream sends the headers of a watch response at once, as the real
-// server does, so a client knows the watch is established.
-func (s *Server) startStream(w http.ResponseWriter, st *store, c cut) *stream {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	out := &stream{s: s, w: w, rc: http.NewResponseController(w), st: st, cut: c}
-	_ = out.rc.Flush()
-	if c.events == 0 || c.bytes == 0 {
-		panic(http.ErrAbortHandler) // drop the connection, as a network failure would
-	}
-	return out
-}
-
-// write sends one frame and flushes it. It reports false once the client
-// is gone.
-func (o *stream) write(f frame) bool {
-	o.buf = appendFrame(o.buf[:0], o.st, f, o.table)
-	b := o.buf
-	if o.cut.bytes >= 0 && o.written+len(b) >= o.cut.bytes {
-		n := o.cut.bytes - o.written
-		_, _ = o.w.Write(b[:n])
-		_ = o.rc.Flush()
+// FlushError flushes, and drops the connection right after the headers
+// for a cut at 0, as a network failure would.
+func (f *faultyWriter) FlushError() error {
+	err := f.rc.Flush()
+	if !f.flushed && (f.cut.events == 0 || f.cut.bytes == 0) {
 		panic(http.ErrAbortHandler)
 	}
-	chunk, pause := o.s.slow()
+	f.flushed = true
+	return err
+}
+
+func (f *faultyWriter) Write(b []byte) (int, error) {
+	if f.ctx.Err() != nil {
+		return 0, errEnded // an ended watch stops at once, events queued or not
+	}
+	end, cut := len(b), false
+	if f.cut.bytes >= 0 && f.written+len(b) >= f.cut.bytes {
+		end, cut = f.cut.bytes-f.written, true
+	}
+	if f.cut.events >= 0 {
+		for i, n := 0, 0; i < end; i++ {
+			if b[i] == '\n' {
+				if n++; f.events+n >= f.cut.events {
+					end, cut = i+1, true
+					break
+				}
+			}
+		}
+	}
+	if err := f.slowly(b[:end]); err != nil {
+		return 0, err
+	}
+	if cut {
+		panic(http.ErrAbortHandler) // drop the connection, as a network failure would
+	}
+	f.written += len(b)
+	f.events += bytes.Count(b, []byte{'\n'})
+	return len(b), nil
+}
+
+// slowly writes b in the pieces SlowWatches asks for, flushing each and
+// pausing between two.
+func (f *faultyWriter) slowly(b []byte) error {
+	chunk, pause := f.s.slow()
 	for len(b) > 0 {
 		n := len(b)
 		if chunk > 0 {
 			n = min(n, chunk)
 		}
-		if _, err := o.w.Write(b[:n]); err != nil {
-			return false
+		if _, err := f.ResponseWriter.Write(b[:n]); err != nil {
+			return err
 		}
-		if err := o.rc.Flush(); err != nil {
-			return false
+		if err := f.rc.Flush(); err != nil {
+			return err
 		}
-		b = b[n:]
-		if len(b) > 0 && pause != nil {
+		if b = b[n:]; len(b) > 0 && pause != nil {
 			pause()
 		}
 	}
-	o.written += len(o.buf)
-	o.events++
-	if o.cut.events >= 0 && o.events >= o.cut.events {
-		panic(http.ErrAbortHandler)
-	}
-	return true
-}
-
-// appendFrame appends one watch event as the serving core writes it.
-func appendFrame(b []byte, st *store, f frame, t *apiserve.TableOutput) []byte {
-	switch f.typ {
-	case apiserve.Failed:
-		return apiserve.AppendError(b, f.err)
-	case apiserve.Bookmark:
-		return apiserve.AppendBookmark(b, st.prefix, f.rv, f.initialEnd)
-	}
-	return apiserve.AppendEvent(b, f.typ, st.prefix, f.obj.body, f.obj.rv, t)
+	return nil
 }

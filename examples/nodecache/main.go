@@ -1,10 +1,12 @@
 // Command nodecache serves the pods of one node, read through one upstream
 // watch, to the node's other programs over the Kubernetes list/watch API
-// (package cacheserve, decision 43). They read it as they would read the
-// API server: lists and gets exact to the resourceVersion, watches that
-// resume from one, while the upstream is away too.
+// (package cacheserve, decisions 43 and 45). They read it as they would
+// read the API server: lists and gets exact to the resourceVersion,
+// watches that resume from one, while the upstream is away too, and after
+// a restart from its snapshot (--snapshot-dir), warm, within milliseconds,
+// the API server up or not.
 //
-//	go run ./examples/nodecache                              # an embedded demo server, node-1
+//	go run ./examples/nodecache --review=false              # an embedded demo server, node-1
 //	go run ./examples/nodecache --kubeconfig ~/.kube/config --node "$NODE_NAME"
 //
 // It listens on a unix socket whose mode, 0600, is the authorization (only
@@ -13,20 +15,32 @@
 //	curl --unix-socket /tmp/listwatch-nodecache.sock http://local/api/v1/pods
 //
 // kubectl and client-go take only http(s) servers; --listen 127.0.0.1:8001
-// adds a TCP listener on loopback that every local user of the node may
-// read (the programs of a node are trusted; nothing is authorized by
-// User-Agent):
+// adds a TCP listener on loopback. Its clients are authorized by the API
+// server: their own bearer token by a TokenReview, each request by a
+// SubjectAccessReview (the node cache's identity needs the ClusterRole
+// system:auth-delegator), cached, and used offline within 15 minutes;
+// --review=false lets every local user of the node read instead. Nothing
+// is authorized by User-Agent.
 //
-//	kubectl --server http://127.0.0.1:8001 get pods -A --field-selector spec.nodeName=node-1 -w
+//	kubectl --server https://127.0.0.1:8001 --certificate-authority ca.crt --token "$TOKEN" get pods -A --field-selector spec.nodeName=node-1 -w
 //
-// A client-go program takes the same URL as its rest.Config's Host, and
-// must select the node's pods as the cache does (spec.nodeName=NODE): a
-// wider request is refused with a Status that says why, never answered in
-// part.
+// kubectl sends its token only to an https server: give the listener a
+// certificate (--tls-cert, --tls-key). kubectl finds every resource
+// through the API server's discovery, forwarded; what is not cached is
+// forwarded too.
+//
+// A client-go program takes the same URL as its rest.Config's Host (and
+// its BearerToken). What the cache cannot answer completely — a write, a
+// resource not cached, a selector wider than spec.nodeName=NODE — is
+// forwarded to the API server with the client's own token (never the
+// cache's), and refused with a Status that says why when the client has
+// none or the API server is unreachable. While the cache may be stale,
+// every response carries a Warning that says since when.
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -56,6 +70,10 @@ type options struct {
 	node   string
 	socket string
 	listen string
+	review bool
+	snaps  string
+	// tlsCert and tlsKey make the TCP listener https.
+	tlsCert, tlsKey string
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -64,7 +82,11 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	o.kube.Register(fs)
 	fs.StringVar(&o.node, "node", os.Getenv("NODE_NAME"), "the node whose pods to serve (default $NODE_NAME; node-1 on the demo server)")
 	fs.StringVar(&o.socket, "socket", filepath.Join(os.TempDir(), "listwatch-nodecache.sock"), "the unix socket to serve on, mode 0600")
-	fs.StringVar(&o.listen, "listen", "", "also serve on this loopback TCP address (e.g. 127.0.0.1:8001), to every local user")
+	fs.StringVar(&o.listen, "listen", "", "also serve on this loopback TCP address (e.g. 127.0.0.1:8001)")
+	fs.BoolVar(&o.review, "review", true, "authorize the TCP listener's clients by TokenReview and SubjectAccessReview; false: every local user may read")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve the TCP listener over TLS with this certificate (PEM), as kubectl needs to send its token")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "the key of --tls-cert (PEM)")
+	fs.StringVar(&o.snaps, "snapshot-dir", filepath.Join(os.TempDir(), "listwatch-nodecache"), "keep a snapshot here and start from it, warm (\"\": none)")
 	if err := cli.Parse(fs, args); err != nil {
 		return o, err
 	}
@@ -94,9 +116,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer client.CloseIdleConnections()
 
 	pods := client.Resource(httpwatch.Resource{Version: "v1", Resource: "pods"})
+	// Served objects are whole, as kube-apiserver's: without managedFields
+	// every answer would carry a Warning, and kubectl prints each one.
+	pods.KeepManagedFields = true
 	inf := listwatch.NewInformer(pods, 0, listwatch.Selector{Field: "spec.nodeName=" + o.node})
+	inf.Snapshot.Dir = o.snaps
 	srv := &cacheserve.Server{}
-	if o.listen != "" {
+	if srv.Proxy, err = cacheserve.NewProxy(cfg); err != nil {
+		return err
+	}
+	switch {
+	case o.listen == "":
+	case o.review:
+		srv.Authorize = (&cacheserve.Reviewer{Client: client}).Authorize
+	default:
 		srv.Authorize = loopbackOnly
 	}
 	if _, err := srv.Add(inf, pods, apiserve.APIResource{}); err != nil {
@@ -115,14 +148,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	go func() { errs <- srv.Serve(ctx, l) }()
 	fmt.Fprintf(stdout, "serving the pods of %s from %s on %s\n", o.node, where, o.socket)
 	if o.listen != "" {
-		tl, err := net.Listen("tcp", o.listen)
+		tl, url, err := listenTCP(o)
 		if err != nil {
 			cancel()
 			<-errs
 			return err
 		}
 		go func() { errs <- srv.Serve(ctx, tl) }()
-		fmt.Fprintf(stdout, "and on http://%s: kubectl --server http://%s get pods -A --field-selector spec.nodeName=%s\n", tl.Addr(), tl.Addr(), o.node)
+		fmt.Fprintf(stdout, "and on %s: kubectl --server %s get pods -A --field-selector spec.nodeName=%s\n", url, url, o.node)
 	}
 	err = <-errs
 	cancel()
@@ -130,6 +163,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		err = errors.Join(err, <-errs)
 	}
 	return err
+}
+
+// listenTCP listens on o.listen, with TLS if o has a certificate: kubectl
+// sends its token to an https server only.
+func listenTCP(o options) (net.Listener, string, error) {
+	l, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return nil, "", err
+	}
+	if o.tlsCert == "" {
+		return l, "http://" + l.Addr().String(), nil
+	}
+	cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+	if err != nil {
+		l.Close()
+		return nil, "", err
+	}
+	return tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}), "https://" + l.Addr().String(), nil
 }
 
 // loopbackOnly allows a request from the node itself: its peer address is

@@ -185,7 +185,7 @@ var Table = []Row{
 	{Key: "status", Class: Transient, Match: isStatus}, // 5xx and the rest: the server failed the watch
 	// The network: the request never reached the server, or its answer
 	// never came back. A watch resumes from its version (decision 38).
-	{Key: "connection refused", Family: network, Class: Transient, Then: Resume, Match: httpwatch.IsConnectionRefused, Hint: func(Request) string {
+	{Key: "connection refused", Family: network, Class: Transient, Then: Resume, Match: is(syscall.ECONNREFUSED), Hint: func(Request) string {
 		return "check the server address: nothing listens there (or the server is restarting)"
 	}},
 	{Key: "name not resolved", Family: network, Class: Transient, Then: Resume, Match: isDNS, Hint: func(Request) string {
@@ -199,11 +199,13 @@ var Table = []Row{
 	// one restart, at Debug; its watches then wait for their own timeout
 	// (decision 36).
 	{Key: "no bookmarks", Class: Routine, Then: Resume, Ends: Silent, Match: is(httpwatch.ErrNoBookmarks)},
-	{Key: "silent watch", Class: Transient, Then: Resume, Ends: Silent, Match: is(httpwatch.ErrWatchIdle), Hint: func(Request) string {
+	// A connection found silent, by the watch's own bound (HTTP/1.1) or by
+	// the HTTP/2 ping: an outage's first sign, said at Warn by whoever
+	// meets it, and the retries that follow counted with it (decision 38).
+	{Key: "silent watch", Family: network, Class: Transient, Then: Resume, Ends: Silent, Match: is(httpwatch.ErrWatchIdle), Hint: func(Request) string {
 		return "the watch resumed on a new connection; if this repeats, look for a proxy, NAT or load balancer between here and the server that drops quiet connections"
 	}},
-	// Said at Warn by the client, once per connection.
-	{Key: "connection lost", Family: network, Class: Transient, Then: Resume, Ends: Silent, Quiet: true, Match: is(httpwatch.ErrConnectionLost)},
+	{Key: "connection lost", Family: network, Class: Transient, Then: Resume, Ends: Silent, Match: is(httpwatch.ErrConnectionLost)},
 	{Key: "timeout", Family: network, Class: Transient, Then: Resume, Ends: Cut, Quiet: true, Match: isTimeout},
 	{Key: "connection cut", Family: network, Class: Transient, Then: Resume, Ends: Cut, Quiet: true, Match: httpwatch.IsProbableEOF},
 	{Key: "unreachable", Family: network, Class: Transient, Then: Resume, Match: isNetwork, Hint: func(Request) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/internal/redact"
@@ -32,7 +33,7 @@ func Explain(err error, host string) error {
 		summary = "not allowed (403 Forbidden): the user or service account needs get, list and watch on the resource"
 	case httpwatch.IsNotFound(err):
 		summary = "the server has no such resource (404 NotFound); check its name, version and group"
-	case httpwatch.IsConnectionRefused(err) || errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, context.DeadlineExceeded):
 		summary = fmt.Sprintf("cannot reach the server at %s", host)
 	default:
 		return err
