@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/prommetrics/internal/exampletest"
+	"github.com/listwatch/listwatch/snapshot"
 	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/listwatch/listwatch/watchtest"
 )
@@ -154,4 +156,52 @@ func TestScrapeServedCache(t *testing.T) {
 	assert.Equal(t, 1.0, sc.Value("listwatch_served_proxied_requests_total", outcome("unreachable")))
 	assert.Equal(t, 3.0, sc.Value("listwatch_served_reviews_total", none))
 	assert.Equal(t, 4.0, sc.Value("listwatch_served_review_cache_hits_total", state("offline")), "two requests, a token's and a request's review each")
+}
+
+// Decision 45: a node cache warm-started with its API server down serves
+// its snapshot stale, having heard nothing since it started: the stale
+// seconds count from Register, on the Server's clock, and the last heard
+// is 0.
+func TestScrapeServedWarmStartOffline(t *testing.T) {
+	up := watchtest.NewServer()
+	t.Cleanup(up.Close)
+	createPod(t, up, "a")
+	dir := t.TempDir()
+	run := func(srv *cacheserve.Server) (*listwatch.Informer, func()) {
+		src := newClient(t, up.URL).Resource(watchtest.Pods)
+		inf := listwatch.NewInformer(src, 0)
+		inf.Logger = discard
+		inf.Snapshot = snapshot.Options{Dir: dir}
+		_, err := srv.Add(inf, src, apiserve.APIResource{})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		ran := make(chan struct{})
+		go func() { defer close(ran); inf.Run(ctx) }()
+		stop := sync.OnceFunc(func() { cancel(); testwait.RecvWithin(t, ran, wait, "the informer to stop") })
+		t.Cleanup(stop)
+		return inf, stop
+	}
+	allow := func(*http.Request) error { return nil }
+	inf, stop := run(&cacheserve.Server{Authorize: allow})
+	require.NoError(t, inf.Wait(testwait.Context(t)))
+	stop() // saves the snapshot
+	up.Close()
+
+	clk := clock.NewFake(time.Unix(1000, 0))
+	srv := &cacheserve.Server{Authorize: allow, Clock: clk}
+	reg := prometheus.NewRegistry()
+	require.NoError(t, Register(reg, Sources{Served: srv}))
+	ms := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(ms.Close)
+	run(srv)
+	require.Eventually(t, func() bool { return request(t, srv, http.MethodGet, "/api/v1/pods", "") == http.StatusOK },
+		wait, time.Millisecond, "the restored snapshot was not served")
+	clk.Step(30 * time.Second)
+	sc := exampletest.Scrape(t, ms.URL)
+	none := map[string]string{}
+	assert.Equal(t, 1.0, sc.Value("listwatch_served_stale", none))
+	assert.Zero(t, sc.Value("listwatch_served_last_heard_timestamp_seconds", none))
+	assert.Equal(t, 30.0, sc.Value("listwatch_served_stale_seconds", none))
+	assert.Equal(t, -1.0, sc.Value("listwatch_served_proxied_requests_total", map[string]string{"outcome": "forwarded"}), "no Proxy, no series")
+	assert.Equal(t, -1.0, sc.Value("listwatch_served_reviews_total", none), "no Reviewer, no series")
 }
