@@ -442,9 +442,9 @@ func TestServedCacheThroughRestarts(t *testing.T) {
 	e.startAPIServer(t)
 	require.NoError(t, e.proxy.Enable())
 	l.converge(t, e, "after the upstream's restart")
-	after := l.lw.Stats().WatchEnds
-	require.Greater(t, after.Gone, before.Gone, "the node cache's relist ended the local watch with a 410")
-	t.Logf("after the upstream's restart: local listwatch watch ends %+v", after)
+	st := l.lw.Stats()
+	require.Greater(t, st.WatchEnds.Gone, before.Gone, "the node cache's relist ended the local watch with a 410")
+	t.Logf("after the upstream's restart: local listwatch lists %d, watch ends %+v", st.Lists, st.WatchEnds)
 
 	e.restartWarm(t, nc, snapshots, l)
 
@@ -508,6 +508,8 @@ func (e *env) restartWarm(t *testing.T, nc *nodeCache, snapshots string, l *loca
 	require.NoError(t, e.proxy.Enable())
 	l.converge(t, e, "after the upstream returned to the restarted node cache")
 	nc.synced(t)
+	back := l.lw.Stats()
+	t.Logf("the upstream back: local listwatch lists %d, watches %d, watch ends %+v", back.Lists, back.Watches, back.WatchEnds)
 	last := "never listed"
 	ok := assert.Eventually(t, func() bool {
 		got, err := nc.list(e.ns)
