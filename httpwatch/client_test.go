@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -317,6 +318,37 @@ func TestWriteRetries(t *testing.T) {
 	_, err = newTestClient(t, srv.URL).Resource(pods).Create(context.Background(), body)
 	require.NoError(t, err)
 	require.EqualValues(t, 2, n.Load())
+}
+
+// A write is tried again after a refused connection, which nothing
+// reached, but not after one cut once the request was sent: the server
+// may have stored it, and a second create or update would not be the
+// first's.
+func TestWriteRetriesOnNetwork(t *testing.T) {
+	body := []byte(`{"metadata":{"name":"a"}}`)
+	t.Run("refused", func(t *testing.T) {
+		c := newTestClient(t, apitest.Refused(t))
+		c.RetryMax = 1
+		_, err := c.Resource(pods).Create(context.Background(), body)
+		require.True(t, isConnectionRefused(err), "%v", err)
+		require.ErrorContains(t, err, "giving up after 2 attempts")
+	})
+	t.Run("cut after sending", func(t *testing.T) {
+		var n atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n.Add(1)
+			io.Copy(io.Discard, r.Body)
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}))
+		t.Cleanup(srv.Close)
+		c := newTestClient(t, srv.URL)
+		_, err := c.Resource(pods).Create(context.Background(), body)
+		require.Error(t, err)
+		require.EqualValues(t, 1, n.Load(), "a POST the connection lost after sending is not repeated: %v", err)
+	})
 }
 
 func TestBackoff(t *testing.T) {

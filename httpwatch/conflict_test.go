@@ -36,7 +36,10 @@ func TestRetryOnConflict(t *testing.T) {
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		require.NoError(t, fake.WaitForWaiters(wctx, 1))
 		cancel()
-		fake.Step(wait)
+		// The wait is exact: a nanosecond short leaves the timer pending.
+		fake.Step(wait - time.Nanosecond)
+		require.Equal(t, 1, fake.Waiters(), "the retry waits %v, not less", wait)
+		fake.Step(time.Nanosecond)
 		assert.Equal(t, wait, testwait.Recv(t, calls, "the next attempt").Sub(start), "waits double, with jitter")
 		start = fake.Now()
 	}
@@ -59,4 +62,24 @@ func TestRetryOnConflictDefaults(t *testing.T) {
 	err := RetryOnConflict(context.Background(), func(context.Context) error { n++; return errConflict })
 	assert.True(t, IsConflict(err))
 	assert.Equal(t, 5, n)
+}
+
+// A context ended during a wait ends the retries with an error that
+// wraps both the context's and the last conflict.
+func TestRetryOnConflictCanceled(t *testing.T) {
+	fake := clock.NewFake(time.Unix(0, 0))
+	r := conflictRetry{steps: 5, initial: time.Second, factor: 1, clock: fake, random: func() float64 { return 0 }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	n := 0
+	go func() { done <- r.do(ctx, func(context.Context) error { n++; return errConflict }) }()
+	wctx, stop := context.WithTimeout(ctx, 10*time.Second)
+	require.NoError(t, fake.WaitForWaiters(wctx, 1))
+	stop()
+	cancel()
+	err := testwait.Recv(t, done, "RetryOnConflict to return")
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.True(t, IsConflict(err), "%v", err)
+	assert.Equal(t, 1, n)
+	assert.Zero(t, fake.Waiters(), "the timer is stopped")
 }
