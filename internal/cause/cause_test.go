@@ -120,6 +120,16 @@ func TestOnlyTheNetworkAnd429Resume(t *testing.T) {
 	}
 }
 
+// Only a cut is routine when it ends an open watch: a watch is cut now
+// and then. A connection found silent (the HTTP/2 ping, or the watch's own
+// bound) is an outage's first sign, said at Warn (decision 38).
+func TestOnlyCutsAreQuiet(t *testing.T) {
+	quiet := map[string]bool{"TLS handshake timeout": true, "timeout": true, "connection cut": true}
+	for _, row := range cause.Table {
+		assert.Equal(t, quiet[row.Key], row.Quiet, "row %q", row.Key)
+	}
+}
+
 func TestUnknownErrorIsTransientAndKeyedByType(t *testing.T) {
 	c := cause.Of(fmt.Errorf("decode: %w", errors.New("frame exceeds 64 MiB")))
 	assert.Equal(t, cause.Transient, c.Class)
