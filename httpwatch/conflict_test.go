@@ -56,10 +56,15 @@ func TestRetryOnConflict(t *testing.T) {
 	assert.Equal(t, 4, n)
 }
 
-// RetryOnConflict itself is client-go's retry.DefaultRetry: five attempts.
+// RetryOnConflict itself is client-go's retry.DefaultRetry: five attempts,
+// at least 10 ms apart. It runs on the real clock, whose timers never fire
+// early, so the four waits take 40 ms or more (a lower bound only: never
+// flaky).
 func TestRetryOnConflictDefaults(t *testing.T) {
 	n := 0
+	start := time.Now()
 	err := RetryOnConflict(context.Background(), func(context.Context) error { n++; return errConflict })
+	assert.GreaterOrEqual(t, time.Since(start), 40*time.Millisecond, "attempts 10 ms apart")
 	assert.True(t, IsConflict(err))
 	assert.Equal(t, 5, n)
 }

@@ -128,3 +128,19 @@ func TestLostConnectionWithoutKnownPingTimeout(t *testing.T) {
 	other := errors.New("read: connection reset by peer")
 	require.Same(t, other, c.explainLost(other), "other errors pass as they are")
 }
+
+// A request, not only a watch's body, that the HTTP/2 health check fails
+// before its answer says so (decision 36): with no retry left, the caller
+// gets ErrConnectionLost, naming the server, not net/http's bare message.
+func TestPingFailsRequestWithConnectionLost(t *testing.T) {
+	s := newStalledServer(t)
+	s.client.RetryMax = 0
+	rc := s.client.Resource(Resource{Version: "v1", Resource: "pods"})
+	watchOne(t, rc)
+	s.proxy.Stall()
+
+	_, err := rc.List(testwait.Context(t), ListOptions{})
+	require.ErrorIs(t, err, ErrConnectionLost)
+	require.ErrorContains(t, err, "no answer to an HTTP/2 ping within 200ms: connection to "+s.proxy.Addr()+" closed")
+	require.Empty(t, s.warnings())
+}
