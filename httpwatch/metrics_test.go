@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/testkit/testlog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -95,4 +97,37 @@ func TestClientObservesEveryAttempt(t *testing.T) {
 	assert.Contains(t, log.String(), "code=503")
 	assert.NotContains(t, log.String(), "hunter2")
 	assert.Equal(t, 1, strings.Count(log.String(), "\n"), "the success is not logged")
+}
+
+// An attempt is logged as failed at Debug, with its verb and resource even
+// without Metrics, when the client may retry it: a 429 or any 5xx, 500
+// included, not a 4xx the caller has to deal with.
+func TestFailedAttemptsLoggedAtDebug(t *testing.T) {
+	for _, tc := range []struct {
+		code   int
+		logged bool
+	}{{500, true}, {503, true}, {429, true}, {404, false}, {499, false}} {
+		t.Run(strconv.Itoa(tc.code), func(t *testing.T) {
+			srv, _ := statusSequence(t, tc.code, tc.code)
+			c := newTestClient(t, srv.URL)
+			c.RetryMax = 0
+			logger, log := testlog.NewLogger()
+			c.Logger = logger
+			_, err := c.Resource(pods).ListPage(context.Background(), ListOptions{})
+			require.Error(t, err)
+			var got []string
+			for _, ln := range log.Lines(slog.LevelDebug) {
+				if ln.Msg == "httpwatch: request attempt failed" {
+					got = append(got, ln.Text)
+				}
+			}
+			if !tc.logged {
+				assert.Empty(t, got)
+				return
+			}
+			require.Len(t, got, 1)
+			assert.Contains(t, got[0], "verb=list resource=pods")
+			assert.Contains(t, got[0], "code="+strconv.Itoa(tc.code))
+		})
+	}
 }
