@@ -7,13 +7,13 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"testing"
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/watchtest"
 )
-
 // servedBenchPod is a pod as kube-apiserver 1.37.2 lists one of
 // bench/cmd/servedbench's (its namespace, its manager), managedFields kept,
 // with a placeholder name: 1,774 bytes once the list scanner has added
@@ -22,18 +22,17 @@ const servedBenchPod = `{"metadata":{"name":"%s","namespace":"servedbench-12345"
 
 // BenchmarkInformerHeap syncs 10,000 such pods over HTTP from a watchtest
 // server, as the served cache's informer does (KeepManagedFields), and
-// reports the heap the synced informer holds against the JSON it holds.
-// With LISTWATCH_HEAPPROFILE set to a path it also writes a heap profile
-// taken after the sync, every allocation sampled, for
-// `go tool pprof -sample_index=inuse_space -top` (the server's own
-// allocations, under watchtest, are in it too: ignore them).
+// reports what the synced informer holds per object, by allocation site,
+// against the JSON it holds. Every allocation is sampled and those of the
+// server (its stacks pass through watchtest or net/http's server) are left
+// out, so that only the client's side counts. With LISTWATCH_HEAPPROFILE
+// set to a path it also writes the heap profile, for
+// `go tool pprof -sample_index=inuse_space -top -ignore watchtest`.
 func BenchmarkInformerHeap(b *testing.B) {
 	const n, ns = 10000, "servedbench-12345"
-	if path := os.Getenv("LISTWATCH_HEAPPROFILE"); path != "" {
-		old := runtime.MemProfileRate
-		runtime.MemProfileRate = 1
-		defer func() { runtime.MemProfileRate = old }()
-	}
+	old := runtime.MemProfileRate
+	runtime.MemProfileRate = 1
+	defer func() { runtime.MemProfileRate = old }()
 	srv := watchtest.NewServer()
 	defer srv.Close()
 	pods := httpwatch.Resource{Version: "v1", Resource: "pods", Namespace: ns}
@@ -47,11 +46,11 @@ func BenchmarkInformerHeap(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer client.CloseIdleConnections()
-	var perObject, jsonBytes float64
+	var sites map[string]int64
+	var jsonBytes int64
 	for range b.N {
 		rc := client.Resource(pods)
 		rc.KeepManagedFields = true
-		base := heapInUse()
 		inf := NewInformer(rc, 0)
 		inf.Logger = slog.New(slog.DiscardHandler)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -60,25 +59,98 @@ func BenchmarkInformerHeap(b *testing.B) {
 		if err := inf.Wait(ctx); err != nil {
 			b.Fatal(err)
 		}
-		perObject = float64(heapInUse()-base) / n
-		jsonBytes = 0
+		sites = heapBySite(b)
 		objs, err := inf.Lister().List("")
 		if err != nil {
 			b.Fatal(err)
 		}
+		jsonBytes = 0
 		for _, o := range objs {
-			jsonBytes += float64(len(o.Raw()))
+			jsonBytes += int64(len(o.Raw()))
 		}
-		jsonBytes /= n
 		if path := os.Getenv("LISTWATCH_HEAPPROFILE"); path != "" {
 			writeHeapProfile(b, path)
 		}
 		cancel()
 		<-done
 	}
-	b.ReportMetric(perObject, "heapB/obj")
-	b.ReportMetric(jsonBytes, "jsonB/obj")
-	b.ReportMetric(perObject/jsonBytes, "heap/json")
+	var total int64
+	for site, bytes := range sites {
+		total += bytes
+		b.ReportMetric(float64(bytes)/n, site+"-B/obj")
+	}
+	b.ReportMetric(float64(jsonBytes)/n, "json-B/obj")
+	b.ReportMetric(float64(total)/n, "heap-B/obj")
+	b.ReportMetric(float64(total)/float64(jsonBytes), "heap/json")
+}
+
+// heapSites name where an allocation was made by a function its stack
+// passes through, the first that matches from the innermost frame out.
+var heapSites = []struct{ site, frame string }{
+	{"server", "/watchtest."},
+	{"server", "net/http.(*conn).serve"},
+	{"object", "strings.(*Builder)"}, // the one allocation of header, table and JSON
+	{"object-box", "raw.(*layout).write"},
+	{"store-key", "store.JoinKey"},
+	{"index", "/indexer."},
+	{"store-map", "/store."},
+	{"watch-buffers", "/raw."},
+}
+
+// heapBySite is the heap in use after a collection, by heapSites; what
+// none names is "other". The server's share is left out.
+func heapBySite(b *testing.B) map[string]int64 {
+	runtime.GC()
+	runtime.GC()
+	runtime.GC() // the profile is that of the last completed cycle
+	var recs []runtime.MemProfileRecord
+	n, _ := runtime.MemProfile(nil, false)
+	for {
+		recs = make([]runtime.MemProfileRecord, n+50)
+		var ok bool
+		if n, ok = runtime.MemProfile(recs, false); ok {
+			recs = recs[:n]
+			break
+		}
+	}
+	sites := map[string]int64{}
+	for _, r := range recs {
+		sites[siteOf(r.Stack())] += r.InUseBytes()
+	}
+	if sites["object"] == 0 {
+		b.Fatal("no allocation of an object found: the sites' frames no longer match")
+	}
+	delete(sites, "server")
+	return sites
+}
+
+func siteOf(stack []uintptr) string {
+	var names []string
+	frames := runtime.CallersFrames(stack)
+	for {
+		f, more := frames.Next()
+		names = append(names, f.Function)
+		if !more {
+			break
+		}
+	}
+	for _, s := range heapSites {
+		if s.site == "server" {
+			for _, name := range names {
+				if strings.Contains(name, s.frame) {
+					return s.site
+				}
+			}
+		}
+	}
+	for _, name := range names {
+		for _, s := range heapSites {
+			if strings.Contains(name, s.frame) {
+				return s.site
+			}
+		}
+	}
+	return "other"
 }
 
 func writeHeapProfile(b *testing.B, path string) {
