@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/watchtest"
 )
+
 // servedBenchPod is a pod as kube-apiserver 1.37.2 lists one of
 // bench/cmd/servedbench's (its namespace, its manager), managedFields kept,
 // with a placeholder name: 1,774 bytes once the list scanner has added
