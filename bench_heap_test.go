@@ -1,4 +1,4 @@
-package listwatch
+package listwatch_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/cacheserve"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/watchtest"
@@ -24,12 +26,20 @@ const servedBenchPod = `{"metadata":{"name":"%s","namespace":"servedbench-12345"
 // BenchmarkInformerHeap syncs 10,000 such pods over HTTP from a watchtest
 // server, as the served cache's informer does (KeepManagedFields), and
 // reports what the synced informer holds per object, by allocation site,
-// against the JSON it holds. Every allocation is sampled and those of the
+// against the JSON it holds; "served" adds a cacheserve.Cache as the
+// informer's Mirror, as a cacheserve.Server does, history empty. Every allocation is sampled and those of the
 // server (its stacks pass through watchtest or net/http's server) are left
 // out, so that only the client's side counts. With LISTWATCH_HEAPPROFILE
 // set to a path it also writes the heap profile, for
 // `go tool pprof -sample_index=inuse_space -top -ignore watchtest`.
 func BenchmarkInformerHeap(b *testing.B) {
+	b.Run("informer", func(b *testing.B) { benchInformerHeap(b, false) })
+	b.Run("served", func(b *testing.B) { benchInformerHeap(b, true) })
+}
+
+// benchInformerHeap is BenchmarkInformerHeap, with a cacheserve.Cache
+// mirroring the informer if served, as a cacheserve.Server's does.
+func benchInformerHeap(b *testing.B, served bool) {
 	const n, ns = 10000, "servedbench-12345"
 	old := runtime.MemProfileRate
 	runtime.MemProfileRate = 1
@@ -52,8 +62,11 @@ func BenchmarkInformerHeap(b *testing.B) {
 	for range b.N {
 		rc := client.Resource(pods)
 		rc.KeepManagedFields = true
-		inf := NewInformer(rc, 0)
+		inf := listwatch.NewInformer(rc, 0)
 		inf.Logger = slog.New(slog.DiscardHandler)
+		if served {
+			inf.Mirror = cacheserve.NewCache()
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { inf.Run(ctx); close(done) }()
@@ -86,16 +99,21 @@ func BenchmarkInformerHeap(b *testing.B) {
 }
 
 // heapSites name where an allocation was made by a function its stack
-// passes through, the first that matches from the innermost frame out.
-var heapSites = []struct{ site, frame string }{
-	{"server", "/watchtest."},
-	{"server", "net/http.(*conn).serve"},
-	{"object", "strings.(*Builder)"}, // the one allocation of header, table and JSON
-	{"object-box", "raw.(*layout).write"},
-	{"store-key", "store.JoinKey"},
-	{"index", "/indexer."},
-	{"store-map", "/store."},
-	{"watch-buffers", "/raw."},
+// passes through: the first whose frame is anywhere in the stack, else
+// the first that matches from the innermost frame out.
+var heapSites = []struct {
+	site, frame string
+	anywhere    bool
+}{
+	{"server", "/watchtest.", true},
+	{"server", "net/http.(*conn).serve", true},
+	{"served-cache", "/cacheserve.", true},
+	{"object", "strings.(*Builder)", false}, // the one allocation of header, table and JSON
+	{"object-box", "raw.(*layout).write", false},
+	{"store-key", "store.JoinKey", false},
+	{"index", "/indexer.", false},
+	{"store-map", "/store.", false},
+	{"watch-buffers", "/raw.", false},
 }
 
 // heapBySite is the heap in use after a collection, by heapSites; what
@@ -136,7 +154,7 @@ func siteOf(stack []uintptr) string {
 		}
 	}
 	for _, s := range heapSites {
-		if s.site == "server" {
+		if s.anywhere {
 			for _, name := range names {
 				if strings.Contains(name, s.frame) {
 					return s.site
