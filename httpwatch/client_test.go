@@ -291,6 +291,7 @@ func TestListRetries(t *testing.T) {
 		_, err := c.Resource(pods).ListPage(context.Background(), ListOptions{})
 		require.True(t, isConnectionRefused(err), "%v", err)
 		require.ErrorContains(t, err, "GET /api/v1/namespaces/fixtures/pods: giving up after 2 attempts")
+		require.Equal(t, 1, strings.Count(err.Error(), "GET /api/v1/namespaces/fixtures/pods"), "the request is named once: %v", err)
 	})
 	t.Run("context cancelled while waiting to retry", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -362,6 +363,9 @@ func TestBackoff(t *testing.T) {
 			require.Greater(t, d, full/2)
 		}
 	}
+	// A wait of 1 ns or none has no half to drop at random.
+	require.Equal(t, time.Duration(1), c.backoff(1, time.Second, 0, nil))
+	require.Zero(t, c.backoff(0, time.Second, 0, nil))
 	resp := &http.Response{Header: http.Header{"Retry-After": {"3"}}}
 	require.Equal(t, time.Second, c.backoff(lo, hi, 0, resp), "Retry-After, capped at the maximum")
 	require.Equal(t, 3*time.Second, c.backoff(lo, 10*time.Second, 0, resp))
@@ -494,6 +498,28 @@ func TestListBodyErrors(t *testing.T) {
 			_, err := newTestClient(t, srv.URL).Resource(pods).ListPage(context.Background(), ListOptions{})
 			require.Error(t, err)
 			require.ErrorContains(t, err, "GET /api/v1/namespaces/fixtures/pods")
+		})
+	}
+}
+
+// Every 2xx is an answer, 299 included; anything else is a StatusError.
+func TestAnyTwoHundredIsSuccess(t *testing.T) {
+	list := fixtures.Load(t, "pod-list.json").Body
+	for _, code := range []int{200, 203, 299, 300} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(code)
+				w.Write(list)
+			})
+			_, err := newTestClient(t, srv.URL).Resource(pods).ListPage(context.Background(), ListOptions{})
+			if code < 300 {
+				require.NoError(t, err)
+				return
+			}
+			var se *StatusError
+			require.ErrorAs(t, err, &se)
+			require.Equal(t, code, se.Code)
 		})
 	}
 }
