@@ -79,44 +79,6 @@ func projectionString(p *raw.Projection) string {
 	return strings.Join(p.Paths(), ",")
 }
 
-// identityOf reads the identity of an informer from its source and its
-// reflector's selectors; inf.mu is held or the informer not yet shared.
-func identityOf(inf *Informer) Identity {
-	id := Identity{
-		Resource:      inf.reflector.Source.Info().Resource,
-		LabelSelector: inf.sel.Label,
-		FieldSelector: inf.sel.Field,
-	}
-	if rc, ok := inf.reflector.Source.(*httpwatch.ResourceClient); ok {
-		id.Projection = projectionString(rc.Projection)
-	}
-	return id
-}
-
-// Identity returns what the informer caches (decision 41). Before Run it
-// is read from the fields as they are; from Run on, as Run took them.
-func (inf *Informer) Identity() Identity {
-	inf.mu.Lock()
-	defer inf.mu.Unlock()
-	if inf.started {
-		return inf.id
-	}
-	return identityOf(inf)
-}
-
-// Name returns the name the informer's logs, errors and metrics use: its
-// Reflector.Name, which defaults to its Identity, made distinct with " #2",
-// " #3"... while another running informer of the same client has it
-// (decision 41).
-func (inf *Informer) Name() string {
-	inf.mu.Lock()
-	defer inf.mu.Unlock()
-	if !inf.started && inf.Reflector.Name == inf.defaultName {
-		return identityOf(inf).String()
-	}
-	return inf.Reflector.Name
-}
-
 // runningName is a name taken by a running informer of a client.
 type runningName struct {
 	client *httpwatch.Client

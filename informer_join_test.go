@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/parked"
+	"github.com/listwatch/listwatch/testkit/parked"
 
 	"github.com/listwatch/listwatch/indexer"
 	"github.com/listwatch/listwatch/processor"

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/parked"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/testkit/parked"
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/indexer"

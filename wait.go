@@ -11,7 +11,6 @@ import (
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/processor"
-	"github.com/listwatch/listwatch/reflector"
 )
 
 // ErrNotStarted is wrapped by the error Wait returns at once when there is
@@ -19,11 +18,6 @@ import (
 // factory that started nothing, or an informer a factory made after its
 // last Start.
 var ErrNotStarted = errors.New("not started")
-
-// DefaultRunGrace is how long Informer.Wait lets a Run called in a
-// goroutine (go inf.Run(ctx)) take to begin before it says the informer
-// was never started.
-const DefaultRunGrace = time.Second
 
 // Wait returns nil once the informer is synced (HasSynced): its first list
 // is in the cache, or, after a warm start, the server confirmed the
@@ -110,38 +104,6 @@ func (inf *Informer) name() string {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
 	return inf.Reflector.Name
-}
-
-// lastError keeps the last sync error that was not routine, and wakes the
-// waits when it changes.
-type lastError struct {
-	mu      sync.Mutex
-	err     error
-	changed chan struct{} // closed, and replaced, by each set
-}
-
-// note records err if it is a failure worth returning from a wait.
-func (l *lastError) note(err error) {
-	var se *reflector.SyncError
-	if !errors.As(err, &se) || se.Routine {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.err = se
-	if l.changed != nil {
-		close(l.changed)
-	}
-	l.changed = make(chan struct{})
-}
-
-func (l *lastError) get() (<-chan struct{}, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.changed == nil {
-		l.changed = make(chan struct{})
-	}
-	return l.changed, l.err
 }
 
 // Wait returns nil once every informer the factory made is synced (see

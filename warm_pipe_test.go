@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/parked"
+	"github.com/listwatch/listwatch/testkit/parked"
 	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/listwatch/listwatch/watchtest"
 	"github.com/stretchr/testify/assert"

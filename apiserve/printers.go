@@ -189,9 +189,24 @@ func orNone(s string) string {
 	return s
 }
 
+// podCells are kubectl's pod columns: NAME, READY, STATUS, RESTARTS, AGE,
+// IP, NODE, NOMINATED NODE, READINESS GATES.
 func podCells(o gjson.Result, now time.Time) []any {
+	statuses := o.Get("status.containerStatuses").Array()
+	reason, ready := podStatus(o, statuses)
+	return []any{name(o), fmt.Sprintf("%d/%d", ready, len(o.Get("spec.containers").Array())), reason,
+		podRestarts(statuses, now), age(o, now),
+		orNone(o.Get("status.podIPs.0.ip").String()), orNone(o.Get("spec.nodeName").String()),
+		orNone(o.Get("status.nominatedNodeName").String()), readinessGates(o)}
+}
+
+// podStatus is a pod's STATUS column, and how many of its containers are
+// ready, worked out as kubectl does: the phase or the pod's reason, then
+// what the containers say, the first one listed last, then a completed
+// pod's truer state, then its deletion.
+func podStatus(o gjson.Result, statuses []gjson.Result) (reason string, ready int) {
 	ph := phase(o, "Pending")
-	reason := ph
+	reason = ph
 	if r := o.Get("status.reason").String(); r != "" {
 		reason = r
 	}
@@ -200,31 +215,16 @@ func podCells(o gjson.Result, now time.Time) []any {
 			reason = "SchedulingGated"
 		}
 	}
-	total := len(o.Get("spec.containers").Array())
-	ready, restarts := 0, 0
-	var lastRestart time.Time
-	statuses := o.Get("status.containerStatuses").Array()
 	hasRunning := false
 	errorReason := ""
 	for i := len(statuses) - 1; i >= 0; i-- {
 		c := statuses[i]
-		restarts += int(c.Get("restartCount").Int())
-		if t := timeAt(c.Get("lastState.terminated.finishedAt")); t.After(lastRestart) {
-			lastRestart = t
-		}
 		switch {
 		case c.Get("state.waiting.reason").String() != "":
 			reason = c.Get("state.waiting.reason").String()
 		case c.Get("state.terminated").Exists():
 			t := c.Get("state.terminated")
-			switch {
-			case t.Get("reason").String() != "":
-				reason = t.Get("reason").String()
-			case t.Get("signal").Int() != 0:
-				reason = fmt.Sprintf("Signal:%d", t.Get("signal").Int())
-			default:
-				reason = fmt.Sprintf("ExitCode:%d", t.Get("exitCode").Int())
-			}
+			reason = terminatedReason(t)
 			if t.Get("exitCode").Int() != 0 {
 				errorReason = reason
 			}
@@ -251,25 +251,55 @@ func podCells(o gjson.Result, now time.Time) []any {
 			reason = "Terminating"
 		}
 	}
-	rs := strconv.Itoa(restarts)
-	if restarts != 0 && !lastRestart.IsZero() {
-		rs = fmt.Sprintf("%d (%s ago)", restarts, Age(lastRestart, now))
+	return reason, ready
+}
+
+// terminatedReason says why a container terminated: its reason, else the
+// signal, else the exit code.
+func terminatedReason(t gjson.Result) string {
+	switch {
+	case t.Get("reason").String() != "":
+		return t.Get("reason").String()
+	case t.Get("signal").Int() != 0:
+		return fmt.Sprintf("Signal:%d", t.Get("signal").Int())
+	default:
+		return fmt.Sprintf("ExitCode:%d", t.Get("exitCode").Int())
 	}
-	gates := "<none>"
-	if gs := o.Get("spec.readinessGates").Array(); len(gs) > 0 {
-		met := 0
-		for _, g := range gs {
-			for _, c := range o.Get("status.conditions").Array() {
-				if c.Get("type").String() == g.Get("conditionType").String() && c.Get("status").String() == "True" {
-					met++
-				}
+}
+
+// podRestarts is the RESTARTS column: the containers' restarts, and how
+// long ago the last of them ended.
+func podRestarts(statuses []gjson.Result, now time.Time) string {
+	restarts := 0
+	var lastRestart time.Time
+	for _, c := range statuses {
+		restarts += int(c.Get("restartCount").Int())
+		if t := timeAt(c.Get("lastState.terminated.finishedAt")); t.After(lastRestart) {
+			lastRestart = t
+		}
+	}
+	if restarts != 0 && !lastRestart.IsZero() {
+		return fmt.Sprintf("%d (%s ago)", restarts, Age(lastRestart, now))
+	}
+	return strconv.Itoa(restarts)
+}
+
+// readinessGates is the READINESS GATES column: of the pod's gates, how
+// many its conditions meet.
+func readinessGates(o gjson.Result) string {
+	gs := o.Get("spec.readinessGates").Array()
+	if len(gs) == 0 {
+		return "<none>"
+	}
+	met := 0
+	for _, g := range gs {
+		for _, c := range o.Get("status.conditions").Array() {
+			if c.Get("type").String() == g.Get("conditionType").String() && c.Get("status").String() == "True" {
+				met++
 			}
 		}
-		gates = fmt.Sprintf("%d/%d", met, len(gs))
 	}
-	return []any{name(o), fmt.Sprintf("%d/%d", ready, total), reason, rs, age(o, now),
-		orNone(o.Get("status.podIPs.0.ip").String()), orNone(o.Get("spec.nodeName").String()),
-		orNone(o.Get("status.nominatedNodeName").String()), gates}
+	return fmt.Sprintf("%d/%d", met, len(gs))
 }
 
 func podReady(o gjson.Result) bool {

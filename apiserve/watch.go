@@ -210,8 +210,7 @@ type schedule struct {
 	deadline time.Time
 	timeout  <-chan time.Time
 	t, bt    clock.Timer
-	timer    <-chan time.Time       // the watch's own bookmarks
-	ask      func() <-chan struct{} // the server's
+	timer    <-chan time.Time // the watch's own bookmarks
 	asked    <-chan struct{}
 }
 

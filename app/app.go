@@ -233,14 +233,18 @@ func (a *App) defaults() {
 		a.Identity = fmt.Sprintf("%s-%d", strings.ToLower(host), os.Getpid())
 	}
 	if a.LeaseNamespace == "" {
-		a.LeaseNamespace = podNamespace()
+		a.LeaseNamespace = podNamespace(serviceAccountNamespace)
 	}
 }
 
+// serviceAccountNamespace is where a pod's service account says the pod's
+// namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
 // podNamespace is the namespace of the pod this process runs in, as its
-// service account says, else "default".
-func podNamespace() string {
-	b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+// service account's file says, else "default".
+func podNamespace(file string) string {
+	b, err := os.ReadFile(file)
 	if ns := strings.TrimSpace(string(b)); err == nil && ns != "" {
 		return ns
 	}

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -242,6 +243,49 @@ func TestShutdownIsBounded(t *testing.T) {
 	err := r.wait(t)
 	require.ErrorIs(t, err, app.ErrShutdownTimeout)
 	assert.Contains(t, err.Error(), "still stopping runners and Go functions")
+}
+
+// A runner's workers get half the app's ShutdownTimeout to drain (the
+// runner gives up its busy keys then, reconcile.ErrDrainTimeout), so that
+// the rest of the shutdown (informers, snapshots, probes) still has the
+// other half. Decision 39.
+func TestRunnersGetHalfTheShutdownToDrain(t *testing.T) {
+	s := server(t, "a")
+	a := app.New("copier")
+	a.ShutdownTimeout = 8 * time.Second
+	r := start(t, a, s, copierSetup)
+	// "app: started" is logged once the runners are configured: reading
+	// the log orders this test's reads after those writes.
+	logged(t, r, "app: started", "app")
+	require.Len(t, a.Runners(), 1)
+	assert.Equal(t, 4*time.Second, a.Runners()[0].ShutdownTimeout)
+}
+
+// When a failure ends the program and the shutdown then overruns
+// ShutdownTimeout, Run's error says both: the failure first, then what was
+// still stopping. Decision 39.
+func TestOverrunShutdownKeepsTheFailure(t *testing.T) {
+	s := server(t)
+	fake := clock.NewFake(time.Unix(0, 0))
+	a := app.New("stuck")
+	a.Clock = fake
+	boom := errors.New("boom")
+	release, started, fail := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	defer close(release)
+	r := start(t, a, s, func(a *app.App) error {
+		a.Watch(app.ConfigMaps)
+		a.Go(func(context.Context) error { close(started); <-release; return nil }) // ignores its context
+		a.Go(func(context.Context) error { <-fail; return boom })
+		return nil
+	})
+	testwait.Recv(t, started, "the Go function")
+	close(fail)
+	require.NoError(t, fake.WaitForWaiters(testwait.Context(t), 1)) // the shutdown's deadline
+	fake.Step(app.DefaultShutdownTimeout)
+	err := r.wait(t)
+	require.ErrorIs(t, err, boom)
+	require.ErrorIs(t, err, app.ErrShutdownTimeout)
+	assert.True(t, strings.HasPrefix(err.Error(), "boom\n"), "the failure comes first: %v", err)
 }
 
 // With leader election the replica leads, reconciles, and releases its

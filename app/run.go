@@ -142,50 +142,108 @@ func (a *App) leaseFailed(err error) {
 
 // run runs the wired program; see Run.
 func (a *App) run(ctx context.Context, ln net.Listener, metrics http.Handler, where string) error {
+	bg := a.startBackground(ctx, ln, metrics, where)
+	defer bg.stopShards()
+	defer bg.stopRecorder()
+	w := a.startWork(ctx)
+	defer w.stop(nil)
+	<-w.ctx.Done()
+	return a.shutdown(w, bg)
+}
+
+// background is what runs beside the program's work and stops after it:
+// the informers, the shards' own, the event recorder and the probe server.
+type background struct {
+	shards       sync.WaitGroup // the shards' informers
+	stopShards   context.CancelFunc
+	rest         sync.WaitGroup // the recorder and the probe server
+	stopRecorder context.CancelFunc
+	srv          *http.Server
+}
+
+// startBackground starts the informers, the event recorder and, with ln,
+// the probe server; none of them stops with ctx, but in order at the
+// shutdown.
+func (a *App) startBackground(ctx context.Context, ln net.Listener, metrics http.Handler, where string) *background {
+	bg := &background{}
 	a.factory.Start(context.WithoutCancel(ctx)) // stopped by Shutdown, in order
 	shardCtx, stopShards := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopShards()
-	var shards sync.WaitGroup
+	bg.stopShards = stopShards
 	for _, c := range a.sharded {
-		shards.Go(func() { c.inf.Run(shardCtx) })
+		bg.shards.Go(func() { c.inf.Run(shardCtx) })
 	}
-	var bg sync.WaitGroup
 	recCtx, stopRecorder := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopRecorder()
-	bg.Go(func() { a.recorder.Run(recCtx) })
-	srv := &http.Server{Handler: a.health(metrics), ReadHeaderTimeout: 10 * time.Second}
+	bg.stopRecorder = stopRecorder
+	bg.rest.Go(func() { a.recorder.Run(recCtx) })
+	bg.srv = a.probeServer(metrics)
 	if ln != nil {
-		bg.Go(func() { _ = srv.Serve(ln) })
+		bg.rest.Go(func() { _ = bg.srv.Serve(ln) })
 		a.Logger.Info("app: serving probes", "app", a.Name, "addr", ln.Addr().String(), "metrics", metrics != nil)
 	}
 	a.Logger.Info("app: started", "app", a.Name, "server", where, "identity", a.Identity,
 		"caches", len(a.allCaches()), "leaderElection", a.LeaderElection, "shards", a.Shards)
+	return bg
+}
 
-	workCtx, stopWork := context.WithCancelCause(ctx)
-	defer stopWork(nil)
-	var work sync.WaitGroup
-	var failed atomic.Pointer[error]
-	end := func(err error) {
-		if err != nil && failed.CompareAndSwap(nil, &err) {
-			stopWork(err)
-		}
+// probeServer serves the health handler. A client gets 10 s to send its
+// request's headers, so that one that never finishes them holds no
+// connection open for ever.
+func (a *App) probeServer(metrics http.Handler) *http.Server {
+	return &http.Server{Handler: a.health(metrics), ReadHeaderTimeout: 10 * time.Second}
+}
+
+// work is the program's own work: its runners, its Go functions and the
+// lease wait. The first of them to fail ends them all, and its error is
+// Run's.
+type work struct {
+	ctx    context.Context // ends with Run's, or at the first failure
+	stop   context.CancelCauseFunc
+	wg     sync.WaitGroup
+	failed atomic.Pointer[error]
+}
+
+// end ends the work with err, unless err is nil or another failure came
+// first.
+func (w *work) end(err error) {
+	if err != nil && w.failed.CompareAndSwap(nil, &err) {
+		w.stop(err)
 	}
+}
+
+// err is the failure that ended the work, nil if none did.
+func (w *work) err() error {
+	if p := w.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// startWork waits for the caches' first sync, then starts the runners,
+// the Go functions and, under leader election or shards, the lease wait.
+func (a *App) startWork(ctx context.Context) *work {
+	w := &work{}
+	w.ctx, w.stop = context.WithCancelCause(ctx)
 	if err := a.waitSynced(ctx); err != nil {
-		end(err)
+		w.end(err)
 	} else if ctx.Err() == nil {
 		for _, r := range a.runners {
-			work.Go(func() { end(r.Run(workCtx)) })
+			w.wg.Go(func() { w.end(r.Run(w.ctx)) })
 		}
 		for _, fn := range a.gos {
-			work.Go(func() { end(fn(workCtx)) })
+			w.wg.Go(func() { w.end(fn(w.ctx)) })
 		}
-		if (a.LeaderElection || a.Shards) && len(a.runners) > 0 {
-			work.Go(func() { end(a.waitLease(workCtx)) })
+		if a.waitsForLease() {
+			w.wg.Go(func() { w.end(a.waitLease(w.ctx)) })
 		}
 	}
-	<-workCtx.Done()
+	return w
+}
 
-	// The shutdown, in order, within ShutdownTimeout.
+// shutdown stops the work, then the informers (which save their
+// snapshots), then the recorder and the probe server, in that order,
+// within ShutdownTimeout, and returns Run's error: why the work ended,
+// then whatever was still stopping at the deadline.
+func (a *App) shutdown(w *work, bg *background) error {
 	a.stopping.Store(true)
 	var stage atomic.Value
 	began := a.Clock.Now()
@@ -197,19 +255,19 @@ func (a *App) run(ctx context.Context, ln net.Listener, metrics http.Handler, wh
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		stopWork(nil)
-		work.Wait()
+		w.stop(nil)
+		w.wg.Wait()
 		next("informers (saving snapshots)")
 		a.factory.Shutdown()
-		stopShards()
-		shards.Wait()
+		bg.stopShards()
+		bg.shards.Wait()
 		next("event recorder and health server")
-		stopRecorder()
+		bg.stopRecorder()
 		sctx, cancel := context.WithCancel(context.Background())
 		cancel() // close at once: probes have nothing left to learn
-		_ = srv.Shutdown(sctx)
-		_ = srv.Close()
-		bg.Wait()
+		_ = bg.srv.Shutdown(sctx)
+		_ = bg.srv.Close()
+		bg.rest.Wait()
 		a.Logger.Debug("app: shut down", "app", a.Name, "took", a.Clock.Since(began))
 	}()
 	deadline := a.Clock.NewTimer(a.ShutdownTimeout)
@@ -220,15 +278,12 @@ func (a *App) run(ctx context.Context, ln net.Listener, metrics http.Handler, wh
 		a.Logger.Error("app: shutdown did not finish in time; exiting with parts still running",
 			"app", a.Name, "timeout", a.ShutdownTimeout, "waiting for", stage.Load())
 		err := fmt.Errorf("%w (%v): still stopping %s", ErrShutdownTimeout, a.ShutdownTimeout, stage.Load())
-		if p := failed.Load(); p != nil {
-			err = errors.Join(*p, err) // why it stopped comes first
+		if failed := w.err(); failed != nil {
+			err = errors.Join(failed, err) // why it stopped comes first
 		}
 		return err
 	}
-	if p := failed.Load(); p != nil {
-		return *p
-	}
-	return nil
+	return w.err()
 }
 
 // syncPoll is how often waitSynced looks at the caches: often enough
@@ -258,6 +313,13 @@ func (a *App) waitSynced(ctx context.Context) error {
 	}
 	a.Logger.Info("app: caches synced", "app", a.Name, "caches", len(a.allCaches()), "took", a.Clock.Since(start))
 	return nil
+}
+
+// waitsForLease says whether Run waits for a lease record (waitLease):
+// only runners take part in leader election or shards, so a program of Go
+// functions alone, which run on every replica, has no lease to wait for.
+func (a *App) waitsForLease() bool {
+	return (a.LeaderElection || a.Shards) && len(a.runners) > 0
 }
 
 // waitLease ends the program when no candidate or member has seen a lease

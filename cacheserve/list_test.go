@@ -29,9 +29,9 @@ func seed(t *testing.T, up *watchtest.Server) {
 	}
 }
 
-// normalList is a list response with what may differ by how an object
-// reached the cache taken out: an item's kind and apiVersion (a watch
-// event's object has them, a list's item not).
+// normalList is a list response decoded. Nothing is taken out: an
+// object that reached the cache by a watch event (with kind and
+// apiVersion) is written as a list's item, without them (decision 44).
 type normalList struct {
 	Kind, APIVersion string
 	Metadata         map[string]any
@@ -42,10 +42,6 @@ func normal(t *testing.T, b []byte) normalList {
 	t.Helper()
 	var l normalList
 	require.NoError(t, json.Unmarshal(b, &l), "%s", b)
-	for _, it := range l.Items {
-		delete(it, "kind")
-		delete(it, "apiVersion")
-	}
 	return l
 }
 

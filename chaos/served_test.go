@@ -30,26 +30,34 @@ import (
 	"github.com/listwatch/listwatch/cacheserve"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
+	"github.com/listwatch/listwatch/snapshot"
 	"github.com/listwatch/listwatch/testkit/testwait"
 )
 
 // nodeCache is a cacheserve.Server mirroring the namespace's configmaps,
 // read through the proxy, served on a loopback address.
 type nodeCache struct {
-	addr  string
-	cache *cacheserve.Cache
-	stop  func()
+	addr    string
+	inf     *listwatch.Informer
+	srv     *cacheserve.Server
+	cache   *cacheserve.Cache
+	started time.Time // just before its informer's Run
+	stop    func()
 }
 
 // startNodeCache serves the namespace's configmaps on addr
-// ("127.0.0.1:0" for any port) until stop or the end of the test.
-func (e *env) startNodeCache(t *testing.T, addr string) *nodeCache {
+// ("127.0.0.1:0" for any port) until stop or the end of the test; with
+// snapshots set, its informer keeps its snapshot there and starts from
+// it (decisions 32, 45). It does not wait for the informer to sync: a
+// warm start with the upstream down serves before it does.
+func (e *env) startNodeCache(t *testing.T, addr, snapshots string) *nodeCache {
 	t.Helper()
 	rc := e.resource(e.proxied, configMaps)
 	inf := listwatch.NewInformer(rc, 0)
 	inf.Logger = e.logger
 	inf.Reflector.Name = "node cache"
 	inf.Reflector.Backoff = outageBackoff
+	inf.Snapshot = snapshot.Options{Dir: snapshots}
 	srv := &cacheserve.Server{Authorize: func(req *http.Request) error {
 		if host, _, err := net.SplitHostPort(req.RemoteAddr); err == nil && net.ParseIP(host).IsLoopback() {
 			return nil
@@ -62,10 +70,11 @@ func (e *env) startNodeCache(t *testing.T, addr string) *nodeCache {
 	require.NoError(t, err, "listen on %s", addr)
 	ctx, cancel := context.WithCancel(context.Background())
 	ran, served := make(chan struct{}), make(chan error, 1)
-	go func() { defer close(ran); inf.Run(ctx) }()
 	go func() { served <- srv.Serve(ctx, l) }()
+	started := time.Now()
+	go func() { defer close(ran); inf.Run(ctx) }()
 	var once sync.Once
-	nc := &nodeCache{addr: l.Addr().String(), cache: c, stop: func() {
+	nc := &nodeCache{addr: l.Addr().String(), inf: inf, srv: srv, cache: c, started: started, stop: func() {
 		once.Do(func() {
 			cancel()
 			testwait.RecvWithin(t, served, wait, "the node cache's Serve to return")
@@ -73,10 +82,99 @@ func (e *env) startNodeCache(t *testing.T, addr string) *nodeCache {
 		})
 	}}
 	t.Cleanup(nc.stop)
-	sctx, scancel := context.WithTimeout(ctx, wait)
-	defer scancel()
-	require.NoError(t, inf.Wait(sctx), "the node cache did not sync")
 	return nc
+}
+
+// synced waits, bounded, until the node cache's informer has synced
+// (a warm-started one: until the upstream confirmed its snapshot).
+func (nc *nodeCache) synced(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(t, nc.inf.Wait(ctx), "the node cache did not sync")
+}
+
+// servedList is a list the node cache answered, as a client reads it.
+type servedList struct {
+	code     int
+	warnings []string
+	rv       string
+	state    map[string]string // key → version
+}
+
+// staleness is the Warning that says the served list may be stale, ""
+// if none does (decision 45; the managedFields one is always there).
+func (l servedList) staleness() string {
+	for _, w := range l.warnings {
+		if strings.Contains(w, `"listwatch cache: `) {
+			return w
+		}
+	}
+	return ""
+}
+
+// list lists the namespace's configmaps on the node cache.
+func (nc *nodeCache) list(ns string) (servedList, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+nc.addr+"/api/v1/namespaces/"+ns+"/configmaps", nil)
+	if err != nil {
+		return servedList{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return servedList{}, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+		Items []struct {
+			Metadata struct {
+				Namespace       string `json:"namespace"`
+				Name            string `json:"name"`
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	l := servedList{code: resp.StatusCode, warnings: resp.Header.Values("Warning"), state: map[string]string{}}
+	if resp.StatusCode != http.StatusOK {
+		return l, nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return l, fmt.Errorf("decode the node cache's list: %w", err)
+	}
+	l.rv = body.Metadata.ResourceVersion
+	for _, it := range body.Items {
+		l.state[it.Metadata.Namespace+"/"+it.Metadata.Name] = it.Metadata.ResourceVersion
+	}
+	return l, nil
+}
+
+// firstList waits, bounded, for the node cache's first list answered
+// 200 (before that it answers 429, or its informer has not run), polling
+// every 2 ms, and returns it and how long after the start it came.
+func (nc *nodeCache) firstList(t *testing.T, ns string) (servedList, time.Duration) {
+	t.Helper()
+	var l servedList
+	var took time.Duration
+	last := "never asked"
+	ok := assert.Eventually(t, func() bool {
+		got, err := nc.list(ns)
+		switch {
+		case err != nil:
+			last = err.Error()
+		case got.code != http.StatusOK:
+			last = fmt.Sprintf("answered %d", got.code)
+		default:
+			l, took = got, time.Since(nc.started)
+			return true
+		}
+		return false
+	}, wait, 2*time.Millisecond)
+	require.True(t, ok, "the node cache served no list: %s", last)
+	return l, took
 }
 
 // handlerTrace is a local client's handler calls, key by key: the
@@ -255,11 +353,17 @@ func storeState(inf cache.SharedIndexInformer) map[string]string {
 // and handler calls, all equal the upstream's state.
 func (e *env) localsConverge(t *testing.T, why string, lw *listwatch.Informer, lwTrace *handlerTrace, cg cache.SharedIndexInformer, cgTrace *handlerTrace, bound time.Duration) {
 	t.Helper()
+	localsReach(t, why, e.serverState, lw, lwTrace, cg, cgTrace, bound)
+}
+
+// localsReach is localsConverge to the state want returns.
+func localsReach(t *testing.T, why string, want func(context.Context) (map[string]string, error), lw *listwatch.Informer, lwTrace *handlerTrace, cg cache.SharedIndexInformer, cgTrace *handlerTrace, bound time.Duration) {
+	t.Helper()
 	last := "never compared"
 	ok := assert.Eventually(t, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		want, err := e.serverState(ctx)
+		want, err := want(ctx)
 		if err != nil {
 			last = "list upstream: " + err.Error()
 			return false
@@ -268,7 +372,7 @@ func (e *env) localsConverge(t *testing.T, why string, lw *listwatch.Informer, l
 			diff("client-go store", want, storeState(cg)) + diff("client-go handler", want, cgTrace.state())
 		return last == ""
 	}, bound, 100*time.Millisecond)
-	require.True(t, ok, "%s: the local clients did not reach the upstream's state within %s: %s", why, bound, last)
+	require.True(t, ok, "%s: the local clients did not reach the wanted state within %s: %s", why, bound, last)
 }
 
 // etcdRevision is the etcd's newest revision, through its JSON gateway.
@@ -293,22 +397,26 @@ func (e *env) etcdRevision(t *testing.T) string {
 	return r.Header.Revision
 }
 
-// Decision 43: under a writer, the upstream kube-apiserver is killed, its
-// etcd compacted to the newest revision, and started again; then the node
-// cache is stopped and started again on the same address. A listwatch
-// informer and a client-go informer reading the node cache end with
-// every object at its final version, and neither was handed a version
-// twice or one older than a version it had, key by key, as their handler
-// calls show.
+// Decisions 43 and 45: under a writer, the upstream kube-apiserver is
+// killed, its etcd compacted to the newest revision, and started again;
+// then, with the upstream path down, the node cache is stopped and
+// started again from its snapshot on the same address (restartWarm). A
+// listwatch informer and a client-go informer reading the node cache end
+// with every object at its final version, and neither was handed a
+// version twice or one older than a version it had, key by key, as
+// their handler calls show.
 func TestServedCacheThroughRestarts(t *testing.T) {
 	e := newEnv(t)
 	e.fill(t, 20)
 	_, err := e.resource(e.direct, configMaps).Create(context.Background(), configMap(e.ns, "changed", "0"))
 	require.NoError(t, err)
-	nc := e.startNodeCache(t, "127.0.0.1:0")
-	lw, lwTrace := e.localListwatch(t, nc.addr, e.logger)
-	cg, cgTrace := e.localClientGo(t, nc.addr)
-	e.localsConverge(t, "at the start", lw, lwTrace, cg, cgTrace, wait)
+	snapshots := t.TempDir()
+	nc := e.startNodeCache(t, "127.0.0.1:0", snapshots)
+	nc.synced(t)
+	l := &locals{}
+	l.lw, l.lwTrace = e.localListwatch(t, nc.addr, e.logger)
+	l.cg, l.cgTrace = e.localClientGo(t, nc.addr)
+	l.converge(t, e, "at the start")
 
 	names := make([]string, 20)
 	for i := range names {
@@ -324,7 +432,7 @@ func TestServedCacheThroughRestarts(t *testing.T) {
 	// has its etcd compacted past every version the node cache holds, and
 	// starts again: the restarted server answers the node cache's watch
 	// 410, the node cache relists and ends its local watches with 410.
-	before := lw.Stats().WatchEnds
+	before := l.lw.Stats().WatchEnds
 	require.NoError(t, e.proxy.Disable())
 	for i := range 3 {
 		e.change(t, fmt.Sprintf("cut-%d", i))
@@ -333,34 +441,86 @@ func TestServedCacheThroughRestarts(t *testing.T) {
 	e.compactEtcd(t, e.etcdRevision(t))
 	e.startAPIServer(t)
 	require.NoError(t, e.proxy.Enable())
-	e.localsConverge(t, "after the upstream's restart", lw, lwTrace, cg, cgTrace, wait)
-	after := lw.Stats().WatchEnds
-	require.Greater(t, after.Gone, before.Gone, "the node cache's relist ended the local watch with a 410")
-	t.Logf("after the upstream's restart: local listwatch watch ends %+v", after)
+	l.converge(t, e, "after the upstream's restart")
+	st := l.lw.Stats()
+	require.Greater(t, st.WatchEnds.Gone, before.Gone, "the node cache's relist ended the local watch with a 410")
+	t.Logf("after the upstream's restart: local listwatch lists %d, watch ends %+v", st.Lists, st.WatchEnds)
 
-	// The node cache stops, the upstream changes, and a new node cache
-	// (from a fresh list: a warm-started informer is not served yet,
-	// decision 43) starts on the same address, ahead of its local
-	// clients: their watches resume from a version before its history,
-	// get 410 and relist from it.
-	before = lw.Stats().WatchEnds
-	nc.stop()
-	held := lw.LastSyncResourceVersion()
-	e.change(t, "while the node cache is down")
-	nc = e.startNodeCache(t, nc.addr)
-	listed, _ := nc.cache.ResourceVersion()
-	t.Logf("the local listwatch informer held %s when the node cache stopped; the new one listed at %d", held, listed)
-	e.localsConverge(t, "after the node cache's restart", lw, lwTrace, cg, cgTrace, wait)
-	after = lw.Stats().WatchEnds
-	require.Greater(t, after.Gone, before.Gone, "the local watch resumed before the new node cache's history got a 410")
-	t.Logf("after the node cache's restart: local listwatch watch ends %+v", after)
+	e.restartWarm(t, nc, snapshots, l)
 
 	halt()
-	e.localsConverge(t, "after the writer stopped", lw, lwTrace, cg, cgTrace, wait)
-	assert.Empty(t, lwTrace.problems(), "the local listwatch informer was handed a version twice or backwards")
-	assert.Empty(t, cgTrace.problems(), "the local client-go informer was handed a version twice or backwards")
+	l.converge(t, e, "after the writer stopped")
+	assert.Empty(t, l.lwTrace.problems(), "the local listwatch informer was handed a version twice or backwards")
+	assert.Empty(t, l.cgTrace.problems(), "the local client-go informer was handed a version twice or backwards")
 	t.Logf("writer: %d changes, %d failed while the upstream was down; listwatch informer stats %+v; client-go re-handed %d unchanged objects on relists",
-		w.n, w.failed, lw.Stats(), cgTrace.relisted)
+		w.n, w.failed, l.lw.Stats(), l.cgTrace.relisted)
+}
+
+// locals are the node cache's local clients and their handler traces.
+type locals struct {
+	lw      *listwatch.Informer
+	lwTrace *handlerTrace
+	cg      cache.SharedIndexInformer
+	cgTrace *handlerTrace
+}
+
+func (l *locals) converge(t *testing.T, e *env, why string) {
+	t.Helper()
+	e.localsConverge(t, why, l.lw, l.lwTrace, l.cg, l.cgTrace, wait)
+}
+
+// restartWarm is decision 45's warm start, the issue's goal, under the
+// writer: with the upstream path down, the node cache stops (saving its
+// snapshot) and a new one starts from that snapshot on the same address.
+// Before the upstream returns it lists the objects it held with the
+// staleness Warning, and the local listwatch informer opens a watch on
+// it and holds that state; once the upstream returns, the locals converge
+// to the upstream's state, the node cache's informer syncs (the upstream
+// confirmed the snapshot) and the Warning goes. The time from the new
+// node cache's Run to its first list served is measured, not asserted.
+func (e *env) restartWarm(t *testing.T, nc *nodeCache, snapshots string, l *locals) {
+	t.Helper()
+	require.NoError(t, e.proxy.Disable())
+	require.Eventually(t, func() bool { return nc.srv.Stats().Stale }, wait, 10*time.Millisecond, "the node cache did not notice its upstream gone")
+	held, err := nc.list(e.ns) // frozen: the upstream is unreachable
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, held.code)
+	before := l.lw.Stats()
+	nc.stop()
+	e.change(t, "while the node cache is down")
+
+	nc = e.startNodeCache(t, nc.addr, snapshots)
+	first, took := nc.firstList(t, e.ns)
+	t.Logf("restarted from its snapshot with the upstream down, the node cache served its first list %s after Run (polled every 2 ms): %d objects at version %s (it had served version %s)",
+		took.Round(100*time.Microsecond), len(first.state), first.rv, held.rv)
+	assert.Equal(t, held.state, first.state, "the restarted node cache serves the objects it held")
+	assert.NotEmpty(t, first.staleness(), "the restored list says it may be stale; its Warnings: %q", first.warnings)
+	assert.LessOrEqual(t, rv(held.rv), rv(first.rv), "the restarted node cache's version went back")
+	require.Eventually(t, func() bool { return l.lw.Stats().Watches > before.Watches }, wait, 10*time.Millisecond,
+		"the local listwatch informer opened no watch on the restarted node cache while the upstream was down")
+	localsReach(t, "the upstream still down", func(context.Context) (map[string]string, error) { return held.state, nil },
+		l.lw, l.lwTrace, l.cg, l.cgTrace, wait)
+	require.True(t, nc.srv.Stats().Stale, "the restarted node cache is stale while the upstream is down")
+	mid := l.lw.Stats()
+	t.Logf("on the restored node cache, upstream down: local listwatch lists %d → %d, watches %d → %d, watch ends %+v",
+		before.Lists, mid.Lists, before.Watches, mid.Watches, mid.WatchEnds)
+
+	require.NoError(t, e.proxy.Enable())
+	l.converge(t, e, "after the upstream returned to the restarted node cache")
+	nc.synced(t)
+	back := l.lw.Stats()
+	t.Logf("the upstream back: local listwatch lists %d, watches %d, watch ends %+v", back.Lists, back.Watches, back.WatchEnds)
+	last := "never listed"
+	ok := assert.Eventually(t, func() bool {
+		got, err := nc.list(e.ns)
+		if err != nil || got.code != http.StatusOK {
+			last = fmt.Sprint(got.code, err)
+			return false
+		}
+		last = got.staleness()
+		return last == ""
+	}, wait, 100*time.Millisecond)
+	require.True(t, ok, "the staleness Warning stayed once the upstream returned: %s", last)
 }
 
 // Decision 43 through an outage of the node cache's upstream path (60 s
@@ -387,7 +547,8 @@ func (e *env) servedOutage(t *testing.T, hold time.Duration) {
 	e.fill(t, 10)
 	_, err := e.resource(e.direct, configMaps).Create(context.Background(), configMap(e.ns, "changed", "0"))
 	require.NoError(t, err)
-	nc := e.startNodeCache(t, "127.0.0.1:0")
+	nc := e.startNodeCache(t, "127.0.0.1:0", "")
+	nc.synced(t)
 	localLogger, localLog := newCapture()
 	lw, lwTrace := e.localListwatch(t, nc.addr, localLogger)
 	cg, cgTrace := e.localClientGo(t, nc.addr)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/listwatch/listwatch/delta"
 	"github.com/listwatch/listwatch/indexer"
-	"github.com/listwatch/listwatch/internal/parked"
 	"github.com/listwatch/listwatch/store"
+	"github.com/listwatch/listwatch/testkit/parked"
 	"github.com/listwatch/listwatch/testkit/testwait"
 )
 

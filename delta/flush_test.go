@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/delta"
-	"github.com/listwatch/listwatch/internal/parked"
+	"github.com/listwatch/listwatch/testkit/parked"
 	"github.com/listwatch/listwatch/testkit/testwait"
 )
 

@@ -85,20 +85,6 @@ func maskRead(v any, reached bool) any {
 	if !ok {
 		return v
 	}
-	// Decision 43: a list's items are the bytes the cache holds, not
-	// re-encoded, and it holds an object as the upstream sent it last —
-	// from a watch event, with kind and apiVersion, which kube-apiserver's
-	// list items of a built-in resource lack. Only those two are dropped,
-	// only from items, only when they are the list's own.
-	if items, ok := m["items"].([]any); ok {
-		kind, _ := m["kind"].(string)
-		for _, it := range items {
-			if o, ok := it.(map[string]any); ok && o["kind"] == strings.TrimSuffix(kind, "List") && o["apiVersion"] == m["apiVersion"] {
-				delete(o, "kind")
-				delete(o, "apiVersion")
-			}
-		}
-	}
 	meta, _ := m["metadata"].(map[string]any)
 	if meta != nil {
 		if c, _ := meta["continue"].(string); c != "" {

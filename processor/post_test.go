@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/internal/parked"
 	"github.com/listwatch/listwatch/processor"
+	"github.com/listwatch/listwatch/testkit/parked"
 )
 
 // Post leaves a handler that waits for work asleep until Flush, and

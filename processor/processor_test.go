@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/parked"
+	"github.com/listwatch/listwatch/testkit/parked"
 
 	"github.com/listwatch/listwatch/clock"
 	"github.com/listwatch/listwatch/processor"

@@ -3,7 +3,7 @@
 // use, so that the dashboards and alerts already written for those read
 // a listwatch controller unchanged; and, under listwatch_, what an
 // operator of an agent needs and neither exports: the health of each
-// cache and of its warm start.
+// cache and of its warm start, and of a cache served onwards.
 //
 // It is a module of its own, so that the library does not depend on
 // client_golang: a program that wants the metrics adds one import and one
@@ -24,10 +24,12 @@
 // Labels: workqueue_* carry name and controller, both the runner's Name,
 // as controller-runtime's do (client-go's carry name only);
 // controller_runtime_* carry controller; rest_client_* carry host, the
-// API server's host:port; listwatch_* carry informer (its Name: its
-// identity, "pods.v1 in ns (labels app=web)", told apart with "#2" as its
-// logs are, decision 41), resource ("pods.v1", "deployments.v1.apps") and
-// namespace. Two informers of one name fail the scrape, naming it.
+// API server's host:port; listwatch_informer_* and listwatch_snapshot_*
+// carry informer (its Name: its identity, "pods.v1 in ns (labels
+// app=web)", told apart with "#2" as its logs are, decision 41), resource
+// ("pods.v1", "deployments.v1.apps") and namespace; listwatch_served_*
+// carry none but their own (f). Two informers of one name fail the
+// scrape, naming it.
 //
 //	name                                             source hook                         differs from its peer
 //	workqueue_depth                                  ratelimit.Metrics Added/Started     -
@@ -62,6 +64,15 @@
 //	listwatch_snapshot_bytes                         Informer.Stats Snapshot.Bytes       (no peer)
 //	listwatch_snapshot_save_duration_seconds         Informer.Stats Snapshot.Took        (no peer; the last save)
 //	listwatch_snapshot_save_failures_total           Informer.Stats Snapshot.Failures    (no peer)
+//	listwatch_served_stale                           cacheserve.Server.Stats Stale       (no peer; decision 45)
+//	listwatch_served_last_heard_timestamp_seconds    cacheserve.Server.Stats LastHeard   (no peer)
+//	listwatch_served_stale_seconds                   cacheserve.Server.Stats LastHeard   (no peer; 0 while current) (f)
+//	listwatch_served_held_relists_total              cacheserve.Server.Stats HeldRelists (no peer; decision 45)
+//	listwatch_served_proxied_requests_total{outcome} cacheserve.Server.Stats Proxy       (no peer) (f)
+//	listwatch_served_reviews_total                   cacheserve.Reviewer.Stats Reviews   (no peer; the decision cache's misses)
+//	listwatch_served_review_cache_hits_total{state}  cacheserve.Reviewer.Stats Cached/Offline (no peer) (f)
+//	listwatch_served_review_coalesced_total          cacheserve.Reviewer.Stats Coalesced (no peer)
+//	listwatch_served_denied_total                    cacheserve.Reviewer.Stats Denied    (no peer)
 //
 // Buckets are the peers': controller-runtime's for the workqueue (10 ns
 // to 1000 s by tens; client-go's first ten are the same) and for
@@ -89,6 +100,18 @@
 //     object did not change since its last reconcile is not a reconcile
 //     (decision 29).
 //   - (e) Reported for runners with an Election; 1 while the runner leads.
+//   - (f) For a node cache (Sources.Served, Sources.Reviewer; decision
+//     45), read from Stats on each scrape, without labels: one server
+//     per registry. listwatch_served_stale_seconds is the seconds since
+//     the API server was last heard from, on the Server's Clock, while
+//     stale; a cache that has heard nothing since it started (a warm
+//     start offline) counts from Register. Proxied outcomes: forwarded
+//     (sent to the API server), unreachable (of those, the ones it did
+//     not answer: 503 or 504), refused (unsent: the client had no bearer
+//     token of its own); present only with a Proxy. Review cache hits:
+//     fresh (within the decision's TTL) and offline (past it, the API
+//     server unreachable, younger than MaxStale); a request counts a
+//     token's lookup and a request's, so one request is two.
 //
 // The listwatch_* series are read from Stats on each scrape: an informer
 // a factory makes later appears at the next scrape, and nothing is

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/cacheserve"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/reconcile"
 )
@@ -26,6 +27,14 @@ type Sources struct {
 	// Runners' queues, reconciles and leadership are reported in
 	// workqueue_*, controller_runtime_* and leader_election_*.
 	Runners []*reconcile.Runner
+	// Served, a node cache's server, is reported in listwatch_served_*:
+	// whether what it serves may be stale, and what it forwarded
+	// (decision 45). Its informers are reported as any other: name them
+	// in Informers.
+	Served *cacheserve.Server
+	// Reviewer, the Authorizer of Served, is reported in
+	// listwatch_served_review*_total and listwatch_served_denied_total.
+	Reviewer *cacheserve.Reviewer
 }
 
 // Register registers on reg the metrics of every part s reaches, and
@@ -56,6 +65,9 @@ func Register(reg prometheus.Registerer, s Sources) error {
 	}
 	if len(p.factories)+len(p.informers) > 0 {
 		cs = append(cs, &informers{factories: p.factories, fixed: p.informers, d: newInformerDescs()})
+	}
+	if s.Served != nil || s.Reviewer != nil {
+		cs = append(cs, newServed(s.Served, s.Reviewer))
 	}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {

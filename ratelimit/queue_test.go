@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/parked"
+	"github.com/listwatch/listwatch/testkit/parked"
 
 	"github.com/stretchr/testify/require"
 

@@ -3,6 +3,7 @@ package raw
 import (
 	"errors"
 	"iter"
+	"sync/atomic"
 )
 
 // Batch is the frames of a watch stream that one read completed, in order,
@@ -19,7 +20,8 @@ type Batch struct {
 	buf   []byte
 	spans []valueRange // the frames' notes, which the scanner reuses
 	notes []memberNote
-	spare chan<- *Batch // where Release hands it back
+	spare chan *Batch  // where Release hands it back
+	quiet *atomic.Bool // the batcher's: the stream has caught up
 }
 
 // Release hands the batch's buffer back to the reader. The batch and its
@@ -28,6 +30,9 @@ func (b *Batch) Release() {
 	clear(b.Frames) // the frames point into buf
 	b.Frames, b.Err = b.Frames[:0], nil
 	b.spans, b.notes = b.spans[:0], b.notes[:0]
+	if b.quiet.Load() && cap(b.buf) > quietBufMax {
+		return // a buffer of a burst that is over: let it go (decision 35)
+	}
 	select {
 	case b.spare <- b:
 	default: // enough are spare already
@@ -51,6 +56,10 @@ func (b *Batch) keep(k knownSpans) knownSpans {
 // are left to the collector when released.
 const spareBatches = 4
 
+// quietBufMax is the largest buffer a quiet stream keeps: twice its own
+// size, so that a buffer a frame over half of it grew is kept too.
+const quietBufMax = 2 * initialBufSize
+
 // errBatchesStopped ends a read once the consumer of batches stopped.
 var errBatchesStopped = errors.New("batches stopped")
 
@@ -63,6 +72,11 @@ type batcher struct {
 	spare   chan *Batch
 	yield   func(*Batch) bool
 	stopped bool // yield returned false
+	// quiet is set at a hand-out after a read that did not fill its room:
+	// the stream has caught up with the server. Batches then give back
+	// the buffers of the burst before it rather than keep them for the
+	// watch's life.
+	quiet atomic.Bool
 }
 
 func newBatcher(rd *reader, yield func(*Batch) bool) *batcher {
@@ -84,6 +98,15 @@ func (bt *batcher) handOut() error {
 	b := bt.cur
 	if len(b.Frames) == 0 {
 		return nil // nothing points into the buffer yet
+	}
+	if bt.rd.flowing {
+		bt.quiet.Store(false)
+	} else if !bt.quiet.Swap(true) {
+		// Caught up: batches released from now on let their burst's
+		// buffers go, and the spares let theirs go now. (One released
+		// just before the Swap may keep its buffer until it is reused,
+		// when handOver replaces it.)
+		bt.dropBurstSpares()
 	}
 	bt.cur = bt.spareBatch()
 	b.buf = bt.rd.handOver(bt.cur.buf)
@@ -114,7 +137,27 @@ func (bt *batcher) spareBatch() *Batch {
 	case b := <-bt.spare:
 		return b
 	default:
-		return &Batch{spare: bt.spare}
+		return &Batch{spare: bt.spare, quiet: &bt.quiet}
+	}
+}
+
+// dropBurstSpares lets go of the spare batches whose buffers are larger
+// than a quiet stream keeps, and keeps the others.
+func (bt *batcher) dropBurstSpares() {
+	for range len(bt.spare) {
+		var b *Batch
+		select {
+		case b = <-bt.spare:
+		default:
+			return
+		}
+		if cap(b.buf) > quietBufMax {
+			continue
+		}
+		select {
+		case bt.spare <- b:
+		default:
+		}
 	}
 }
 
@@ -152,10 +195,13 @@ func (rd *reader) handOver(spare []byte) []byte {
 	if rd.flowing && size < flowBufSize && rd.max >= flowBufSize {
 		size = flowBufSize
 	}
+	if !rd.flowing && size > initialBufSize {
+		size = initialBufSize // caught up: back to the quiet size (decision 35)
+	}
 	if rd.w-rd.r > size/2 { // a long value is being assembled: room to grow
 		size = min(max(2*size, 2*(rd.w-rd.r)), rd.max+1)
 	}
-	if cap(spare) < size || cap(spare) > maxPooledBuf && cap(spare) > 2*size {
+	if cap(spare) < size || cap(spare) > 2*size {
 		spare = make([]byte, size)
 	}
 	old := rd.buf

@@ -69,19 +69,18 @@ type Server struct {
 	// kube-apiserver 1.37.2's.
 	Version apiserve.Version
 
-	mu        sync.Mutex
-	rv        int64
-	floor     int64 // the last Compact
-	stores    map[string]*store
-	withheld  map[string]bool // built-in resources not served (Withhold)
-	seq       int64           // for uids and generated names
-	changed   chan struct{}   // closed and replaced whenever rv moves
-	watchers  chan struct{}   // closed and replaced whenever a watch opens or ends
-	bookmarks chan struct{}   // closed and replaced to send every watch a bookmark
-	open      int             // open watches
-	closing   chan struct{}
-	closed    bool
-	faults    faults
+	mu       sync.Mutex
+	rv       int64
+	floor    int64 // the last Compact
+	stores   map[string]*store
+	withheld map[string]bool // built-in resources not served (Withhold)
+	seq      int64           // for uids and generated names
+	changed  chan struct{}   // closed and replaced whenever rv moves
+	watchers chan struct{}   // closed and replaced whenever a watch opens or ends
+	open     int             // open watches
+	closing  chan struct{}
+	closed   bool
+	faults   faults
 
 	startOnce sync.Once
 	closeOnce sync.Once

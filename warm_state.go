@@ -2,9 +2,54 @@ package listwatch
 
 import (
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/faillog"
+	"github.com/listwatch/listwatch/snapshot"
 )
+
+// warm is an informer's warm start (decision 32): the snapshot it
+// restored, the signals around it, and the snapshots it keeps.
+type warm struct {
+	opts snapshot.Options // with defaults; Dir "" when off
+	key  snapshot.Key
+	path string
+
+	restored  atomic.Bool   // the cache holds a snapshot the server has not confirmed
+	loaded    chan struct{} // closed once the cache holds a snapshot or a sync
+	confirmed chan struct{} // closed when a resumed watch confirms the snapshot
+	synced    chan struct{} // closed once HasSynced
+	once      struct{ loaded, confirmed, synced sync.Once }
+
+	reader   *snapshot.Reader // the snapshot Run loads; nil if none
+	loading  chan struct{}    // closed when loadSnapshot ends
+	loadedOK bool             // the snapshot is in the cache; read after loading closed
+
+	savedRV string // the version last written or restored; Run's goroutines only, in turn
+	// failures says failed saves by the failure policy (decision 20);
+	// Run's goroutines only, in turn.
+	failures faillog.Tracker
+	saves    saves // for Stats
+}
+
+func newWarm() warm {
+	return warm{loaded: make(chan struct{}), confirmed: make(chan struct{}), synced: make(chan struct{})}
+}
+
+func (w *warm) markLoaded()    { w.once.loaded.Do(func() { close(w.loaded) }) }
+func (w *warm) markConfirmed() { w.once.confirmed.Do(func() { close(w.confirmed) }) }
+func (w *warm) markSynced()    { w.once.synced.Do(func() { close(w.synced) }) }
+
+func (w *warm) isConfirmed() bool {
+	select {
+	case <-w.confirmed:
+		return true
+	default:
+		return false
+	}
+}
 
 // SnapshotStats describes the snapshots an informer saved since Run
 // started (decision 32): enough to export a warm start's health as
