@@ -235,3 +235,82 @@ func TestReviewerRefusedIsSaidOnce(t *testing.T) {
 	require.NotContains(t, log.All(), "secret-client-token")
 	require.NotContains(t, log.All(), "node-secret")
 }
+
+// TestReviewerTTLsEndExactly is decision 45: a decision is used for less
+// than its TTL (a denial 30 s, a token 2 min, an allowed request 5 min)
+// and asked again once it is that old; offline, one younger than
+// MaxStale is used and one exactly that old denies. Stats count each
+// decision where it was taken.
+func TestReviewerTTLsEndExactly(t *testing.T) {
+	rs := newReviewServer(t)
+	clk := fakeClock()
+	r, rv := reviewed(t, rs, clk)
+	pods, version := r.local.URL+"/api/v1/pods", r.local.URL+"/version"
+	ask := func(url string, want int, tokens, accesses int64) {
+		t.Helper()
+		code, _, body := do(t, "GET", url, "Bearer alice-token")
+		require.Equal(t, want, code, body)
+		require.Equal(t, tokens, rs.tokens.Load(), "token reviews")
+		require.Equal(t, accesses, rs.accesses.Load(), "access reviews")
+	}
+	ask(pods, http.StatusOK, 1, 1)
+	ask(version, http.StatusForbidden, 1, 2)
+	clk.Step(DefaultDeniedTTL) // 30 s: the denial is asked again
+	ask(version, http.StatusForbidden, 1, 3)
+	ask(pods, http.StatusOK, 1, 3)
+	clk.Step(DefaultTokenTTL - DefaultDeniedTTL) // 2 min: the token is
+	ask(pods, http.StatusOK, 2, 3)
+	clk.Step(DefaultAllowedTTL - DefaultTokenTTL) // 5 min: the allowed list is
+	ask(pods, http.StatusOK, 3, 4)
+	require.Equal(t, ReviewerStats{Reviews: 7, Cached: 5, Denied: 2}, rv.Stats())
+
+	rs.CloseClientConnections()
+	rs.Close()
+	clk.Step(DefaultMaxStale - 1)
+	ask(pods, http.StatusOK, 3, 4)
+	clk.Step(1)
+	ask(pods, http.StatusServiceUnavailable, 3, 4)
+	require.Equal(t, ReviewerStats{Reviews: 7, Cached: 5, Offline: 2, Denied: 3}, rv.Stats())
+}
+
+// TestReviewerCachesAreBounded is decision 45: each of a Reviewer's
+// caches holds at most 10 000 decisions; a new one past that drops those
+// too old for any use (as old as MaxStale, or AllowedTTL if longer),
+// and all of them when none is.
+func TestReviewerCachesAreBounded(t *testing.T) {
+	clk := fakeClock()
+	r := &Reviewer{Clock: clk}
+	now := clk.Now()
+	for _, tc := range []struct {
+		name  string
+		fill  int
+		old   int // how many of fill are exactly DefaultMaxStale old; the others a nanosecond younger
+		after int
+	}{
+		{"room left", maxDecisions - 1, maxDecisions - 1, maxDecisions},
+		{"full, half too old", maxDecisions, maxDecisions / 2, maxDecisions/2 + 1},
+		{"full, none too old", maxDecisions, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := make(map[int]decision, tc.fill)
+			for i := range tc.fill {
+				at := now.Add(-DefaultMaxStale + 1)
+				if i < tc.old {
+					at = now.Add(-DefaultMaxStale)
+				}
+				m[i] = decision{ok: true, at: at}
+			}
+			putBounded(m, -1, decision{ok: true, at: now}, r.expired)
+			require.Len(t, m, tc.after)
+			require.Contains(t, m, -1)
+			if tc.fill == maxDecisions {
+				for k := range m {
+					require.True(t, k == -1 || k >= tc.old, "%d kept, too old", k)
+				}
+			}
+		})
+	}
+	r.AllowedTTL = time.Hour // longer than MaxStale: an allowed decision is kept for it
+	require.False(t, r.expired(decision{at: now.Add(-time.Hour + 1)}))
+	require.True(t, r.expired(decision{at: now.Add(-time.Hour)}))
+}

@@ -269,3 +269,29 @@ func TestProxyLongRunningIsBoundedAsAWatch(t *testing.T) {
 	code, _, _ = do(t, "GET", r.local.URL+"/api/v1/configmaps", "Bearer client-token")
 	require.Equal(t, http.StatusGatewayTimeout, code)
 }
+
+// TestProxyDiscoveryPaths is decision 45: the discovery documents (/api,
+// /api/VERSION, /apis, /apis/GROUP, /apis/GROUP/VERSION) are answered by
+// the cache itself when the API server is unreachable; a resource's path
+// below them is forwarded, and refused with a 503 then.
+func TestProxyDiscoveryPaths(t *testing.T) {
+	r := newRig(t)
+	off, err := NewProxy(nodeConfig("http://127.0.0.1:1"))
+	require.NoError(t, err)
+	r.srv.Proxy = off
+	for _, tc := range []struct {
+		path string
+		code int
+	}{
+		{"/api", http.StatusOK},
+		{"/api/v1", http.StatusOK},
+		{"/api/v1/configmaps", http.StatusServiceUnavailable},
+		{"/apis", http.StatusOK},
+		{"/apis/apps", http.StatusNotFound},    // discovery of a group not served here
+		{"/apis/apps/v1", http.StatusNotFound}, // likewise
+		{"/apis/apps/v1/deployments", http.StatusServiceUnavailable},
+	} {
+		code, _, body := do(t, "GET", r.local.URL+tc.path, "Bearer client-token")
+		require.Equal(t, tc.code, code, "%s: %s", tc.path, body)
+	}
+}

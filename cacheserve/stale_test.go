@@ -3,6 +3,7 @@ package cacheserve
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch"
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/reflector"
 	snap "github.com/listwatch/listwatch/snapshot"
 	"github.com/listwatch/listwatch/watchtest"
 	"github.com/stretchr/testify/require"
@@ -123,6 +125,11 @@ func TestVersionsNeverGoBackwards(t *testing.T) {
 	require.Equal(t, []string{`299 - "listwatch cache: the API server went back to a resourceVersion below 10, which this cache served; serving its own state until the API server passes it"`},
 		h.Values("Warning"))
 
+	p.Progress("10") // reaches 10, does not pass it: still held
+	rv, names = listNames(t, base)
+	require.Equal(t, "10", rv)
+	require.Equal(t, []string{"a", "b"}, names)
+
 	require.NoError(t, m.Update(podAt(t, "a", 12))) // passes 10
 	rv, names = listNames(t, base)
 	require.Equal(t, "12", rv)
@@ -135,6 +142,27 @@ func TestVersionsNeverGoBackwards(t *testing.T) {
 	rv, names = listNames(t, base)
 	require.Equal(t, "13", rv)
 	require.Equal(t, []string{"d"}, names)
+	// A relist at the version served (the same state) is not held.
+	require.NoError(t, m.Replace([]*raw.Object{podAt(t, "d", 13)}, "13"))
+	require.Equal(t, int64(1), srv.Stats().HeldRelists)
+	_, h, _ = get(t, base, "/api/v1/pods")
+	require.NotContains(t, h.Get("Warning"), "went back")
+
+	// Not holding, a bookmark moves the version; holding, one that passes
+	// the version served releases the held state.
+	p.Progress("14")
+	rv, names = listNames(t, base)
+	require.Equal(t, "14", rv)
+	require.Equal(t, []string{"d"}, names)
+	require.NoError(t, m.Replace([]*raw.Object{podAt(t, "f", 6)}, "6"))
+	rv, names = listNames(t, base)
+	require.Equal(t, "14", rv)
+	require.Equal(t, []string{"d"}, names)
+	p.Progress("15")
+	rv, names = listNames(t, base)
+	require.Equal(t, "15", rv)
+	require.Equal(t, []string{"f"}, names)
+	require.Equal(t, int64(2), srv.Stats().HeldRelists)
 }
 
 // TestUpstreamRelistInventsNoDeletes is decision 45: when the API server
@@ -255,6 +283,57 @@ func BenchmarkWarmStartServesOffline(b *testing.B) {
 				b.StopTimer()
 				stop()
 				b.StartTimer()
+			}
+		})
+	}
+}
+
+// TestStaleOnlyOnUpstreamFailures is decision 45: a server is stale only
+// once an informer failed to list or watch: not before it has heard
+// anything, not for a routine failure (a watch cut and resumed), nor for
+// the cache's own (Sink, Resync); the Warning says "since this cache
+// started" when nothing was heard before the failure; a change before the
+// informer synced is no hearing. The informer's own OnError is still
+// called.
+func TestStaleOnlyOnUpstreamFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		err   error
+		stale bool
+	}{
+		{"list", &reflector.SyncError{Op: reflector.OpList, Err: io.EOF}, true},
+		{"watch", &reflector.SyncError{Op: reflector.OpWatch, Err: io.EOF}, true},
+		{"routine", &reflector.SyncError{Op: reflector.OpWatch, Err: io.EOF, Routine: true}, false},
+		{"sink", &reflector.SyncError{Op: reflector.OpSink, Err: io.EOF}, false},
+		{"resync", &reflector.SyncError{Op: reflector.OpResync, Err: io.EOF}, false},
+		{"not a sync error", io.EOF, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen []error
+			client, err := httpwatchClient("http://127.0.0.1:1")
+			require.NoError(t, err)
+			src := client.Resource(watchtest.Pods)
+			inf := listwatch.NewInformer(src, 0)
+			inf.OnError = func(err error) { seen = append(seen, err) }
+			srv := &Server{Authorize: allowAll}
+			_, err = srv.Add(inf, src, zeroResource)
+			require.NoError(t, err)
+			require.False(t, srv.Stats().Stale, "nothing failed yet")
+
+			inf.OnError(tc.err)
+			require.Equal(t, []error{tc.err}, seen)
+			require.Equal(t, tc.stale, srv.Stats().Stale)
+			if tc.stale {
+				stale, warning := srv.stale()
+				require.True(t, stale)
+				require.Contains(t, warning, "not been heard from since this cache started")
+				require.NoError(t, inf.Mirror.Add(podAt(t, "a", 3))) // not synced: no hearing
+				require.True(t, srv.Stats().Stale)
+				require.True(t, srv.Stats().LastHeard.IsZero())
+				require.NoError(t, inf.Mirror.Replace([]*raw.Object{podAt(t, "a", 4)}, "4")) // a list (no snapshot) is
+				require.False(t, srv.Stats().LastHeard.IsZero())
+				_, warning = srv.stale()
+				require.NotContains(t, warning, "not been heard from")
 			}
 		})
 	}
