@@ -25,8 +25,12 @@ import (
 //		return err
 //	})
 func RetryOnConflict(ctx context.Context, fn func(context.Context) error) error {
-	return conflictRetry{steps: 5, initial: 10 * time.Millisecond, factor: 1, jitter: 0.1, clock: clock.Real, random: rand.Float64}.do(ctx, fn)
+	return onConflict.do(ctx, fn)
 }
+
+// onConflict is client-go's retry.DefaultRetry: five attempts, 10 ms
+// apart, each wait stretched by up to a tenth.
+var onConflict = conflictRetry{steps: 5, initial: 10 * time.Millisecond, factor: 1, jitter: 0.1, clock: clock.Real, random: rand.Float64}
 
 // conflictRetry is how RetryOnConflict retries: at most steps attempts,
 // waiting initial before the second, then factor times longer each time,

@@ -57,14 +57,30 @@ func TestRetryOnConflict(t *testing.T) {
 }
 
 // RetryOnConflict itself is client-go's retry.DefaultRetry: five attempts,
-// at least 10 ms apart. It runs on the real clock, whose timers never fire
-// early, so the four waits take 40 ms or more (a lower bound only: never
-// flaky).
+// 10 ms apart, stretched by up to a tenth, on the real clock; run on a
+// fake one, those settings make four waits of 10 ms and a half (at the
+// random's midpoint) between five attempts.
 func TestRetryOnConflictDefaults(t *testing.T) {
+	r := onConflict
+	assert.Equal(t, 5, r.steps)
+	assert.Equal(t, 10*time.Millisecond, r.initial, "attempts 10 ms apart")
+	assert.Equal(t, 1.0, r.factor)
+	assert.Equal(t, 0.1, r.jitter)
+	assert.Equal(t, clock.Real, r.clock)
+	fake := clock.NewFake(time.Unix(0, 0))
+	r.clock, r.random = fake, func() float64 { return 0.5 }
+	done := make(chan error, 1)
 	n := 0
-	start := time.Now()
-	err := RetryOnConflict(context.Background(), func(context.Context) error { n++; return errConflict })
-	assert.GreaterOrEqual(t, time.Since(start), 40*time.Millisecond, "attempts 10 ms apart")
+	go func() {
+		done <- r.do(context.Background(), func(context.Context) error { n++; return errConflict })
+	}()
+	for range 4 {
+		ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		require.NoError(t, fake.WaitForWaiters(ctx, 1))
+		stop()
+		fake.Step(10500 * time.Microsecond) // 10 ms stretched by half its tenth
+	}
+	err := testwait.Recv(t, done, "RetryOnConflict to return")
 	assert.True(t, IsConflict(err))
 	assert.Equal(t, 5, n)
 }
