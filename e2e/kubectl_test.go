@@ -120,7 +120,18 @@ func (k kubectlTarget) run(t *testing.T, kubectl string, st kubectlStep) kubectl
 // established, changes the server, and reads what the command prints.
 func (k kubectlTarget) runWatch(t *testing.T, ctx context.Context, kubectl string, st kubectlStep) kubectlResult {
 	t.Helper()
-	cmd := k.command(ctx, kubectl, append(st.args, "-v=6")...)
+	out := watchLines(t, ctx, k.command(ctx, kubectl, append(st.args, "-v=6")...), st.name+" on "+k.name, st.lines, func() {
+		trig := k.run(t, kubectl, kubectlStep{name: st.name + " (trigger)", args: st.trigger})
+		require.Zero(t, trig.code, "the trigger of %s on %s: %s", st.name, k.name, trig)
+	})
+	return kubectlResult{stdout: normalise(out, k.ns)}
+}
+
+// watchLines starts cmd, a kubectl watching with -v=6, and once its log
+// says the watch is established (a 200 to a watch=true request) calls
+// trigger, then returns the first lines lines it prints.
+func watchLines(t *testing.T, ctx context.Context, cmd *exec.Cmd, what string, lines int, trigger func()) string {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
@@ -140,20 +151,20 @@ func (k kubectlTarget) runWatch(t *testing.T, ctx context.Context, kubectl strin
 	select {
 	case <-established:
 	case <-ctx.Done():
-		t.Fatalf("%s on %s: the watch was not established within %s", st.name, k.name, wait)
+		_ = cmd.Process.Kill()
+		t.Fatalf("%s: the watch was not established within %s", what, wait)
 	}
-	trig := k.run(t, kubectl, kubectlStep{name: st.name + " (trigger)", args: st.trigger})
-	require.Zero(t, trig.code, "the trigger of %s on %s: %s", st.name, k.name, trig)
+	trigger()
 	var out strings.Builder
 	sc := bufio.NewScanner(stdout)
-	for n := 0; n < st.lines && sc.Scan(); n++ {
+	for n := 0; n < lines && sc.Scan(); n++ {
 		out.WriteString(sc.Text() + "\n")
 	}
 	_ = cmd.Process.Kill()
 	_, _ = io.Copy(io.Discard, stdout)
 	_ = cmd.Wait()
-	require.NoError(t, ctx.Err(), "%s on %s did not print %d lines within %s", st.name, k.name, st.lines, wait)
-	return kubectlResult{stdout: normalise(out.String(), k.ns)}
+	require.NoError(t, ctx.Err(), "%s did not print %d lines within %s", what, lines, wait)
+	return out.String()
 }
 
 // kubectlSteps are the commands compared, in order: each may rely on what

@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os/exec"
@@ -278,41 +276,11 @@ func runServed(t *testing.T, kubectl string, k, writer kubectlTarget, st serveSt
 // once it has printed st.lines lines, and the reset undoes the change.
 func runServedWatch(t *testing.T, ctx context.Context, kubectl string, k, writer kubectlTarget, st serveStep) kubectlResult {
 	t.Helper()
-	cmd := k.command(ctx, kubectl, append(st.args, "-v=6")...)
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	established := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		once := false
-		for sc.Scan() {
-			if l := sc.Text(); !once && strings.Contains(l, "watch=true") && strings.Contains(l, "200 OK") {
-				once = true
-				close(established)
-			}
-		}
-	}()
-	select {
-	case <-established:
-	case <-ctx.Done():
-		_ = cmd.Process.Kill()
-		t.Fatalf("%s on %s: the watch was not established within %s", st.name, k.name, wait)
-	}
-	trig := runServed(t, kubectl, writer, writer, serveStep{name: st.name + " (trigger)", args: st.trigger})
-	require.Zero(t, trig.code, "the trigger of %s on %s: %s", st.name, k.name, trig)
-	var out strings.Builder
-	sc := bufio.NewScanner(stdout)
-	for n := 0; n < st.lines && sc.Scan(); n++ {
-		out.WriteString(sc.Text() + "\n")
-	}
-	_ = cmd.Process.Kill()
-	_, _ = io.Copy(io.Discard, stdout)
-	_ = cmd.Wait()
-	require.NoError(t, ctx.Err(), "%s on %s did not print %d lines within %s", st.name, k.name, st.lines, wait)
+	out := watchLines(t, ctx, k.command(ctx, kubectl, append(st.args, "-v=6")...), st.name+" on "+k.name, st.lines, func() {
+		trig := runServed(t, kubectl, writer, writer, serveStep{name: st.name + " (trigger)", args: st.trigger})
+		require.Zero(t, trig.code, "the trigger of %s on %s: %s", st.name, k.name, trig)
+	})
 	reset := runServed(t, kubectl, writer, writer, serveStep{name: st.name + " (reset)", args: st.reset})
 	require.Zero(t, reset.code, "the reset of %s on %s: %s", st.name, k.name, reset)
-	return kubectlResult{stdout: agesOnly(out.String())}
+	return kubectlResult{stdout: agesOnly(out)}
 }
