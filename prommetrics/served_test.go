@@ -23,6 +23,7 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/prommetrics/internal/exampletest"
+	"github.com/listwatch/listwatch/raw"
 	"github.com/listwatch/listwatch/snapshot"
 	"github.com/listwatch/listwatch/testkit/testwait"
 	"github.com/listwatch/listwatch/watchtest"
@@ -31,7 +32,13 @@ import (
 // reviews answers TokenReviews (the token "good" is alice's) and
 // SubjectAccessReviews (alice may do anything), as an API server would.
 func reviews(t *testing.T) *httptest.Server {
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s := httptest.NewServer(reviewer())
+	t.Cleanup(s.Close)
+	return s
+}
+
+func reviewer() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var in struct{ Spec struct{ Token, User string } }
 		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&in) != nil {
 			http.NotFound(w, r)
@@ -50,9 +57,7 @@ func reviews(t *testing.T) *httptest.Server {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
 		_ = json.NewEncoder(w).Encode(map[string]any{"status": status})
-	}))
-	t.Cleanup(s.Close)
-	return s
+	})
 }
 
 var discard = slog.New(slog.DiscardHandler)
@@ -204,4 +209,103 @@ func TestScrapeServedWarmStartOffline(t *testing.T) {
 	assert.Equal(t, 30.0, sc.Value("listwatch_served_stale_seconds", none))
 	assert.Equal(t, -1.0, sc.Value("listwatch_served_proxied_requests_total", map[string]string{"outcome": "forwarded"}), "no Proxy, no series")
 	assert.Equal(t, -1.0, sc.Value("listwatch_served_reviews_total", none), "no Reviewer, no series")
+}
+
+// scrapeServed registers srv and r and serves their metrics.
+func scrapeServed(t *testing.T, srv *cacheserve.Server, r *cacheserve.Reviewer) string {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	require.NoError(t, Register(reg, Sources{Served: srv, Reviewer: r}))
+	ms := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(ms.Close)
+	return ms.URL
+}
+
+// Decision 45: a cache that is current has no stale seconds however long
+// it has heard nothing (here: it serves no informer, so nothing can fail),
+// and a write it cannot forward for want of the client's own bearer
+// token is counted as refused, not as forwarded or unreachable.
+func TestScrapeServedCurrentAndRefused(t *testing.T) {
+	proxy, err := cacheserve.NewProxy(&kubeconfig.Config{Host: "http://127.0.0.1:1"})
+	require.NoError(t, err)
+	clk := clock.NewFake(time.Unix(1000, 0))
+	srv := &cacheserve.Server{Authorize: func(*http.Request) error { return nil }, Clock: clk, Proxy: proxy}
+	url := scrapeServed(t, srv, nil)
+	clk.Step(30 * time.Second)
+	require.Equal(t, http.StatusForbidden, request(t, srv, http.MethodPost, "/api/v1/namespaces/ns/pods", ""))
+
+	sc := exampletest.Scrape(t, url)
+	none := map[string]string{}
+	outcome := func(v string) map[string]string { return map[string]string{"outcome": v} }
+	assert.Zero(t, sc.Value("listwatch_served_stale", none))
+	assert.Zero(t, sc.Value("listwatch_served_last_heard_timestamp_seconds", none))
+	assert.Zero(t, sc.Value("listwatch_served_stale_seconds", none), "current: not the 30 s since Register")
+	assert.Zero(t, sc.Value("listwatch_served_held_relists_total", none))
+	assert.Equal(t, 1.0, sc.Value("listwatch_served_proxied_requests_total", outcome("refused")))
+	assert.Zero(t, sc.Value("listwatch_served_proxied_requests_total", outcome("forwarded")))
+	assert.Zero(t, sc.Value("listwatch_served_proxied_requests_total", outcome("unreachable")))
+}
+
+// Decision 45: a list from the API server below the resourceVersion the
+// cache served is held back, counted, and makes the cache stale. The
+// informer never runs: the test hands its Mirror (the cache's guard) the
+// lists, as a reflector would.
+func TestScrapeServedHeldRelist(t *testing.T) {
+	src := newClient(t, "http://127.0.0.1:1").Resource(watchtest.Pods)
+	inf := listwatch.NewInformer(src, 0)
+	srv := &cacheserve.Server{Authorize: func(*http.Request) error { return nil }}
+	_, err := srv.Add(inf, src, apiserve.APIResource{})
+	require.NoError(t, err)
+	url := scrapeServed(t, srv, nil)
+	pod := func(rv string) *raw.Object {
+		o, err := raw.NewObject([]byte(`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"ns","resourceVersion":"` + rv + `"}}`))
+		require.NoError(t, err)
+		return o
+	}
+	require.NoError(t, inf.Mirror.Replace([]*raw.Object{pod("10")}, "10"))
+	require.NoError(t, inf.Mirror.Replace([]*raw.Object{pod("3")}, "5")) // behind
+
+	sc := exampletest.Scrape(t, url)
+	none := map[string]string{}
+	assert.Equal(t, 1.0, sc.Value("listwatch_served_held_relists_total", none))
+	assert.Equal(t, 1.0, sc.Value("listwatch_served_stale", none))
+}
+
+// Requests that need the review another request is waiting for wait for
+// it too, and are counted as coalesced: the second of two requests with
+// one token, while the API server has not answered the first's review.
+func TestScrapeServedCoalescedReviews(t *testing.T) {
+	asked := make(chan struct{}, 4) // the token's review, then up to two SubjectAccessReviews
+	answer := make(chan struct{})
+	rs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked <- struct{}{}
+		select {
+		case <-answer:
+		case <-r.Context().Done():
+		}
+		reviewer().ServeHTTP(w, r)
+	}))
+	t.Cleanup(rs.Close)
+	release := sync.OnceFunc(func() { close(answer) })
+	t.Cleanup(release) // before rs.Close, which waits for the handlers
+	rev := &cacheserve.Reviewer{Client: newClient(t, rs.URL)}
+	srv := &cacheserve.Server{Authorize: rev.Authorize}
+	url := scrapeServed(t, srv, rev)
+	none := map[string]string{}
+
+	codes := make(chan int, 2)
+	for range 2 {
+		go func() { codes <- request(t, srv, http.MethodGet, "/api/v1/pods", "good") }()
+	}
+	testwait.RecvWithin(t, asked, wait, "the token's review")
+	require.Eventually(t, func() bool {
+		return exampletest.Scrape(t, url).Value("listwatch_served_review_coalesced_total", none) == 1
+	}, wait, 5*time.Millisecond, "the second request did not wait for the first's review")
+	release()
+	for range 2 {
+		// Authorized, then refused: the cache serves no pods (and has no
+		// Proxy to forward to).
+		assert.Equal(t, http.StatusBadRequest, testwait.RecvWithin(t, codes, wait, "a request to be answered"))
+	}
+	assert.Zero(t, exampletest.Scrape(t, url).Value("listwatch_served_denied_total", none))
 }
