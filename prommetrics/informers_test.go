@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -213,4 +214,40 @@ func TestScrapeCountsSilentWatchRestarts(t *testing.T) {
 	for _, cause := range []string{"timeout", "gone", "cut", "failed"} {
 		assert.Zero(t, restarts(cause), cause)
 	}
+}
+
+// A handler's panic, recovered, and a snapshot that cannot be written
+// (its directory is a file) are each counted for the informer.
+func TestScrapeHandlerPanicsAndSaveFailures(t *testing.T) {
+	s := watchtest.NewServer()
+	t.Cleanup(s.Close)
+	createPod(t, s, "a")
+	dir := t.TempDir()
+	// A directory, not empty, where the snapshot file would be renamed to.
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "pods.snap", "in"), 0o700))
+	client, err := httpwatch.NewClient(&kubeconfig.Config{Host: s.URL, QPS: -1})
+	require.NoError(t, err)
+	t.Cleanup(client.CloseIdleConnections)
+	inf := listwatch.NewInformer(client.Resource(watchtest.Pods), 0)
+	inf.Logger = discard
+	inf.Snapshot = snapshot.Options{Dir: dir, Name: "pods.snap"}
+	_, err = inf.AddEventHandler(listwatch.HandlerFuncs{AddFunc: func(*listwatch.Object, bool) { panic("handler") }})
+	require.NoError(t, err)
+	reg := prometheus.NewRegistry()
+	require.NoError(t, Register(reg, Sources{Informers: []*listwatch.Informer{inf}}))
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); inf.Run(ctx) }()
+	stop := sync.OnceFunc(func() { cancel(); testwait.RecvWithin(t, ran, wait, "the informer to stop") })
+	t.Cleanup(stop)
+
+	pods := map[string]string{"resource": "pods.v1", "namespace": ""}
+	require.Eventually(t, func() bool {
+		return gather(t, reg).Value("listwatch_informer_handler_panics_total", pods) == 1
+	}, wait, 5*time.Millisecond, "one panic: one pod added")
+	stop() // saves the snapshot, or fails to
+	sc := gather(t, reg)
+	assert.Equal(t, 1.0, sc.Value("listwatch_informer_handler_panics_total", pods))
+	// One at the stop, and one after the first sync if it came first.
+	assert.GreaterOrEqual(t, sc.Value("listwatch_snapshot_save_failures_total", pods), 1.0, "%v", sc)
 }
