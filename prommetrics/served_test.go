@@ -165,8 +165,8 @@ func TestScrapeServedCache(t *testing.T) {
 
 // Decision 45: a node cache warm-started with its API server down serves
 // its snapshot stale, having heard nothing since it started: the stale
-// seconds count from Register, on the Server's clock, and the last heard
-// is 0.
+// seconds count from Register, on the Server's clock, never below 0, and
+// the last heard is 0.
 func TestScrapeServedWarmStartOffline(t *testing.T) {
 	up := watchtest.NewServer()
 	t.Cleanup(up.Close)
@@ -209,6 +209,11 @@ func TestScrapeServedWarmStartOffline(t *testing.T) {
 	assert.Equal(t, 30.0, sc.Value("listwatch_served_stale_seconds", none))
 	assert.Equal(t, -1.0, sc.Value("listwatch_served_proxied_requests_total", map[string]string{"outcome": "forwarded"}), "no Proxy, no series")
 	assert.Equal(t, -1.0, sc.Value("listwatch_served_reviews_total", none), "no Reviewer, no series")
+
+	// A clock set back before Register's time (a wall clock stepped
+	// back) makes no negative count.
+	clk.Set(time.Unix(990, 0))
+	assert.Zero(t, exampletest.Scrape(t, ms.URL).Value("listwatch_served_stale_seconds", none))
 }
 
 // scrapeServed registers srv and r and serves their metrics.
