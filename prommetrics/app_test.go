@@ -68,6 +68,7 @@ func TestHandlerServesTheAppsMetrics(t *testing.T) {
 		`workqueue_adds_total{controller="counter",name="counter"}`,
 		`rest_client_requests_total{`,
 		`go_goroutines `,
+		`process_start_time_seconds `,
 	} {
 		assert.Contains(t, body, want)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/prommetrics/internal/exampletest"
-	"github.com/listwatch/listwatch/ratelimit"
 	"github.com/listwatch/listwatch/reconcile"
 )
 
@@ -20,12 +19,16 @@ type seenRequests struct{ infos []httpwatch.RequestInfo }
 
 func (s *seenRequests) Observe(i httpwatch.RequestInfo) { s.infos = append(s.infos, i) }
 
-type seenQueue struct {
-	ratelimit.NopMetrics
-	added []string
-}
+// seenQueue records every queue event, each as its method's name.
+type seenQueue struct{ events []string }
 
-func (s *seenQueue) Added(q string) { s.added = append(s.added, q) }
+func (s *seenQueue) Added(string)                   { s.events = append(s.events, "Added") }
+func (s *seenQueue) Started(string, time.Duration)  { s.events = append(s.events, "Started") }
+func (s *seenQueue) Finished(string, time.Duration) { s.events = append(s.events, "Finished") }
+func (s *seenQueue) Retried(string)                 { s.events = append(s.events, "Retried") }
+func (s *seenQueue) Unfinished(string, time.Duration, time.Duration) {
+	s.events = append(s.events, "Unfinished")
+}
 
 // Register wraps the hooks a program set itself, which still see every
 // event; a runner without a Name is labelled with its informer's, as Run
@@ -52,11 +55,15 @@ func TestRegisterKeepsTheHooks(t *testing.T) {
 	r.Observe("ns/a", time.Second, reconcile.Error)
 	r.OnError("ns/a", assert.AnError)
 	r.QueueMetrics.Added("pods")
+	r.QueueMetrics.Started("pods", time.Second)
+	r.QueueMetrics.Finished("pods", time.Second)
+	r.QueueMetrics.Retried("pods")
+	r.QueueMetrics.Unfinished("pods", time.Second, time.Second)
 
 	assert.Len(t, mine.infos, 2)
 	assert.Equal(t, []reconcile.Outcome{reconcile.Error}, observed)
 	assert.Equal(t, []error{assert.AnError}, failed)
-	assert.Equal(t, []string{"pods"}, queue.added)
+	assert.Equal(t, []string{"Added", "Started", "Finished", "Retried", "Unfinished"}, queue.events)
 	fams, err := reg.Gather()
 	require.NoError(t, err)
 	sc := exampletest.Scraped{}
@@ -70,5 +77,5 @@ func TestRegisterKeepsTheHooks(t *testing.T) {
 	assert.Equal(t, 1.0, sc.Value("rest_client_request_duration_seconds", map[string]string{"verb": "DELETE", "host": host}))
 	assert.Equal(t, 1.0, sc.Value("controller_runtime_reconcile_errors_total", map[string]string{"controller": "pods"}))
 	assert.Zero(t, sc.Value("controller_runtime_reconcile_panics_total", map[string]string{"controller": "pods"}), "an error is no panic")
-	assert.Equal(t, 1.0, sc.Value("workqueue_depth", map[string]string{"name": "pods", "controller": "pods"}))
+	assert.Zero(t, sc.Value("workqueue_depth", map[string]string{"name": "pods", "controller": "pods"}), "added, then started")
 }
