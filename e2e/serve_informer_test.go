@@ -114,7 +114,12 @@ func TestServedCacheInformerMatchesRealServer(t *testing.T) {
 	servedRC := sc.client.Resource(httpwatch.Resource{Version: "v1", Resource: "configmaps", Namespace: ns})
 	realInf, realTrace := tracedInformer(t, "on kube-apiserver", realRC)
 	servedInf, servedTrace := tracedInformer(t, "on the served cache", servedRC)
-	require.Equal(t, realTrace.perKey(), servedTrace.perKey(), "the same objects at sync")
+	// Wait returns once the cache is synced; its handler hears the adds
+	// a moment later, on the processor's goroutine.
+	require.Eventually(t, func() bool {
+		real := realTrace.perKey()
+		return len(real) == realInf.Stats().Objects && maps.EqualFunc(real, servedTrace.perKey(), slices.Equal)
+	}, wait, 10*time.Millisecond, "the same objects at sync")
 
 	servedWriter(t, c, ns, 40)
 	converges(t, realInf, realRC)
