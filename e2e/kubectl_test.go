@@ -116,6 +116,13 @@ func (k kubectlTarget) run(t *testing.T, kubectl string, st kubectlStep) kubectl
 	return kubectlResult{code: code, stdout: normalise(stdout.String(), k.ns), stderr: normalise(stderr.String(), k.ns)}
 }
 
+// newKubectlTarget is kubectl pointed at host, with a kubeconfig and a
+// discovery cache of its own under dir.
+func newKubectlTarget(t *testing.T, name, dir, ns, host, ca, token string) kubectlTarget {
+	return kubectlTarget{name: name, ns: ns, cache: filepath.Join(dir, "cache"),
+		kubeconfig: writeKubeconfig(t, dir, host, ca, token, ns)}
+}
+
 // runWatch runs a command that watches: it waits for the watch to be
 // established, changes the server, and reads what the command prints.
 func (k kubectlTarget) runWatch(t *testing.T, ctx context.Context, kubectl string, st kubectlStep) kubectlResult {
@@ -240,10 +247,8 @@ func TestKubectlAgainstWatchtestMatchesRealServer(t *testing.T) {
 	require.NoError(t, err)
 
 	dir := t.TempDir()
-	real := kubectlTarget{name: "kube-apiserver", ns: ns, cache: filepath.Join(dir, "real", "cache"),
-		kubeconfig: writeKubeconfig(t, filepath.Join(dir, "real"), cfg.Host, cfg.CAFile, cfg.BearerToken, ns)}
-	fake := kubectlTarget{name: "watchtest", ns: ns, cache: filepath.Join(dir, "fake", "cache"),
-		kubeconfig: writeKubeconfig(t, filepath.Join(dir, "fake"), s.URL, "", "", ns)}
+	real := newKubectlTarget(t, "kube-apiserver", filepath.Join(dir, "real"), ns, cfg.Host, cfg.CAFile, cfg.BearerToken)
+	fake := newKubectlTarget(t, "watchtest", filepath.Join(dir, "fake"), ns, s.URL, "", "")
 
 	var table strings.Builder
 	table.WriteString("| # | command | result |\n|---|---|---|\n")

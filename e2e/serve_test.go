@@ -213,10 +213,8 @@ func TestServedCacheKubectlMatchesRealServer(t *testing.T) {
 	sc := serveNamespace(t, c, ns)
 
 	dir := t.TempDir()
-	real := kubectlTarget{name: "kube-apiserver", ns: ns, cache: filepath.Join(dir, "real", "cache"),
-		kubeconfig: writeKubeconfig(t, filepath.Join(dir, "real"), cfg.Host, cfg.CAFile, cfg.BearerToken, ns)}
-	served := kubectlTarget{name: "served cache", ns: ns, cache: filepath.Join(dir, "served", "cache"),
-		kubeconfig: writeKubeconfig(t, filepath.Join(dir, "served"), sc.url, "", "", ns)}
+	real := newKubectlTarget(t, "kube-apiserver", filepath.Join(dir, "real"), ns, cfg.Host, cfg.CAFile, cfg.BearerToken)
+	served := newKubectlTarget(t, "served cache", filepath.Join(dir, "served"), ns, sc.url, "", "")
 
 	var table strings.Builder
 	table.WriteString("| # | command | result |\n|---|---|---|\n")
