@@ -2,13 +2,18 @@ package cacheserve
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/raw"
@@ -115,4 +120,71 @@ func BenchmarkWatchFanOut(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(watchers*b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkWatchLatency times the local hop alone: from handing an event
+// to the Cache to each of 100 local watchers reading its line over HTTP,
+// with events paced at a steady rate rather than in a burst, as a node's
+// upstream feeds them. It reports the p50 and p99 over every delivery.
+func BenchmarkWatchLatency(b *testing.B) {
+	for _, every := range []time.Duration{10 * time.Millisecond, time.Millisecond} {
+		b.Run(fmt.Sprintf("every=%s", every), func(b *testing.B) { watchLatency(b, 100, every) })
+	}
+}
+
+func watchLatency(b *testing.B, watchers int, every time.Duration) {
+	c, hs := benchServer(b, 100)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	total := b.N
+	sent := make([]atomic.Int64, total) // when event i was handed over, in ns
+	lat := make([][]time.Duration, watchers)
+	var ready, done sync.WaitGroup
+	for w := range watchers {
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, hs.URL+"/api/v1/pods?watch=1&resourceVersion=100", nil)
+			resp, err := http.DefaultClient.Do(req)
+			ready.Done()
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(nil, 1<<20)
+			key := []byte(`"resourceVersion":"`)
+			for len(lat[w]) < total && sc.Scan() {
+				now := time.Now().UnixNano()
+				line := sc.Bytes()
+				at := bytes.Index(line, key) + len(key)
+				rv, _ := strconv.Atoi(string(line[at : at+bytes.IndexByte(line[at:], '"')]))
+				lat[w] = append(lat[w], time.Duration(now-sent[rv-101].Load()))
+			}
+		}()
+	}
+	ready.Wait()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	b.ResetTimer()
+	for i := range b.N {
+		<-tick.C
+		sent[i].Store(time.Now().UnixNano())
+		if err := c.Update(benchPod(b, i%100, int64(101+i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	done.Wait()
+	b.StopTimer()
+	var all []time.Duration
+	for w := range lat {
+		if len(lat[w]) != total {
+			b.Fatalf("watcher %d got %d events, want %d", w, len(lat[w]), total)
+		}
+		all = append(all, lat[w]...)
+	}
+	slices.Sort(all)
+	b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-ms")
 }
