@@ -1,18 +1,17 @@
 package apiserve_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/clock"
+	"github.com/listwatch/listwatch/testkit/watchers"
 )
 
 // BenchmarkServeWatchFanOut records each event once in a History and
@@ -20,7 +19,7 @@ import (
 // delivered to all of them (events/s across the watchers is 100 ×
 // ops/s).
 func BenchmarkServeWatchFanOut(b *testing.B) {
-	const watchers = 100
+	const n = 100
 	h := newHist(clock.Real, 1)
 	h.set("a", "x") // 2
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -28,42 +27,14 @@ func BenchmarkServeWatchFanOut(b *testing.B) {
 			apiserve.WatchStream{Layout: apiserve.Layout{Kind: "ConfigMap", APIVersion: "v1"}})
 	}))
 	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var ready, done sync.WaitGroup
-	counts := make([]int, watchers)
-	total := b.N
-	for w := range watchers {
-		ready.Add(1)
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-			resp, err := http.DefaultClient.Do(req)
-			ready.Done()
-			if err != nil {
-				return
-			}
-			defer resp.Body.Close()
-			sc := bufio.NewScanner(resp.Body)
-			for counts[w] < total && sc.Scan() {
-				counts[w]++
-			}
-		}()
-	}
-	ready.Wait()
+	ws := watchers.Start(b, srv.URL, n, b.N, nil)
 	b.ResetTimer()
 	for i := range b.N {
 		h.set("p"+strconv.Itoa(i%100), "x")
 	}
-	done.Wait()
+	ws.Wait()
 	b.StopTimer()
-	for w, n := range counts {
-		if n != total {
-			b.Fatalf("watcher %d got %d events, want %d", w, n, total)
-		}
-	}
-	b.ReportMetric(float64(watchers*b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
 // flat is a Store of items in key order at version 1, nothing more: so

@@ -1,22 +1,20 @@
 package cacheserve
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/raw"
+	"github.com/listwatch/listwatch/testkit/watchers"
 )
 
 // benchServer serves a Cache filled with n pods of about 1 KiB, synced at
@@ -79,47 +77,18 @@ func BenchmarkList10kPods(b *testing.B) {
 // one op is one event delivered to all of them (events/s across the
 // watchers is 100 × ops/s).
 func BenchmarkWatchFanOut(b *testing.B) {
-	const watchers = 100
+	const n = 100
 	c, hs := benchServer(b, 100)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var ready, done sync.WaitGroup
-	counts := make([]int, watchers)
-	total := b.N
-	for w := range watchers {
-		ready.Add(1)
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, hs.URL+"/api/v1/pods?watch=1&resourceVersion=100", nil)
-			resp, err := http.DefaultClient.Do(req)
-			ready.Done()
-			if err != nil {
-				return
-			}
-			defer resp.Body.Close()
-			sc := bufio.NewScanner(resp.Body)
-			sc.Buffer(nil, 1<<20)
-			for counts[w] < total && sc.Scan() {
-				counts[w]++
-			}
-		}()
-	}
-	ready.Wait()
+	ws := watchers.Start(b, hs.URL+"/api/v1/pods?watch=1&resourceVersion=100", n, b.N, nil)
 	b.ResetTimer()
 	for i := range b.N {
 		if err := c.Update(benchPod(b, i%100, int64(101+i))); err != nil {
 			b.Fatal(err)
 		}
 	}
-	done.Wait()
+	ws.Wait()
 	b.StopTimer()
-	for w, n := range counts {
-		if n != total {
-			b.Fatalf("watcher %d got %d events, want %d", w, n, total)
-		}
-	}
-	b.ReportMetric(float64(watchers*b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
 // BenchmarkWatchLatency times the local hop alone: from handing an event
@@ -132,39 +101,17 @@ func BenchmarkWatchLatency(b *testing.B) {
 	}
 }
 
-func watchLatency(b *testing.B, watchers int, every time.Duration) {
+func watchLatency(b *testing.B, n int, every time.Duration) {
 	c, hs := benchServer(b, 100)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	total := b.N
-	sent := make([]atomic.Int64, total) // when event i was handed over, in ns
-	lat := make([][]time.Duration, watchers)
-	var ready, done sync.WaitGroup
-	for w := range watchers {
-		ready.Add(1)
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, hs.URL+"/api/v1/pods?watch=1&resourceVersion=100", nil)
-			resp, err := http.DefaultClient.Do(req)
-			ready.Done()
-			if err != nil {
-				return
-			}
-			defer resp.Body.Close()
-			sc := bufio.NewScanner(resp.Body)
-			sc.Buffer(nil, 1<<20)
-			key := []byte(`"resourceVersion":"`)
-			for len(lat[w]) < total && sc.Scan() {
-				now := time.Now().UnixNano()
-				line := sc.Bytes()
-				at := bytes.Index(line, key) + len(key)
-				rv, _ := strconv.Atoi(string(line[at : at+bytes.IndexByte(line[at:], '"')]))
-				lat[w] = append(lat[w], time.Duration(now-sent[rv-101].Load()))
-			}
-		}()
-	}
-	ready.Wait()
+	sent := make([]atomic.Int64, b.N) // when event i was handed over, in ns
+	lat := make([][]time.Duration, n)
+	key := []byte(`"resourceVersion":"`)
+	ws := watchers.Start(b, hs.URL+"/api/v1/pods?watch=1&resourceVersion=100", n, b.N, func(w int, line []byte) {
+		now := time.Now().UnixNano()
+		at := bytes.Index(line, key) + len(key)
+		rv, _ := strconv.Atoi(string(line[at : at+bytes.IndexByte(line[at:], '"')]))
+		lat[w] = append(lat[w], time.Duration(now-sent[rv-101].Load()))
+	})
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	b.ResetTimer()
@@ -175,14 +122,11 @@ func watchLatency(b *testing.B, watchers int, every time.Duration) {
 			b.Fatal(err)
 		}
 	}
-	done.Wait()
+	ws.Wait()
 	b.StopTimer()
 	var all []time.Duration
-	for w := range lat {
-		if len(lat[w]) != total {
-			b.Fatalf("watcher %d got %d events, want %d", w, len(lat[w]), total)
-		}
-		all = append(all, lat[w]...)
+	for _, l := range lat {
+		all = append(all, l...)
 	}
 	slices.Sort(all)
 	b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-ms")
