@@ -80,8 +80,6 @@ func methodOf(verb string) string {
 		return "POST"
 	case "update":
 		return "PUT"
-	case "patch":
-		return "PATCH"
 	case "delete", "deletecollection":
 		return "DELETE"
 	}
