@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -142,6 +144,18 @@ func (s *Server) Add(inf *listwatch.Informer, src *httpwatch.ResourceClient, r a
 	s.byRes[id] = sv
 	s.mirror(inf, sv)
 	return sv.cache, nil
+}
+
+// Informers are the informers whose caches s serves, by resource: what
+// a metrics exporter reports beside s's own figures.
+func (s *Server) Informers() []*listwatch.Informer {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*listwatch.Informer, 0, len(s.byRes))
+	for _, id := range slices.Sorted(maps.Keys(s.byRes)) {
+		out = append(out, s.byRes[id].inf)
+	}
+	return out
 }
 
 func (s *Server) clock() clock.Clock {

@@ -7,7 +7,10 @@
 // change together under the store's lock, so a reader never sees an object
 // without its index entries or the reverse. When an object changes or
 // leaves, its old entries go, and a value whose set becomes empty is
-// forgotten, so a long-running cache does not grow with churn.
+// forgotten, so a long-running cache does not grow with churn. While every
+// object has one and the same value under an index (an informer of one
+// namespace under Namespace, or of a cluster-scoped resource), the index
+// keeps no copy of the store's keys and answers from the store itself.
 //
 // Index functions must be pure: the indexer recomputes them on the stored
 // object to find the entries to remove, instead of remembering each object's

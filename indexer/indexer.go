@@ -38,6 +38,9 @@ type indices[T any] struct {
 	// index with its position in a values slice computed ahead of a write.
 	byName  map[string]*index[T]
 	ordered []*index[T]
+	// items is the store's own map, which the store never replaces: a
+	// uniform index answers from its keys, under the store's lock.
+	items map[string]T
 }
 
 // New returns an empty Cache filing objects under key(obj) and indexing
@@ -46,16 +49,16 @@ type indices[T any] struct {
 func New[T any](key store.KeyFunc[T], indexers Indexers[T]) *Cache[T] {
 	ix := &indices[T]{byName: make(map[string]*index[T])}
 	for _, name := range slices.Sorted(maps.Keys(indexers)) {
-		ix.add(name, indexers[name])
+		ix.add(newIndex(name, indexers[name]))
 	}
-	return &Cache[T]{Store: store.NewIndexed(key, ix), ix: ix}
+	s := store.NewIndexed(key, ix)
+	s.View(func(items map[string]T) { ix.items = items })
+	return &Cache[T]{Store: s, ix: ix}
 }
 
-func (ix *indices[T]) add(name string, fn IndexFunc[T]) *index[T] {
-	x := &index[T]{name: name, fn: fn, sets: make(map[string]set)}
-	ix.byName[name] = x
+func (ix *indices[T]) add(x *index[T]) {
+	ix.byName[x.name] = x
 	ix.ordered = append(ix.ordered, x)
-	return x
 }
 
 // valueBuf sizes the on-stack scratch for index values; more indices than
@@ -79,9 +82,9 @@ func (ix *indices[T]) Put(key string, obj, old T, replacing bool) error {
 	}
 	for i, x := range ix.ordered {
 		if replacing {
-			x.move(key, prev[i], next[i])
+			x.replace(ix.items, key, prev[i], next[i])
 		} else {
-			x.add(key, next[i])
+			x.put(ix.items, key, next[i])
 		}
 	}
 	return nil
@@ -95,7 +98,7 @@ func (ix *indices[T]) Remove(key string, old T) error {
 		return fmt.Errorf("stored object: %w", err)
 	}
 	for i, x := range ix.ordered {
-		x.remove(key, prev[i])
+		x.remove(key, prev[i]) // nothing to remove while uniform
 	}
 	return nil
 }
@@ -138,9 +141,7 @@ func (c *Cache[T]) Index(name string, obj T) (out []T, err error) {
 		}
 		union := make(map[string]struct{})
 		for _, v := range values {
-			if s, ok := x.sets[v]; ok {
-				s.each(func(key string) { union[key] = struct{}{} })
-			}
+			x.each(items, v, func(key string) { union[key] = struct{}{} })
 		}
 		out = make([]T, 0, len(union))
 		for key := range union {
@@ -163,29 +164,20 @@ func (c *Cache[T]) ByIndex(name, value string) (out []T, err error) {
 }
 
 func objects[T any](items map[string]T, x *index[T], value string) []T {
-	s, ok := x.sets[value]
-	if !ok {
-		return []T{}
-	}
-	out := make([]T, 0, s.len())
-	s.each(func(key string) { out = append(out, items[key]) })
+	out := make([]T, 0, x.size(items, value))
+	x.each(items, value, func(key string) { out = append(out, items[key]) })
 	return out
 }
 
 // IndexKeys returns the keys filed under value in the named index.
 func (c *Cache[T]) IndexKeys(name, value string) (out []string, err error) {
-	c.View(func(map[string]T) {
+	c.View(func(items map[string]T) {
 		var x *index[T]
 		if x, err = c.ix.lookup(name); err != nil {
 			return
 		}
-		s, ok := x.sets[value]
-		if !ok {
-			out = []string{}
-			return
-		}
-		out = make([]string, 0, s.len())
-		s.each(func(key string) { out = append(out, key) })
+		out = make([]string, 0, x.size(items, value))
+		x.each(items, value, func(key string) { out = append(out, key) })
 	})
 	return out, err
 }
@@ -193,14 +185,10 @@ func (c *Cache[T]) IndexKeys(name, value string) (out []string, err error) {
 // ListIndexFuncValues returns the values of the named index that have
 // objects.
 func (c *Cache[T]) ListIndexFuncValues(name string) (out []string, err error) {
-	c.View(func(map[string]T) {
+	c.View(func(items map[string]T) {
 		var x *index[T]
-		if x, err = c.ix.lookup(name); err != nil {
-			return
-		}
-		out = make([]string, 0, len(x.sets))
-		for v := range x.sets {
-			out = append(out, v)
+		if x, err = c.ix.lookup(name); err == nil {
+			out = x.values(items)
 		}
 	})
 	return out, err
@@ -229,17 +217,16 @@ func (c *Cache[T]) AddIndexers(indexers Indexers[T]) error {
 				return fmt.Errorf("add indexers: %w: %q", ErrIndexConflict, name)
 			}
 		}
-		built := make([]map[string]set, len(names))
+		built := make([]*index[T], len(names))
 		for i, name := range names {
-			x := index[T]{name: name, fn: indexers[name]}
-			sets, err := x.build(items)
+			x, err := build(name, indexers[name], items)
 			if err != nil {
 				return fmt.Errorf("add indexers: %w", err)
 			}
-			built[i] = sets
+			built[i] = x
 		}
-		for i, name := range names {
-			c.ix.add(name, indexers[name]).sets = built[i]
+		for _, x := range built {
+			c.ix.add(x)
 		}
 		return nil
 	})

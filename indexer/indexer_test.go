@@ -3,6 +3,7 @@ package indexer_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -325,20 +326,92 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 	assertIndicesFresh(t, c)
 }
 
-// assertIndicesFresh checks every index of c against one rebuilt from
-// scratch over c's items, and that no value has an empty set.
+// assertIndicesFresh checks every index of c against a scan of c's items
+// with its index functions: the values with objects, the keys under each,
+// and Index's union for objects of two values.
 func assertIndicesFresh(t *testing.T, c *indexer.Cache[*obj]) {
 	t.Helper()
-	fresh := indexer.New(key, c.GetIndexers())
-	for _, o := range c.List() {
-		require.NoError(t, fresh.Add(o))
-	}
-	for name := range c.GetIndexers() {
-		assert.Equal(t, values(t, fresh, name), values(t, c, name), "values of %s", name)
-		for _, v := range values(t, c, name) {
+	for name, fn := range c.GetIndexers() {
+		want := map[string][]string{}
+		for _, o := range c.List() {
+			vs, err := fn(o)
+			require.NoError(t, err)
+			for _, v := range vs {
+				want[v] = append(want[v], o.ns+"/"+o.name)
+			}
+		}
+		wantValues := slices.Sorted(maps.Keys(want))
+		if wantValues == nil {
+			wantValues = []string{}
+		}
+		assert.Equal(t, wantValues, values(t, c, name), "values of %s", name)
+		for _, v := range append(wantValues, "no-such-value") {
+			slices.Sort(want[v])
 			got := keys(t, c, name, v)
-			assert.NotEmpty(t, got, "%s=%s has an empty set", name, v)
-			assert.Equal(t, keys(t, fresh, name, v), got, "%s=%s", name, v)
+			assert.Equal(t, len(want[v]), len(got), "%s=%s", name, v)
+			if len(want[v]) > 0 {
+				assert.Equal(t, want[v], got, "%s=%s", name, v)
+			}
+			objs, err := c.ByIndex(name, v)
+			require.NoError(t, err)
+			assert.Len(t, objs, len(want[v]), "ByIndex(%s, %s)", name, v)
+		}
+		if name == indexer.Owner && len(wantValues) > 0 { // a probe of two values
+			union := slices.Clone(want[wantValues[0]])
+			union = append(union, want[wantValues[len(wantValues)-1]]...)
+			slices.Sort(union)
+			union = slices.Compact(union)
+			probe := &obj{owners: []string{wantValues[0], wantValues[len(wantValues)-1]}}
+			got, err := c.Index(name, probe)
+			require.NoError(t, err)
+			var gotKeys []string
+			for _, o := range got {
+				gotKeys = append(gotKeys, o.ns+"/"+o.name)
+			}
+			slices.Sort(gotKeys)
+			assert.Equal(t, union, gotKeys, "Index(%s) of two values", name)
 		}
 	}
+}
+
+// TestIndicesAgreeWithAScanThroughEveryForm drives a cache through an
+// index's forms: every object under one value (kept as the store's own
+// keys), a second value arriving (the set built once), back to one value
+// and empty (uniform again), and AddIndexers over uniform and mixed items,
+// checking every answer against a scan after each step.
+func TestIndicesAgreeWithAScanThroughEveryForm(t *testing.T) {
+	c := newCache()
+	step := func(what string, f func() error) {
+		t.Helper()
+		require.NoError(t, f(), what)
+		assertIndicesFresh(t, c)
+	}
+	for i := range 4 {
+		step("add a uniform object", func() error { return c.Add(pod("a", fmt.Sprint(i), "web", "rs1")) })
+	}
+	step("update keeping the values", func() error { return c.Update(pod("a", "1", "web", "rs1")) })
+	step("update to a second owner value", func() error { return c.Update(pod("a", "1", "web", "rs2")) })
+	step("an object of another namespace", func() error { return c.Add(pod("b", "x", "web", "rs1")) })
+	step("an object of no label", func() error { return c.Add(pod("a", "nolabel", "", "rs1")) })
+	for _, o := range c.List() {
+		step("delete "+o.name, func() error { return c.Delete(o) })
+	}
+	step("the first object of an empty cache", func() error { return c.Add(pod("c", "1", "api", "rs3", "rs4")) })
+	step("a second one like it", func() error { return c.Add(pod("c", "2", "api", "rs3", "rs4")) })
+	step("delete it", func() error { return c.Delete(pod("c", "2", "")) })
+	step("update the last to other values", func() error { return c.Update(pod("c", "1", "db", "rs5")) })
+	step("delete the last", func() error { return c.Delete(pod("c", "1", "")) })
+	step("add after empty", func() error { return c.Add(pod("d", "1", "db", "rs5")) })
+	step("an update moving the only object", func() error { return c.Update(pod("e", "1", "api", "rs6")) })
+	step("index uniform items late", func() error {
+		return c.AddIndexers(indexer.Indexers[*obj]{"ns2": indexer.NamespaceIndex[*obj]})
+	})
+	step("a second value after the late index", func() error { return c.Add(pod("f", "1", "api", "rs6")) })
+	step("index mixed items late", func() error {
+		return c.AddIndexers(indexer.Indexers[*obj]{"ns3": indexer.NamespaceIndex[*obj]})
+	})
+	step("index items some of which have no value", func() error {
+		require.NoError(t, c.Add(pod("f", "2", "")))
+		return c.AddIndexers(indexer.Indexers[*obj]{"app2": indexer.LabelIndex[*obj]("app")})
+	})
 }

@@ -3,10 +3,109 @@ package indexer
 import "fmt"
 
 // index is one named index: value -> keys of the objects having it.
+//
+// While every stored object has one and the same value (an informer of
+// one namespace under the namespace index, a cluster-scoped resource, a
+// label every object carries), that value's set would be a second map of
+// every key in the store: 44 bytes an object. The index is then uniform:
+// it keeps no sets and answers from the store's own keys, until an object
+// with other values arrives and the set is built once.
 type index[T any] struct {
 	name string
 	fn   IndexFunc[T]
 	sets map[string]set
+	// uniform: sets is empty, and every stored object's values are
+	// exactly [only] (only is unset while the store is empty).
+	uniform bool
+	only    string
+}
+
+func newIndex[T any](name string, fn IndexFunc[T]) *index[T] {
+	return &index[T]{name: name, fn: fn, sets: make(map[string]set), uniform: true}
+}
+
+// put files a new key under values; items are the stored objects, which
+// do not hold key yet.
+func (x *index[T]) put(items map[string]T, key string, values []string) {
+	if len(items) == 0 {
+		x.uniform = true // nothing is filed: sets is empty
+		if len(values) == 1 {
+			x.only = values[0]
+			return
+		}
+	}
+	if x.uniform && single(values, x.only) {
+		return
+	}
+	x.explicit(items)
+	x.add(key, values)
+}
+
+// replace re-files a stored key from prev to next.
+func (x *index[T]) replace(items map[string]T, key string, prev, next []string) {
+	if x.uniform && single(next, x.only) {
+		return
+	}
+	x.explicit(items)
+	x.move(key, prev, next)
+}
+
+// explicit ends the uniform form, filing every stored key under the one
+// value they share.
+func (x *index[T]) explicit(items map[string]T) {
+	if !x.uniform {
+		return
+	}
+	x.uniform = false
+	for key := range items {
+		x.addOne(key, x.only)
+	}
+}
+
+func single(values []string, v string) bool { return len(values) == 1 && values[0] == v }
+
+// size is how many keys are filed under value.
+func (x *index[T]) size(items map[string]T, value string) int {
+	if x.uniform {
+		if value == x.only {
+			return len(items)
+		}
+		return 0
+	}
+	if s, ok := x.sets[value]; ok {
+		return s.len()
+	}
+	return 0
+}
+
+// each calls fn with every key filed under value.
+func (x *index[T]) each(items map[string]T, value string, fn func(key string)) {
+	if x.uniform {
+		if value == x.only {
+			for key := range items {
+				fn(key)
+			}
+		}
+		return
+	}
+	if s, ok := x.sets[value]; ok {
+		s.each(fn)
+	}
+}
+
+// values are the values with keys filed under them.
+func (x *index[T]) values(items map[string]T) []string {
+	if x.uniform {
+		if len(items) == 0 {
+			return []string{}
+		}
+		return []string{x.only}
+	}
+	out := make([]string, 0, len(x.sets))
+	for v := range x.sets {
+		out = append(out, v)
+	}
+	return out
 }
 
 // set holds the keys under one index value. Most sets (an owner UID, a
@@ -104,15 +203,26 @@ func contains(values []string, v string) bool {
 	return false
 }
 
-// build indexes items from scratch.
-func (x *index[T]) build(items map[string]T) (map[string]set, error) {
-	built := index[T]{fn: x.fn, sets: make(map[string]set)}
+// build indexes items from scratch, uniform if they allow it.
+func build[T any](name string, fn IndexFunc[T], items map[string]T) (*index[T], error) {
+	x := newIndex(name, fn)
+	x.uniform = false
+	same := true
 	for key, obj := range items {
-		values, err := x.fn(obj)
+		values, err := fn(obj)
 		if err != nil {
-			return nil, fmt.Errorf("index %q of %q: %w", x.name, key, err)
+			return nil, fmt.Errorf("index %q of %q: %w", name, key, err)
 		}
-		built.add(key, values)
+		if same && (len(values) != 1 || len(x.sets) > 0 && !single(values, x.only)) {
+			same = false
+		}
+		if len(values) == 1 {
+			x.only = values[0]
+		}
+		x.add(key, values)
 	}
-	return built.sets, nil
+	if same {
+		x.sets, x.uniform = make(map[string]set), true
+	}
+	return x, nil
 }

@@ -102,7 +102,8 @@
 //   - (e) Reported for runners with an Election; 1 while the runner leads.
 //   - (f) For a node cache (Sources.Served, Sources.Reviewer; decision
 //     45), read from Stats on each scrape, without labels: one server
-//     per registry. listwatch_served_stale_seconds is the seconds since
+//     per registry. The informers it serves are reported in
+//     listwatch_informer_* with the others, unnamed in Sources. listwatch_served_stale_seconds is the seconds since
 //     the API server was last heard from, on the Server's Clock, while
 //     stale; a cache that has heard nothing since it started (a warm
 //     start offline) counts from Register. Proxied outcomes: forwarded

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/listwatch/listwatch"
+	"github.com/listwatch/listwatch/cacheserve"
 )
 
 // informers reads each informer's Stats on a scrape: nothing is counted
@@ -17,6 +18,7 @@ import (
 type informers struct {
 	factories []*listwatch.Factory
 	fixed     []*listwatch.Informer // outside a factory
+	served    *cacheserve.Server    // its informers, read at each scrape
 	d         informerDescs
 }
 
@@ -60,6 +62,11 @@ func (c *informers) all() (out []named, clash []string) {
 	}
 	for _, inf := range c.fixed {
 		add(inf)
+	}
+	if c.served != nil {
+		for _, inf := range c.served.Informers() {
+			add(inf)
+		}
 	}
 	return out, clash
 }

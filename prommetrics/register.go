@@ -29,8 +29,8 @@ type Sources struct {
 	Runners []*reconcile.Runner
 	// Served, a node cache's server, is reported in listwatch_served_*:
 	// whether what it serves may be stale, and what it forwarded
-	// (decision 45). Its informers are reported as any other: name them
-	// in Informers.
+	// (decision 45); the informers it serves, those it holds at each
+	// scrape, as any other.
 	Served *cacheserve.Server
 	// Reviewer, the Authorizer of Served, is reported in
 	// listwatch_served_review*_total and listwatch_served_denied_total.
@@ -63,8 +63,8 @@ func Register(reg prometheus.Registerer, s Sources) error {
 			hooks = append(hooks, func() { rv.instrument(r, q) })
 		}
 	}
-	if len(p.factories)+len(p.informers) > 0 {
-		cs = append(cs, &informers{factories: p.factories, fixed: p.informers, d: newInformerDescs()})
+	if len(p.factories)+len(p.informers) > 0 || s.Served != nil {
+		cs = append(cs, &informers{factories: p.factories, fixed: p.informers, served: s.Served, d: newInformerDescs()})
 	}
 	if s.Served != nil || s.Reviewer != nil {
 		cs = append(cs, newServed(s.Served, s.Reviewer))

@@ -140,6 +140,13 @@ func TestScrapeServedCache(t *testing.T) {
 	assert.Zero(t, sc.Value("listwatch_served_review_cache_hits_total", state("offline")))
 	assert.Zero(t, sc.Value("listwatch_served_review_coalesced_total", none))
 	assert.Equal(t, 1.0, sc.Value("listwatch_served_denied_total", none))
+	// The informer it serves is reported without being named in
+	// Informers: synced, and soon holding the pod created through it.
+	named := map[string]string{"informer": inf.Name()}
+	assert.Equal(t, 1.0, sc.Value("listwatch_informer_synced", named))
+	require.Eventually(t, func() bool {
+		return exampletest.Scrape(t, ms.URL).Value("listwatch_informer_objects", named) == 2
+	}, wait, 5*time.Millisecond, "the served informer's objects")
 
 	// The API server goes: the informer fails to watch, the cache is
 	// stale; 6 minutes later (past every review's TTL) the reviews come

@@ -5,6 +5,7 @@
 #   scripts/mutation.sh -r v0.3.0           # ... since another ref
 #   scripts/mutation.sh ./reconcile ./events
 #   scripts/mutation.sh -f '^warm' .        # only the root package's files matching ^warm
+#   scripts/mutation.sh ./prommetrics       # a package of another module of the repository
 #
 # Prints one table row per package: mutants killed, survived (lived), not
 # covered or not viable, timed out, and the share caught: killed or timed
@@ -68,6 +69,7 @@ fi
 
 out=${out:-$(mktemp -d -t mutation.XXXXXX)}
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # the packages of other modules run from their root
 echo "mutation: reports in $out" >&2
 
 # excludes prints gremlins -E flags that keep it to the package's own files
@@ -93,7 +95,17 @@ for pkg in "${pkgs[@]}"; do
   json="$out/$name.json"
   log="$out/$name.log"
   mapfile -t ex < <(excludes "$pkg")
-  echo "mutation: $pkg ..." >&2
+  shown=$pkg
+  # A package of another module (prommetrics/, bench/ ...) is tested from
+  # that module's root: go test and gremlins see one module at a time.
+  mod=$pkg
+  while [[ $mod != . && ! -f $mod/go.mod ]]; do mod=$(dirname "$mod"); done
+  cd "$root/$mod"
+  pkg=./${pkg#"$mod"}
+  pkg=${pkg%/}
+  pkg=${pkg/#.\/\//./}
+  [[ $pkg == ./ || $pkg == . ]] && pkg=.
+  echo "mutation: $shown ..." >&2
   status=done
   # gremlins gives a mutant's tests coefficient x its own clean run (with a
   # warm build cache, often under a second on a small package), less than
@@ -102,7 +114,8 @@ for pkg in "${pkgs[@]}"; do
   # counting gremlins' run as a third of this first one, which builds.
   start=$(date +%s%N)
   if ! GOFLAGS=-p=1 go test -count=1 "$pkg" >"$log" 2>&1; then
-    rows+=("$(printf '| %-12s | tests fail before mutation, see %s |' "$pkg" "$log")")
+    rows+=("$(printf '| %-12s | tests fail before mutation, see %s |' "$shown" "$log")")
+    cd "$root"
     continue
   fi
   clean=$((($(date +%s%N) - start + 2999999999) / 3000000000))
@@ -126,8 +139,9 @@ for pkg in "${pkgs[@]}"; do
   # caught: killed or timed out (the tests did not pass) over all covered.
   caught=-
   if ((k + l + t > 0)); then caught=$(awk -v k="$k" -v l="$l" -v t="$t" 'BEGIN{printf "%.0f%%", 100*(k+t)/(k+l+t)}'); fi
-  rows+=("$(printf '| %-12s | %6s | %8s | %11s | %9s | %6s | %s |' "$pkg" "$k" "$l" "$n" "$t" "$caught" "$status")")
-  mapfile -t -O "${#survivors[@]}" survivors < <(grep '^ *LIVED' "$log" | sed "s|^ *LIVED |  $pkg: |")
+  rows+=("$(printf '| %-12s | %6s | %8s | %11s | %9s | %6s | %s |' "$shown" "$k" "$l" "$n" "$t" "$caught" "$status")")
+  mapfile -t -O "${#survivors[@]}" survivors < <(grep '^ *LIVED' "$log" | sed "s|^ *LIVED |  $shown: |")
+  cd "$root"
 done
 
 printf '| %-12s | %6s | %8s | %11s | %9s | %6s | %s |\n' package killed survived "not covered" "timed out" caught run

@@ -24,31 +24,51 @@ type arrival struct {
 	at time.Time
 }
 
-// fanOut watches a burst of writes with w watchers on each server.
-func (b *bench) fanOut(ctx context.Context, w, events int) ([]row, error) {
+// fanOut watches writes with w watchers on each server: a burst by 16
+// writers, then a steady pace of one write every 1/rate s, as a node's
+// pods change.
+func (b *bench) fanOut(ctx context.Context, w, events int, rate float64, paced int) ([]row, error) {
 	path := "/api/v1/namespaces/" + b.ns + "/pods"
-	real, err := b.watchBurst(ctx, b.realHC, b.cfg.Host+path, w, events)
-	if err != nil {
-		return nil, fmt.Errorf("on kube-apiserver: %w", err)
+	var rows []row
+	for _, c := range []struct {
+		what    string
+		events  int
+		writers int
+		every   time.Duration
+	}{
+		{fmt.Sprintf("a burst of %d writes by 16 writers", events), events, 16, 0},
+		{fmt.Sprintf("%d writes at a steady %.0f/s", paced, rate), paced, 1, time.Duration(float64(time.Second) / rate)},
+	} {
+		if c.events == 0 {
+			continue
+		}
+		write := func(ctx context.Context, bu *burst) error { return b.writeBurst(ctx, bu, c.events, c.writers, c.every) }
+		real, err := b.watchBurst(ctx, b.realHC, b.cfg.Host+path, w, c.events, write)
+		if err != nil {
+			return nil, fmt.Errorf("%s on kube-apiserver: %w", c.what, err)
+		}
+		served, err := b.watchBurst(ctx, b.servedHC, b.served+path, w, c.events, write)
+		if err != nil {
+			return nil, fmt.Errorf("%s on the served cache: %w", c.what, err)
+		}
+		realLat := real.latencies(func(rv string) (time.Time, bool) { t, ok := real.acked[rv]; return t, ok })
+		servedE2E := served.latencies(func(rv string) (time.Time, bool) { t, ok := served.acked[rv]; return t, ok })
+		servedHop := served.latencies(b.mirror.arrived)
+		if c.every == 0 {
+			rows = append(rows, row{fmt.Sprintf("watch fan-out: %d writes to %d watchers, events delivered per second", c.events, w), served.rate(), real.rate(),
+				"≥ 100k/s (bound here by the upstream's write rate)"})
+		}
+		rows = append(rows,
+			row{"event latency p50 / p99, " + c.what + ": the local hop (cache to watcher)", servedHop, "", "p99 ≤ 10 ms"},
+			row{"event latency p50 / p99, " + c.what + ": write answered to watcher", servedE2E, realLat, ""})
 	}
-	served, err := b.watchBurst(ctx, b.servedHC, b.served+path, w, events)
-	if err != nil {
-		return nil, fmt.Errorf("on the served cache: %w", err)
-	}
-	realLat := real.latencies(func(rv string) (time.Time, bool) { t, ok := real.acked[rv]; return t, ok })
-	servedE2E := served.latencies(func(rv string) (time.Time, bool) { t, ok := served.acked[rv]; return t, ok })
-	servedHop := served.latencies(b.mirror.arrived)
-	return []row{
-		{fmt.Sprintf("watch fan-out: %d writes to %d watchers, events delivered per second", events, w), served.rate(), real.rate(),
-			"≥ 100k/s (bound here by the upstream's write rate)"},
-		{"event latency p50 / p99: the local hop (cache to watcher)", servedHop, "", "p99 ≤ 10 ms"},
-		{"event latency p50 / p99: write answered to watcher", servedE2E, realLat, ""},
-	}, nil
+	return rows, nil
 }
 
 // watchBurst opens w watches of url from its current version, makes
-// events writes, and waits until every watcher has seen every one.
-func (b *bench) watchBurst(ctx context.Context, hc *http.Client, url string, w, events int) (*burst, error) {
+// events writes with write, and waits until every watcher has seen every
+// one.
+func (b *bench) watchBurst(ctx context.Context, hc *http.Client, url string, w, events int, write func(context.Context, *burst) error) (*burst, error) {
 	rv, err := listVersion(ctx, hc, url)
 	if err != nil {
 		return nil, err
@@ -74,7 +94,7 @@ func (b *bench) watchBurst(ctx context.Context, hc *http.Client, url string, w, 
 		})
 	}
 	bu.start = time.Now()
-	if err := b.writeBurst(ctx, bu, events); err != nil {
+	if err := write(ctx, bu); err != nil {
 		return nil, err
 	}
 	for range w {
@@ -89,14 +109,14 @@ func (b *bench) watchBurst(ctx context.Context, hc *http.Client, url string, w, 
 	return bu, nil
 }
 
-// writeBurst patches pods, 16 at a time, recording when each new version
-// was answered.
-func (b *bench) writeBurst(ctx context.Context, bu *burst, events int) error {
+// writeBurst patches pods, writers at a time, one every every if it is
+// not 0, recording when each new version was answered.
+func (b *bench) writeBurst(ctx context.Context, bu *burst, events, writers int, every time.Duration) error {
 	rc := b.real.Resource(podsIn(b.ns))
 	n := make(chan int)
-	errs := make(chan error, 16)
+	errs := make(chan error, writers)
 	var wg sync.WaitGroup
-	for range 16 {
+	for range writers {
 		wg.Go(func() {
 			for i := range n {
 				o, err := rc.Patch(ctx, fmt.Sprintf("pod-%05d", i), httpwatch.MergePatch, fmt.Appendf(nil, `{"metadata":{"labels":{"burst":"%d"}}}`, time.Now().UnixNano()))
@@ -113,7 +133,16 @@ func (b *bench) writeBurst(ctx context.Context, bu *burst, events int) error {
 			}
 		})
 	}
+	var tick <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
 	for i := range events {
+		if tick != nil {
+			<-tick // the pace of the writes, not a synchronisation
+		}
 		n <- i % min(1000, b.pods)
 	}
 	close(n)

@@ -9,7 +9,9 @@
 //   - fan-out: a burst of writes watched by 100 watchers on each, events
 //     delivered per second, and each event's latency: on kube-apiserver
 //     from the write's answer, on the served cache from the moment its
-//     informer handed the event to the cache (the local hop);
+//     informer handed the event to the cache (the local hop); then the
+//     same latencies for writes at a steady pace (20/s), as a node sees
+//     its pods change;
 //   - the served cache's heap against the JSON bytes of the objects, and
 //     kube-apiserver's resident memory grown by them.
 //
@@ -38,7 +40,8 @@ import (
 )
 
 type options struct {
-	pods, informers, watchers, events, lists int
+	pods, informers, watchers, events, lists, paced int
+	rate                                            float64
 }
 
 func main() {
@@ -48,6 +51,8 @@ func main() {
 	flag.IntVar(&o.watchers, "watchers", 100, "watchers of the fan-out")
 	flag.IntVar(&o.events, "events", 1000, "writes in the fan-out's burst")
 	flag.IntVar(&o.lists, "lists", 20, "lists timed on each server")
+	flag.IntVar(&o.paced, "paced", 300, "writes at a steady pace after the burst (0: none)")
+	flag.Float64Var(&o.rate, "rate", 20, "the steady pace, writes per second")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "servedbench:", err)
@@ -110,7 +115,7 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("time lists: %w", err)
 	}
 	rows = append(rows, r...)
-	r, err = b.fanOut(ctx, o.watchers, o.events)
+	r, err = b.fanOut(ctx, o.watchers, o.events, o.rate, o.paced)
 	if err != nil {
 		return fmt.Errorf("fan-out: %w", err)
 	}
