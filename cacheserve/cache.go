@@ -1,9 +1,12 @@
 package cacheserve
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/listwatch/listwatch/apiserve"
@@ -36,8 +39,15 @@ type Cache struct {
 	// History bounds the events kept; 0 means DefaultHistory.
 	History int
 
-	mu     sync.RWMutex
-	objs   map[string]*raw.Object
+	mu sync.RWMutex
+	// objs is namespace → name → object. The names are the objects' own
+	// (raw.Object.Name points into the object's allocation, which the map
+	// keeps alive anyway), so holding an object costs a map slot and no
+	// key of its own; each namespace is copied once, when its map is made,
+	// never taken from an object (it would keep that object's bytes alive
+	// after the object is replaced). A map of joined keys would pay a
+	// string per object, a second copy of the informer's store's keys.
+	objs   map[string]map[string]*raw.Object
 	rv     int64 // the version reached
 	synced bool
 	// log is the history; a relist upstream that it cannot bridge resets
@@ -55,10 +65,39 @@ type Cache struct {
 // NewCache returns an empty Cache, unsynced until the informer's first
 // list reaches it.
 func NewCache() *Cache {
-	return &Cache{objs: map[string]*raw.Object{}, moved: make(chan struct{})}
+	return &Cache{objs: map[string]map[string]*raw.Object{}, moved: make(chan struct{})}
 }
 
 func key(o *raw.Object) string { return store.JoinKey(o.Namespace(), o.Name()) }
+
+// lookup returns the object under namespace and name, or nil.
+func (c *Cache) lookup(namespace, name string) *raw.Object { return c.objs[namespace][name] }
+
+// put holds o, in place of any object of its namespace and name. The
+// assignment replaces the map's key with o's own name as well as the
+// value (Go's maps update a string key on assignment), so nothing is
+// left pointing into the object replaced:
+// TestCacheFreesWhatItNoLongerHolds proves it.
+func (c *Cache) put(o *raw.Object) {
+	ns := o.Namespace()
+	m := c.objs[ns]
+	if m == nil {
+		m = map[string]*raw.Object{}
+		c.objs[strings.Clone(ns)] = m
+	}
+	m[o.Name()] = o
+}
+
+// remove drops the object under o's namespace and name, and the
+// namespace's map with its last object.
+func (c *Cache) remove(o *raw.Object) {
+	ns := o.Namespace()
+	m := c.objs[ns]
+	delete(m, o.Name())
+	if len(m) == 0 {
+		delete(c.objs, ns)
+	}
+}
 
 func parseRV(s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
@@ -92,25 +131,24 @@ func (c *Cache) change(typ string, obj *raw.Object) error {
 	if err != nil {
 		return fmt.Errorf("cacheserve: %s %s: %w", typ, key(obj), err)
 	}
-	k := key(obj)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.wake()
 	if !c.synced {
 		return nil // before the first list there is nothing to change
 	}
-	prev := c.objs[k]
+	prev := c.lookup(obj.Namespace(), obj.Name())
 	switch {
 	case typ == deleted:
-		delete(c.objs, k)
+		c.remove(obj)
 	case typ == added && prev != nil:
 		typ = modified
-		c.objs[k] = obj
+		c.put(obj)
 	case typ == modified && prev == nil:
 		typ = added
-		c.objs[k] = obj
+		c.put(obj)
 	default:
-		c.objs[k] = obj
+		c.put(obj)
 	}
 	if rv <= c.rv {
 		// An event that does not move the version (a watch from "0"
@@ -143,9 +181,19 @@ func (c *Cache) Replace(items []*raw.Object, resourceVersion string) error {
 	if c.synced && rv == c.rv {
 		return nil
 	}
-	c.objs = make(map[string]*raw.Object, len(items))
+	// Each namespace's map is made at its final size, as one map of
+	// them all was: grown one object at a time it would end the same
+	// size but leave the garbage of every step.
+	sizes := map[string]int{}
 	for _, o := range items {
-		c.objs[key(o)] = o
+		sizes[o.Namespace()]++
+	}
+	c.objs = make(map[string]map[string]*raw.Object, len(sizes))
+	for ns, n := range sizes {
+		c.objs[strings.Clone(ns)] = make(map[string]*raw.Object, n)
+	}
+	for _, o := range items {
+		c.put(o)
 	}
 	c.rv = rv
 	c.snaps = nil
@@ -180,13 +228,20 @@ func (c *Cache) ResourceVersion() (int64, bool) {
 	return c.rv, c.synced
 }
 
-// snapshot is the objects at one version, sorted by key: immutable, so
-// the pages of a list read it without a lock.
+// snapshot is the objects at one version, in the order of their joined
+// keys (store.JoinKey, kube-apiserver's etcd order): immutable, so the
+// pages of a list read it without a lock. The keys are not kept: they
+// are the objects' own namespace and name, compared as joined (cmpKey).
 type snapshot struct {
 	rv   int64
-	keys []string
 	objs []*raw.Object
 }
+
+// objKey is an object's namespace and name, the object's own strings:
+// a key of transient maps that costs no allocation.
+type objKey struct{ namespace, name string }
+
+func keyOf(o *raw.Object) objKey { return objKey{o.Namespace(), o.Name()} }
 
 // snapshotAtLocked returns the state at rv, which must lie in [floor,
 // c.rv]: the current objects with the events after rv undone. c.mu is
@@ -199,35 +254,7 @@ func (c *Cache) snapshotAtLocked(rv int64) *snapshot {
 			return s
 		}
 	}
-	var undo map[string]*raw.Object
-	if rv < c.rv {
-		undo = map[string]*raw.Object{}
-		// Newest first, so the earliest event's previous state wins.
-		c.log.Back(rv, func(ev apiserve.Event[*raw.Object]) bool {
-			undo[key(ev.Object)] = ev.Prev
-			return true
-		})
-	}
-	keys := make([]string, 0, len(c.objs)+len(undo))
-	for k := range c.objs {
-		if _, ok := undo[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	for k, o := range undo {
-		if o != nil {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	s := &snapshot{rv: rv, keys: keys, objs: make([]*raw.Object, len(keys))}
-	for i, k := range keys {
-		if o, ok := undo[k]; ok {
-			s.objs[i] = o
-		} else {
-			s.objs[i] = c.objs[k]
-		}
-	}
+	s := &snapshot{rv: rv, objs: c.objectsAtLocked(rv)}
 	c.snaps = append(c.snaps, s)
 	if len(c.snaps) > 4 {
 		c.snaps = c.snaps[1:]
@@ -235,16 +262,108 @@ func (c *Cache) snapshotAtLocked(rv int64) *snapshot {
 	return s
 }
 
-// from returns the index of the first page item after the key start.
+// objectsAtLocked returns the objects at rv, in their joined keys'
+// order. c.mu is held, for reading at least.
+func (c *Cache) objectsAtLocked(rv int64) []*raw.Object {
+	var undo map[objKey]*raw.Object
+	if rv < c.rv {
+		undo = map[objKey]*raw.Object{}
+		// Newest first, so the earliest event's previous state wins.
+		c.log.Back(rv, func(ev apiserve.Event[*raw.Object]) bool {
+			undo[keyOf(ev.Object)] = ev.Prev
+			return true
+		})
+	}
+	// Each namespace's names at rv: the current ones not undone, and the
+	// undone ones that were there.
+	n := 0
+	byNs := make(map[string][]string, len(c.objs))
+	for ns, m := range c.objs {
+		names := make([]string, 0, len(m))
+		for name := range m {
+			if _, ok := undo[objKey{ns, name}]; !ok {
+				names = append(names, name)
+			}
+		}
+		byNs[ns], n = names, n+len(names)
+	}
+	for k, o := range undo {
+		if o != nil {
+			byNs[k.namespace], n = append(byNs[k.namespace], k.name), n+1
+		}
+	}
+	// The joined keys sort namespace by namespace: a namespace holds no
+	// '/', so all of one's keys compare to all of another's as "ns/"
+	// compares to "other/" (and a resource's objects all have a namespace
+	// or none has). Sorting the names alone so takes a quarter of the
+	// time sorting the objects by their keys would.
+	nss := slices.Collect(maps.Keys(byNs))
+	slices.SortFunc(nss, func(a, b string) int { return cmpKey(a, "", b, "") })
+	objs := make([]*raw.Object, 0, n)
+	for _, ns := range nss {
+		names := byNs[ns]
+		slices.Sort(names)
+		for _, name := range names {
+			o, ok := undo[objKey{ns, name}]
+			if !ok {
+				o = c.objs[ns][name]
+			}
+			objs = append(objs, o)
+		}
+	}
+	return objs
+}
+
+// from returns the index of the first object whose joined key is start
+// or after it.
 func (s *snapshot) from(start string) int {
-	i, _ := slices.BinarySearch(s.keys, start)
+	i, _ := slices.BinarySearchFunc(s.objs, start, func(o *raw.Object, start string) int {
+		return cmpKey(o.Namespace(), o.Name(), "", start)
+	})
 	return i
 }
 
-// get returns the current object under k.
-func (c *Cache) get(k string) (*raw.Object, int64, bool) {
+// cmpKey compares the joined keys of two namespaces and names
+// (store.JoinKey: "ns/name", or the name alone without a namespace) as
+// strings.Compare would compare them, without building them. That is
+// not the order of (namespace, name): '-' sorts before '/', so
+// namespace "a-b" comes before "a".
+func cmpKey(ns1, name1, ns2, name2 string) int {
+	if ns1 == ns2 {
+		return strings.Compare(name1, name2)
+	}
+	a := [...]string{ns1, sep(ns1), name1}
+	b := [...]string{ns2, sep(ns2), name2}
+	var i, j int
+	for {
+		for a[i] == "" && i < len(a)-1 {
+			i++
+		}
+		for b[j] == "" && j < len(b)-1 {
+			j++
+		}
+		if a[i] == "" || b[j] == "" {
+			return cmp.Compare(len(a[i]), len(b[j]))
+		}
+		n := min(len(a[i]), len(b[j]))
+		if c := strings.Compare(a[i][:n], b[j][:n]); c != 0 {
+			return c
+		}
+		a[i], b[j] = a[i][n:], b[j][n:]
+	}
+}
+
+// sep is what store.JoinKey puts after namespace.
+func sep(namespace string) string {
+	if namespace == "" {
+		return ""
+	}
+	return "/"
+}
+
+// get returns the current object under namespace and name.
+func (c *Cache) get(namespace, name string) (*raw.Object, int64, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	o := c.objs[k]
-	return o, c.rv, c.synced
+	return c.lookup(namespace, name), c.rv, c.synced
 }

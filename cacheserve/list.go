@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/listwatch/listwatch/apiserve"
 	"github.com/listwatch/listwatch/clock"
@@ -101,11 +100,7 @@ func (s *Server) waitFor(ctx context.Context, c *Cache, rv int64) (int64, bool) 
 }
 
 func (s *Server) serveGet(w http.ResponseWriter, rt route) {
-	k := rt.name
-	if rt.namespace != "" {
-		k = rt.namespace + "/" + rt.name
-	}
-	o, _, synced := rt.sv.cache.get(k)
+	o, _, synced := rt.sv.cache.get(rt.namespace, rt.name)
 	switch {
 	case !synced:
 		notReady().Write(w)
@@ -182,17 +177,18 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, rt route, o
 // how many.
 func page(snap *snapshot, sc scope, start string, limit int) (items []apiserve.Item, more bool, remaining int64) {
 	i := snap.from(start)
-	ns := sc.namespace + "/"
 	if sc.namespace != "" {
-		i = max(i, snap.from(ns))
+		i = max(i, snap.from(sc.namespace+"/"))
 	}
+	// A namespace's objects are the keys from "namespace/" on that start
+	// with it: namespaces and names hold no '/', so those of the namespace.
+	in := func(o *raw.Object) bool { return sc.namespace == "" || o.Namespace() == sc.namespace }
 	count := sc.filter.Empty() && sc.name == ""
-	for ; i < len(snap.keys); i++ {
-		k := snap.keys[i]
-		if sc.namespace != "" && !strings.HasPrefix(k, ns) {
+	for ; i < len(snap.objs); i++ {
+		o := snap.objs[i]
+		if !in(o) {
 			break
 		}
-		o := snap.objs[i]
 		if !sc.matches(o) {
 			continue
 		}
@@ -200,12 +196,14 @@ func page(snap *snapshot, sc scope, start string, limit int) (items []apiserve.I
 			if !count {
 				return items, true, 0
 			}
-			for ; i < len(snap.keys) && (sc.namespace == "" || strings.HasPrefix(snap.keys[i], ns)); i++ {
+			for ; i < len(snap.objs) && in(snap.objs[i]); i++ {
 				remaining++
 			}
 			return items, true, remaining
 		}
-		items = append(items, apiserve.Item{Key: k, Body: o.Raw()})
+		// The key is built, the cache keeps none (Cache.objs): one small
+		// allocation an item, in the time of writing its body.
+		items = append(items, apiserve.Item{Key: key(o), Body: o.Raw()})
 	}
 	return items, false, 0
 }

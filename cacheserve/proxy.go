@@ -327,11 +327,7 @@ func (s *Server) answerable(rt route, o httpwatch.ListOptions, watch bool) *apis
 	if !rt.sv.selective() {
 		return nil
 	}
-	k := rt.name
-	if rt.namespace != "" {
-		k = rt.namespace + "/" + rt.name
-	}
-	if obj, _, synced := rt.sv.cache.get(k); synced && obj == nil {
+	if obj, _, synced := rt.sv.cache.get(rt.namespace, rt.name); synced && obj == nil {
 		return rt.sv.covers(selector.Everything(), selector.FieldSelector{})
 	}
 	return nil
