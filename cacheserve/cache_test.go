@@ -16,7 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCmpKeyIsTheJoinedKeysOrder is decision 43's list order: the cache
+// TestCmpKeyIsTheJoinedKeysOrder is decision 43's list order, kept by
+// decision 46's map without keys of its own: the cache
 // compares namespaces and names as their joined keys compare as strings
 // (kube-apiserver's etcd order), without building the keys. Every pair
 // of a set chosen to straddle '/' is compared both ways, and so is every
@@ -41,7 +42,8 @@ func TestCmpKeyIsTheJoinedKeysOrder(t *testing.T) {
 	}
 }
 
-// TestListOrderIsTheJoinedKeysOrder is decision 43: a list is in the
+// TestListOrderIsTheJoinedKeysOrder is decision 43, kept by decision 46's
+// map without keys of its own: a list is in the
 // order of the joined keys "namespace/name", as kube-apiserver's (etcd's)
 // is, which is not that of (namespace, name): '-' sorts before '/', so
 // namespace "a-b" lists before "a" and "a0" after it. Whole, in pages of
@@ -105,7 +107,7 @@ func TestListOrderIsTheJoinedKeysOrder(t *testing.T) {
 	}
 }
 
-// TestCacheFreesWhatItNoLongerHolds: the cache's maps are keyed by the
+// TestCacheFreesWhatItNoLongerHolds (decision 46): the cache's maps are keyed by the
 // objects' own names, which point into the objects' allocations, so a
 // key left pointing into an object replaced, deleted or relisted would
 // keep its bytes (1.8 KB a pod) alive. None is: once the cache no longer

@@ -375,7 +375,7 @@ func assertIndicesFresh(t *testing.T, c *indexer.Cache[*obj]) {
 }
 
 // TestIndicesAgreeWithAScanThroughEveryForm drives a cache through an
-// index's forms: every object under one value (kept as the store's own
+// index's forms (decision 46): every object under one value (kept as the store's own
 // keys), a second value arriving (the set built once), back to one value
 // and empty (uniform again), and AddIndexers over uniform and mixed items,
 // checking every answer against a scan after each step.

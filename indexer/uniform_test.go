@@ -15,7 +15,7 @@ type named struct{ ns, name string }
 func (n *named) Namespace() string { return n.ns }
 func (n *named) Name() string      { return n.name }
 
-// TestOneValueKeepsNoSet pins what the uniform form saves: an index under
+// TestOneValueKeepsNoSet pins what the uniform form saves (decision 46): an index under
 // which every object has one value keeps no set of their keys (44 bytes
 // an object for an informer of one namespace), builds the set once when a
 // second value arrives, and forgets it when the cache empties.
@@ -48,7 +48,7 @@ func TestOneValueKeepsNoSet(t *testing.T) {
 }
 
 // TestByIndexAllocatesOnlyTheResult holds ByIndex to its doc in both
-// forms: the result is sized once.
+// forms (decision 46): the result is sized once.
 func TestByIndexAllocatesOnlyTheResult(t *testing.T) {
 	c := New(store.MetaNamespaceKey[*named], Indexers[*named]{Namespace: NamespaceIndex[*named]})
 	for i := range 50 {
