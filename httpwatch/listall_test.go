@@ -100,6 +100,13 @@ func TestListAllErrors(t *testing.T) {
 	require.True(t, expired(err))
 	require.Len(t, p.calls, 1)
 
+	// The first page's error is returned as it is: the caller says what
+	// it was listing.
+	boom := errors.New("boom")
+	p = &pager{errs: map[int]error{0: boom}}
+	_, err = ListAll(context.Background(), p, ListOptions{}, nil)
+	require.Same(t, boom, err)
+
 	// Other errors on later pages say which page.
 	p = &pager{pages: []*Page{{Continue: "c"}}, errs: map[int]error{1: errors.New("boom")}}
 	_, err = ListAll(context.Background(), p, ListOptions{}, nil)
@@ -109,6 +116,38 @@ func TestListAllErrors(t *testing.T) {
 	p = &pager{pages: []*Page{{Continue: "c"}}, errs: map[int]error{1: &StatusError{Reason: "Expired"}, 2: errors.New("down")}}
 	_, err = ListAll(context.Background(), p, ListOptions{}, nil)
 	require.ErrorContains(t, err, "unpaginated list after an expired continue token: down")
+}
+
+// TestListAllSizesTheItemsOnce: the first page's remainingItemCount sizes
+// the result once, so the pages are copied into it without growing it; a
+// count no list could have (16 Mi items or more, zero or below) is not
+// trusted with an allocation.
+func TestListAllSizesTheItemsOnce(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		remaining int64
+		wantCap   int
+	}{
+		{"the server's count", 3, 5},
+		{"none left, though a page follows", 0, 0},
+		{"a count no list has", 1 << 24, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := &pager{pages: []*Page{
+				{Items: objs(t, "a", "b"), Continue: "c1", RemainingItemCount: &c.remaining},
+				{Items: objs(t, "c", "d"), Continue: "c2"},
+				{Items: objs(t, "e")},
+			}}
+			all, err := ListAll(context.Background(), p, ListOptions{}, nil)
+			require.NoError(t, err)
+			require.Len(t, all.Items, 5)
+			if c.wantCap > 0 {
+				require.Equal(t, c.wantCap, cap(all.Items), "one allocation, sized by the count")
+			} else {
+				require.NotEqual(t, int(c.remaining)+2, cap(all.Items), "not sized by the count")
+			}
+		})
+	}
 }
 
 func TestListAllNegativeLimitIsUnpaginated(t *testing.T) {
