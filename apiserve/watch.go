@@ -62,8 +62,9 @@ type WatchStream struct {
 	Table *TableOutput
 	Clock clock.Clock // clock.Real when nil
 	// BookmarkEvery is how often a watch that allows bookmarks gets one;
-	// DefaultBookmarkEvery when 0, and none of its own when negative:
-	// neither periodic nor before the deadline.
+	// DefaultBookmarkEvery when 0, and none periodic when negative (a
+	// server with a schedule of its own, Bookmarks): the one 2 s before
+	// the deadline still comes, as the real server sends it.
 	BookmarkEvery time.Duration
 	// Bookmarks, when set, asks with each value received for a bookmark
 	// now, if the watch allows them: a server's own schedule (a test
@@ -231,7 +232,7 @@ func newSchedule(s WatchStream, q WatchQuery) *schedule {
 		return sch
 	}
 	sch.asked = s.Bookmarks
-	if d, ok := nextBookmark(sch.clk.Now(), sch.deadline, sch.every); ok && sch.every > 0 {
+	if d, ok := nextBookmark(sch.clk.Now(), sch.deadline, sch.every); ok {
 		sch.bt = sch.clk.NewTimer(d)
 		sch.timer = sch.bt.C()
 	}
@@ -256,13 +257,17 @@ func (sch *schedule) stop() {
 	}
 }
 
-// nextBookmark is how long until a watch's next bookmark: every, or
-// sooner to land 2 s before its deadline; none once that has passed.
+// nextBookmark is how long until a watch's next bookmark: every (none
+// periodic when it is negative), or sooner to land 2 s before its
+// deadline; none once that has passed.
 func nextBookmark(now, deadline time.Time, every time.Duration) (time.Duration, bool) {
 	if deadline.IsZero() {
-		return every, true
+		return every, every > 0
 	}
-	d := min(every, deadline.Add(-preDeadline).Sub(now))
+	d := deadline.Add(-preDeadline).Sub(now)
+	if every > 0 {
+		d = min(d, every)
+	}
 	return d, d > 0
 }
 

@@ -438,3 +438,24 @@ func TestServeWatchServersOwnBookmarks(t *testing.T) {
 	require.Equal(t, []string{"ADDED a 11", "BOOKMARK 11", "BOOKMARK 11"}, next(t, lines, 3))
 	require.Zero(t, clk.Waiters(), "no timer of its own")
 }
+
+// A watch whose server keeps its own bookmark schedule (watchtest's)
+// still gets the real server's last bookmark, 2 s before its deadline,
+// and no other (decision 44).
+func TestServeWatchServersOwnBookmarksKeepTheLastOne(t *testing.T) {
+	clk := clock.NewFake(time.Unix(0, 0))
+	h := newHist(clk, 10)
+	lines := watchAs(t, h, "", apiserve.WatchQuery{ResourceVersion: "10", StartRV: 10, AllowBookmarks: true, Timeout: 5 * time.Minute},
+		apiserve.WatchStream{Layout: apiserve.Layout{Kind: "ConfigMap", APIVersion: "v1"}, Clock: clk, BookmarkEvery: -1})
+	require.Equal(t, []string{"200 OK"}, next(t, lines, 1))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, clk.WaitForWaiters(ctx, 2), "the timeout and the last bookmark")
+	h.set("a", "x") // 11
+	require.Equal(t, []string{"ADDED a 11"}, next(t, lines, 1))
+	clk.Step(5*time.Minute - 2*time.Second - time.Millisecond)
+	require.Equal(t, 2, clk.Waiters(), "not yet")
+	clk.Step(time.Millisecond)
+	require.Equal(t, []string{"BOOKMARK 11"}, next(t, lines, 1))
+	require.Equal(t, 1, clk.Waiters(), "the timeout alone: no bookmark after the last")
+}

@@ -183,8 +183,8 @@
 //     watch from an old resourceVersion that works here may be 410 Gone
 //     there. Compact and HistoryLimit make tests of that deterministic.
 //   - Bookmarks come every BookmarkInterval (or on SendBookmarks), the
-//     real server's about once a minute with jitter and 2 s before a
-//     watch's deadline. Watches are otherwise served by the serving core
+//     real server's about once a minute with jitter; both send one 2 s
+//     before a watch's deadline. Watches are otherwise served by the serving core
 //     of package apiserve (decision 44), as a node's cache serves them.
 //   - Pods are deleted at once, nothing runs the garbage collector, and
 //     strategic merge patch and server-side apply are approximated, as

@@ -258,10 +258,15 @@ func TestPeriodicBookmarksAndTimeout(t *testing.T) {
 
 	w := openWatch(t, s, watchPath("ns", url.Values{"resourceVersion": {s.ResourceVersion()}, "allowWatchBookmarks": {"1"}, "timeoutSeconds": {"90"}}))
 	require.NoError(t, s.WaitForWatches(ctx, 1))
-	require.NoError(t, clk.WaitForWaiters(ctx, 2)) // the bookmark loop and the watch's timeout
+	// The bookmark loop, the watch's timeout and its bookmark 2 s before.
+	require.NoError(t, clk.WaitForWaiters(ctx, 3))
 	clk.Step(time.Minute)
 	assert.Equal(t, "BOOKMARK", w.next().Type)
-	clk.Step(30 * time.Second)
+	clk.Step(28 * time.Second)
+	last := w.next()
+	assert.Equal(t, "BOOKMARK", last.Type, "2 s before the deadline, as the real server's")
+	assert.Equal(t, s.ResourceVersion(), last.get("metadata.resourceVersion"))
+	clk.Step(2 * time.Second)
 	assert.NoError(t, w.end(), "timeoutSeconds ends the stream cleanly")
 }
 
