@@ -70,3 +70,29 @@ func TestRecoveryAtTheFirstEvent(t *testing.T) {
 	assert.True(t, strings.HasPrefix(lines[0], "WARN reflector: watch start failed"), lines[0])
 	assert.True(t, strings.HasPrefix(lines[1], "INFO reflector: recovered after 1 failure resource=pods"), lines[1])
 }
+
+// decision 38: the hint of a 403 names the request the program must be
+// granted: the verb of the operation that failed (a watch-list is a
+// list), and the resource and namespace of the request refused, or else
+// of the collection the source reads.
+func TestHintNamesTheRequestRefused(t *testing.T) {
+	src := resourceScript{&scriptSource{}, httpwatch.Resource{Version: "v1", Resource: "pods", Namespace: "ns1"}}
+	r := New(src, &recordSink{})
+	r.Name = "pods"
+	forbidden := &httpwatch.StatusError{Code: 403, Reason: "Forbidden"}
+	elsewhere := &httpwatch.StatusError{Code: 403, Reason: "Forbidden", Verb: "GET", Path: "/api/v1/namespaces/other/configmaps"}
+	for _, c := range []struct {
+		op   Op
+		err  error
+		want string
+	}{
+		{OpList, forbidden, "grant list on pods in namespace ns1"},
+		{OpWatchList, forbidden, "grant list on pods in namespace ns1"},
+		{OpWatch, forbidden, "grant watch on pods in namespace ns1"},
+		{OpList, elsewhere, "grant list on configmaps in namespace other"},
+	} {
+		assert.Contains(t, r.hint(&SyncError{Op: c.op, Err: c.err}), c.want, "%s: %v", c.op, c.err)
+	}
+	r.Source = &scriptSource{} // says nothing of its resource
+	assert.Contains(t, r.hint(&SyncError{Op: OpList, Err: forbidden}), "grant list on pods at cluster scope")
+}
