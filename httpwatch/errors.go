@@ -1,6 +1,7 @@
 package httpwatch
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -51,23 +52,14 @@ type StatusCause struct {
 func (e *StatusError) Error() string {
 	var b strings.Builder
 	if e.Verb != "" || e.Path != "" {
-		b.WriteString(e.Verb)
-		b.WriteByte(' ')
-		b.WriteString(e.Path)
-		b.WriteString(": ")
+		fmt.Fprintf(&b, "%s %s: ", e.Verb, e.Path)
 	}
 	if e.Code != 0 {
-		b.WriteString(strconv.Itoa(e.Code))
-		b.WriteByte(' ')
+		fmt.Fprintf(&b, "%d ", e.Code)
 	}
-	if e.Reason != "" {
-		b.WriteString(e.Reason)
-	} else {
-		b.WriteString("error")
-	}
+	b.WriteString(cmp.Or(e.Reason, "error"))
 	if e.Message != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Message)
+		b.WriteString(": " + e.Message)
 	}
 	return b.String()
 }
