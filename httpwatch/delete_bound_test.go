@@ -38,3 +38,31 @@ func TestDeleteAnswerIsBounded(t *testing.T) {
 	// not needed: reading it stops at the bound, and the delete succeeded.
 	require.NoError(t, cms.DeleteCollection(context.Background(), ListOptions{}))
 }
+
+// TestAnswersUpToMaxFrameSize: an answer of exactly MaxFrameSize bytes is
+// read whole, by Get and Delete alike, and one byte more is
+// ErrFrameTooLarge (decision 28); a MaxFrameSize of 0 is the default.
+func TestAnswersUpToMaxFrameSize(t *testing.T) {
+	const body = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","namespace":"ns1","resourceVersion":"5"}}`
+	srv := apitest.Serve(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(body))
+	})
+	for _, c := range []struct {
+		max     int
+		tooLong bool
+	}{{len(body), false}, {len(body) - 1, true}, {0, false}} {
+		cl := newTestClient(t, srv.URL)
+		cl.MaxFrameSize = c.max
+		cms := cl.Resource(Resource{Version: "v1", Resource: "configmaps", Namespace: "ns1"})
+		o, err := cms.Get(context.Background(), "cfg")
+		derr := cms.Delete(context.Background(), "cfg")
+		if c.tooLong {
+			require.ErrorIs(t, err, raw.ErrFrameTooLarge, "Get, MaxFrameSize %d", c.max)
+			require.ErrorIs(t, derr, raw.ErrFrameTooLarge, "Delete, MaxFrameSize %d", c.max)
+			continue
+		}
+		require.NoError(t, err, "Get, MaxFrameSize %d", c.max)
+		require.Equal(t, "5", o.ResourceVersion())
+		require.NoError(t, derr, "Delete, MaxFrameSize %d", c.max)
+	}
+}

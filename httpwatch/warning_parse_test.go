@@ -87,3 +87,40 @@ func TestWarningLoggedCut(t *testing.T) {
 	assert.Contains(t, logged.String(), "(102400 bytes)")
 	assert.Contains(t, logged.String(), `warning="forgedx1b[2Jnlevel=ERROR"`)
 }
+
+// TestCutWarningAtARune: a warning of exactly the logged length is logged
+// whole; a longer one is cut at the last rune that starts before the
+// bound, never inside one, and one with no rune start at all is cut to
+// nothing rather than read before its start.
+func TestCutWarningAtARune(t *testing.T) {
+	whole := strings.Repeat("x", maxWarningLog)
+	assert.Equal(t, whole, cutWarning(whole))
+	runes := "a" + strings.Repeat("é", maxWarningLog) // byte maxWarningLog is inside an é
+	cut := cutWarning(runes)
+	assert.True(t, strings.HasPrefix(cut, "a"+strings.Repeat("é", maxWarningLog/2-1)+"... ("), cut[:20])
+	assert.NotContains(t, cut, "\uFFFD")
+	noStart := strings.Repeat("\x80", maxWarningLog+1)
+	assert.Equal(t, fmt.Sprintf("... (%d bytes)", maxWarningLog+1), cutWarning(noStart))
+}
+
+// TestReadWarningsForgetAtTheBound: distinct warnings are each logged
+// once while fewer than maxWarned are remembered; the next one past the
+// bound starts the memory again.
+func TestReadWarningsForgetAtTheBound(t *testing.T) {
+	var w warned
+	require.True(t, w.first("/p", "a"))
+	require.True(t, w.first("/p", "b"))
+	require.False(t, w.first("/p", "a"), "a second warning does not forget the first")
+	for i := range maxWarned - 2 {
+		require.True(t, w.first("/p", fmt.Sprint(i)))
+	}
+	require.False(t, w.first("/p", "a"), "maxWarned remembered")
+	require.True(t, w.first("/p", "one too many"))
+	require.True(t, w.first("/p", "a"), "forgotten past the bound")
+}
+
+// A quoted string that ends in its escape character is not a string.
+func TestQuotedStringEndingInABackslash(t *testing.T) {
+	_, _, ok := quotedString(`"abc\`)
+	assert.False(t, ok)
+}
