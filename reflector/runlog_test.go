@@ -2,6 +2,7 @@ package reflector
 
 import (
 	"context"
+	"github.com/listwatch/listwatch/clock"
 	"log/slog"
 	"strings"
 	"testing"
@@ -95,4 +96,72 @@ func TestHintNamesTheRequestRefused(t *testing.T) {
 	}
 	r.Source = &scriptSource{} // says nothing of its resource
 	assert.Contains(t, r.hint(&SyncError{Op: OpList, Err: forbidden}), "grant list on pods at cluster scope")
+}
+
+// TestInitialState: where Run begins. A restored state with a version
+// is unconfirmed until the server confirms it (decision 32); one without
+// a version is not (nothing can confirm it: it lists); a resync period
+// sets the first resync one period from the start.
+func TestInitialState(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, c := range []struct {
+		name        string
+		rv          string
+		restore     bool
+		resync      time.Duration
+		restoring   bool
+		unconfirmed bool
+		resyncAt    time.Time
+	}{
+		{"a plain start", "", false, 0, false, false, time.Time{}},
+		{"a version without a restore", "77", false, 0, false, false, time.Time{}},
+		{"a restore at a version", "77", true, 0, true, true, time.Time{}},
+		{"a restore without a version", "", true, 0, true, false, time.Time{}},
+		{"a resync period", "", false, time.Minute, false, false, t0.Add(time.Minute)},
+	} {
+		r := New(&scriptSource{}, &recordSink{})
+		r.Clock = clock.NewFake(t0)
+		r.ResourceVersion, r.ResyncPeriod = c.rv, c.resync
+		if c.restore {
+			r.Restore = &Restore{}
+		}
+		s := r.initialState()
+		assert.Equal(t, phaseStart, s.phase, c.name)
+		assert.Equal(t, c.rv, s.lastRV, c.name)
+		assert.Equal(t, c.restoring, s.restoring, c.name)
+		assert.Equal(t, c.unconfirmed, s.unconfirmed, c.name)
+		assert.Equal(t, c.resyncAt, s.resyncAt, c.name)
+	}
+}
+
+// TestAlarmHoldsATimerOnlyForADeadline: the alarm makes its timer at the
+// first deadline, moves it for a new one, and stops it when there is
+// none, so that on a fake clock a pending timer always means the
+// reflector waits for it.
+func TestAlarmHoldsATimerOnlyForADeadline(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1000, 0))
+	a := newAlarm(clk)
+	a.set(time.Time{})
+	assert.Zero(t, clk.Waiters(), "no deadline, no timer")
+	assert.Nil(t, a.c())
+	a.set(clk.Now().Add(time.Minute))
+	assert.Equal(t, 1, clk.Waiters())
+	a.set(clk.Now().Add(2 * time.Minute))
+	assert.Equal(t, 1, clk.Waiters(), "moved, not doubled")
+	clk.Step(time.Minute)
+	select {
+	case <-a.c():
+		t.Fatal("rang at the deadline it was moved from")
+	default:
+	}
+	a.set(time.Time{})
+	assert.Zero(t, clk.Waiters(), "stopped when the deadline went")
+	a.set(clk.Now().Add(time.Second))
+	clk.Step(time.Second)
+	select {
+	case <-a.c():
+	default:
+		t.Fatal("did not ring at its deadline")
+	}
+	a.stop()
 }
