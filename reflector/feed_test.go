@@ -2,6 +2,7 @@ package reflector
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -93,4 +94,42 @@ func TestReflectorFeedModeFollowsDeadlines(t *testing.T) {
 			assert.Equal(t, tc.direct, direct)
 		})
 	}
+}
+
+// endless hands out the same event for ever, counting its Nexts, until
+// Stop.
+type endless struct {
+	ev      httpwatch.Event
+	nexts   atomic.Int64
+	stopped chan struct{}
+	once    sync.Once
+}
+
+func (w *endless) Next() (httpwatch.Event, error) {
+	select {
+	case <-w.stopped:
+		return httpwatch.Event{}, context.Canceled
+	default:
+	}
+	w.nexts.Add(1)
+	return w.ev, nil
+}
+func (w *endless) Stop()             { w.once.Do(func() { close(w.stopped) }) }
+func (w *endless) NotifyRead(func()) {}
+
+// A reader reads ahead of the loop by feedAhead events and no more: a
+// slow sink holds at most that many events of a fast stream (decision
+// 35). The count never passes the bound, so a reader past it is seen.
+func TestReadAheadStopsAtItsBound(t *testing.T) {
+	w := &endless{ev: httpwatch.Event{Type: httpwatch.Modified, Object: obj("a", "1")}, stopped: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	f := newFeed(ctx, cancel, w, false, nil, nil)
+	defer f.close()
+	require.Eventually(t, func() bool { return w.nexts.Load() >= feedAhead }, 10*time.Second, time.Millisecond)
+	require.EqualValues(t, feedAhead, w.nexts.Load(), "read past the bound")
+	rep, ok := f.next(ctx, nil)
+	require.True(t, ok)
+	require.Equal(t, httpwatch.Modified, rep.ev.Type)
+	require.Eventually(t, func() bool { return w.nexts.Load() >= 2*feedAhead }, 10*time.Second, time.Millisecond,
+		"the loop took the queue: the reader reads on")
 }
