@@ -63,6 +63,21 @@ func TestDuplicateNamesAreToldApart(t *testing.T) {
 	run(t, third)
 	require.NoError(t, third.Wait(testwait.Context(t)))
 	assert.Equal(t, "pods.v1 #2", third.Name(), "the name stopped is free again")
+	fourth := NewInformer(r.client.Resource(podsRes), 0)
+	fourth.Logger = slog.New(&testlog.Log{})
+	run(t, fourth)
+	require.NoError(t, fourth.Wait(testwait.Context(t)))
+	assert.Equal(t, "pods.v1 #3", fourth.Name(), "the next number free")
+}
+
+// decision 41: before it runs, an informer is named by its identity as
+// it stands, or by the name its program gave it.
+func TestNameBeforeRun(t *testing.T) {
+	r := newWarmRig(t)
+	inf := NewInformer(r.client.Resource(podsRes), 0)
+	assert.Equal(t, "pods.v1", inf.Name())
+	inf.Reflector.Name = "mine"
+	assert.Equal(t, "mine", inf.Name())
 }
 
 // decision 41: a hand-built informer takes what it caches from the one
