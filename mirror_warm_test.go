@@ -2,12 +2,14 @@ package listwatch
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/listwatch/listwatch/httpwatch"
 	"github.com/listwatch/listwatch/kubeconfig"
 	"github.com/listwatch/listwatch/snapshot"
 	"github.com/listwatch/listwatch/watchtest"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -49,4 +51,37 @@ func TestMirrorHearsTheRestoredSnapshot(t *testing.T) {
 	defer stop()
 	got := m.waitFor(t, 2)
 	require.Equal(t, []string{"replace 2 " + rv, "add ns/c " + up.ResourceVersion()}, got[:2])
+}
+
+// refusing is a Mirror that refuses every list.
+type refusing struct{ mirrorLog }
+
+func (*refusing) Replace([]*Object, string) error { return errors.New("full") }
+
+// decision 45: a Mirror that refuses the restored snapshot is said at
+// Error and handed to OnError; one that takes it says nothing.
+func TestMirrorRefusingTheRestoredSnapshotIsSaid(t *testing.T) {
+	r := newWarmRig(t)
+	snap := &snapshot.Snapshot{ResourceVersion: "7"}
+	for _, refuse := range []bool{false, true} {
+		inf, log := r.informer()
+		var heard []error
+		inf.onError = func(err error) { heard = append(heard, err) }
+		if refuse {
+			inf.Mirror = &refusing{}
+		} else {
+			inf.Mirror = &mirrorLog{more: make(chan struct{}, 1)}
+		}
+		inf.mirrorRestored(snap)
+		if !refuse {
+			assert.Empty(t, log.Above())
+			assert.Empty(t, heard)
+			continue
+		}
+		require.Len(t, log.Above(), 1)
+		assert.Contains(t, log.Above()[0], "ERROR informer: the Mirror refused the restored snapshot")
+		assert.Contains(t, log.Above()[0], "err=full")
+		require.Len(t, heard, 1)
+		assert.EqualError(t, heard[0], "full")
+	}
 }

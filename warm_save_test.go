@@ -1,10 +1,13 @@
 package listwatch
 
 import (
+	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,4 +76,35 @@ func unwritableDir(t *testing.T) string {
 	require.NoError(t, os.Chmod(dir, 0o500))
 	t.Cleanup(func() { os.Chmod(dir, 0o700) })
 	return dir
+}
+
+// decision 38: a snapshot that cannot be written is said by its cause: at
+// Error with what to do when retrying cannot cure it (a directory this
+// process may not write; as root, the test of a read-only directory
+// cannot show it), at Warn otherwise, with a hint only where the cause
+// has one.
+func TestSaveFailureIsSaidByItsCause(t *testing.T) {
+	r := newWarmRig(t)
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&fs.PathError{Op: "open", Path: "/snaps/x", Err: fs.ErrPermission}, "ERROR informer: snapshot not saved; a restart will list"},
+		{&fs.PathError{Op: "write", Path: "/snaps/x", Err: syscall.ENOSPC}, "WARN informer: snapshot not saved; a restart will list"},
+		{errors.New("odd"), "WARN informer: snapshot not saved; a restart will list"},
+	} {
+		inf, log := r.informer()
+		inf.saveFailed("informer: snapshot not saved; a restart will list", "/snaps/x", c.err)
+		lines := log.Above()
+		require.Len(t, lines, 1, "%v", c.err)
+		assert.Contains(t, lines[0], c.want, "%v", c.err)
+		switch {
+		case errors.Is(c.err, fs.ErrPermission):
+			assert.Contains(t, lines[0], "hint=check the permissions of /snaps/x: this process may not write there")
+		case errors.Is(c.err, syscall.ENOSPC):
+			assert.Contains(t, lines[0], "hint=free space on the device of /snaps/x")
+		default:
+			assert.NotContains(t, lines[0], "hint=")
+		}
+	}
 }
