@@ -220,3 +220,35 @@ func TestCacheDropsAnEmptiedNamespace(t *testing.T) {
 	require.Equal(t, "4", o.ResourceVersion())
 	require.Len(t, c.objs["ns"], 1)
 }
+
+// TestListsReadFewSnapshotsAgain: the pages of a list at one version
+// read one sorted snapshot, built once (decision 43); the cache keeps the
+// four it built last, so a fifth version's list lets the first go.
+func TestListsReadFewSnapshotsAgain(t *testing.T) {
+	c := NewCache()
+	require.NoError(t, c.Replace(nil, "10"))
+	for rv := 11; rv <= 15; rv++ {
+		require.NoError(t, c.Add(podAt(t, fmt.Sprint("p", rv), rv)))
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	first := c.snapshotAtLocked(11)
+	require.Same(t, first, c.snapshotAtLocked(11), "a second page reads the same snapshot")
+	require.Len(t, first.objs, 1)
+	for rv := int64(12); rv <= 14; rv++ {
+		c.snapshotAtLocked(rv)
+	}
+	require.Same(t, first, c.snapshotAtLocked(11), "four are kept")
+	c.snapshotAtLocked(15)
+	require.NotSame(t, first, c.snapshotAtLocked(11), "the oldest of five is let go")
+}
+
+// A version is any number from 0 up: a cache synced at "0" is synced.
+func TestVersionZeroIsAVersion(t *testing.T) {
+	c := NewCache()
+	require.NoError(t, c.Replace(nil, "0"))
+	rv, synced := c.ResourceVersion()
+	require.True(t, synced)
+	require.Zero(t, rv)
+	require.Error(t, c.Replace(nil, "-1"))
+}
