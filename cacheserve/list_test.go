@@ -209,3 +209,32 @@ func TestExpiredContinueIs410(t *testing.T) {
 	}
 	require.Equal(t, []string{"agent", "db-1", "web-1", "x", "y"}, names, "the rest after blog/web-1, at the latest version")
 }
+
+// A list at exactly the version the cache has reached, Exact or
+// NotOlderThan, is answered at once: there is nothing to wait for
+// (decision 43).
+func TestListAtTheVersionReachedAnswersAtOnce(t *testing.T) {
+	r := newRig(t)
+	seed(t, r.up)
+	r.caughtUp(t)
+	rv, _ := r.cache.ResourceVersion()
+	for _, match := range []string{"Exact", "NotOlderThan"} {
+		code, _, body := get(t, r.local.URL, "/api/v1/namespaces/shop/pods?resourceVersion="+itoa(rv)+"&resourceVersionMatch="+match)
+		require.Equal(t, http.StatusOK, code, "%s: %s", match, body)
+		require.Len(t, normal(t, body).Items, 3, match)
+	}
+}
+
+// A GET of an object the cache does not hold is the real server's 404,
+// worded as it words it (decision 43).
+func TestGetOfAMissingObjectIsTheRealNotFound(t *testing.T) {
+	r := newRig(t)
+	seed(t, r.up)
+	r.caughtUp(t)
+	code, _, body := get(t, r.local.URL, "/api/v1/namespaces/shop/pods/nope")
+	require.Equal(t, http.StatusNotFound, code)
+	var st struct{ Reason, Message string }
+	require.NoError(t, json.Unmarshal(body, &st))
+	require.Equal(t, "NotFound", st.Reason)
+	require.Equal(t, `pods "nope" not found`, st.Message)
+}

@@ -248,3 +248,20 @@ func TestUpstreamExpiryEndsLocalWatches(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"DELETED late " + itoa(now+1)}, w.next(t, 1))
 }
+
+// A watch of one object by its path (the legacy form client-go still
+// sends for a watch of one name) hears that object only (decision 43).
+func TestWatchOfOneNameHearsItAlone(t *testing.T) {
+	r := newRig(t)
+	seed(t, r.up)
+	r.caughtUp(t)
+	rv, _ := r.cache.ResourceVersion()
+	s := watch(t, r.local.URL, "/api/v1/namespaces/shop/pods/web-2?watch=1&resourceVersion="+itoa(rv))
+	for _, name := range []string{"web-1", "web-2"} {
+		_, err := r.up.Update(watchtest.Pods, pod("shop", name, "node-c", map[string]string{"app": "web"}))
+		require.NoError(t, err)
+	}
+	got := s.next(t, 1)
+	require.Contains(t, got[0], "web-2")
+	require.NotContains(t, got[0], "web-1")
+}
