@@ -96,6 +96,10 @@ func (e *env) outageInformer(t *testing.T) (*listwatch.Informer, *requestCounter
 	sctx, scancel := context.WithTimeout(ctx, wait)
 	defer scancel()
 	require.NoError(t, inf.Wait(sctx), "the informer did not sync through the proxy")
+	// The reflector counts its list just after handing it to the cache,
+	// so Wait can return a moment before: the counts the test takes as
+	// its "before" must include it.
+	require.Eventually(t, func() bool { return inf.Stats().Lists >= 1 }, wait, time.Millisecond, "the first list counted")
 	return inf, counts
 }
 
